@@ -1,0 +1,192 @@
+/* The fabric: real memory shared between real processes through fabric
+ * handles, under the rules NVIDIA's driver and IMEX service enforce.
+ *
+ * Two halves:
+ *   - the topology (fab_topology_*): nodes, their emulated GPUs, IMEX domains,
+ *     cliques, read from the config file; no daemon is needed to read it;
+ *   - the client (fab_client_*, fab_region_*): talks to fabmemd, the daemon
+ *     that plays the IMEX service, over a Unix socket. An allocation is a memfd
+ *     the daemon creates and hands back with SCM_RIGHTS; its 64-byte handle may
+ *     travel through any byte channel; an importer presents it to the daemon,
+ *     which checks it (tag, domain, channel, reachability, liveness) and passes
+ *     the same memfd back.
+ *
+ * Lifecycle of a region (the client's reference to one allocation):
+ *
+ *   fab_client_allocate / fab_client_import ──▶ region (daemon holds a reference)
+ *        ──▶ fab_region_map ... fab_region_unmap
+ *        ──▶ fab_region_release (the reference is dropped once the region is
+ *            released and unmapped; when the last reference anywhere drops the
+ *            daemon forgets the allocation and its handles become stale)
+ *
+ * Environment (read when an option is left NULL / negative):
+ *   FABMEM_SOCKET        daemon socket path (default $XDG_RUNTIME_DIR/fabmem/fabmemd.sock,
+ *                        else /tmp/fabmem-$UID/fabmemd.sock)
+ *   FABMEM_CONFIG        config file (default: the built-in topology)
+ *   FABMEM_NODE          the emulated node this process sits on (default: the first)
+ *   FABMEM_NO_AUTOSTART  "1": never start a daemon on demand
+ *
+ * Thread safety: fab_topology_* functions are safe to call concurrently on one
+ * topology once it is loaded. fab_client_* and fab_region_* are thread-safe:
+ * many threads may use one client and its regions at once (the driver
+ * emulation does). */
+#ifndef FABMEM_FABRIC_H
+#define FABMEM_FABRIC_H
+
+#include "fabmem/model.h"
+
+FAB_EXTERN_C_BEGIN
+
+#define FAB_NAME_MAX 256
+
+/* NVML's nvmlGpuFabricState values. */
+typedef enum fab_fabric_state {
+    FAB_FABRIC_STATE_NOT_SUPPORTED = 0,
+    FAB_FABRIC_STATE_NOT_STARTED = 1,
+    FAB_FABRIC_STATE_IN_PROGRESS = 2,
+    FAB_FABRIC_STATE_COMPLETED = 3,
+} fab_fabric_state_t;
+
+/* One emulated GPU. */
+typedef struct fab_device_info {
+    char name[FAB_NAME_MAX];  /* "fabmem H100 (emulated)" */
+    fab_uuid_t uuid;          /* stable per node and ordinal */
+    uint64_t total_memory;    /* bytes */
+    uint64_t granularity;     /* minimum allocation granularity, bytes */
+    uint32_t handle_types;    /* fab_handle_type_t bits the device exports */
+    int compute_major;
+    int compute_minor;
+    int sm_count;
+} fab_device_info_t;
+
+/* One emulated OS instance. */
+typedef struct fab_node_info {
+    char name[FAB_NAME_MAX];
+    char imex_domain[FAB_NAME_MAX]; /* nodes of one domain may share memory */
+    fab_uuid_t cluster_uuid;        /* with clique_id: NVLink reachability */
+    uint32_t clique_id;
+    fab_fabric_state_t fabric_state;
+    int device_count;
+} fab_node_info_t;
+
+typedef struct fab_topology fab_topology_t;
+
+/* Load the topology from config_path (NULL: $FABMEM_CONFIG if set, else the
+ * built-in default: one node, 8 devices of 80 GiB, 2 MiB granularity, POSIX_FD
+ * and FABRIC supported, one channel for the current user).
+ * Errors:
+ *   FAB_ERROR_INVALID_VALUE   topology_out is NULL; the file does not parse or
+ *                             names an unknown key or a bad value (logged with
+ *                             file and line)
+ *   FAB_ERROR_NOT_FOUND       the file does not exist
+ *   FAB_ERROR_OUT_OF_MEMORY   no memory */
+FAB_API fab_status_t fab_topology_load(const char *config_path, fab_topology_t **topology_out);
+FAB_API void fab_topology_destroy(fab_topology_t *topology);
+
+FAB_API int fab_topology_node_count(const fab_topology_t *topology);
+
+/* Index of the node called name (NULL: $FABMEM_NODE, else node 0).
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL topology/index_out), FAB_ERROR_NOT_FOUND. */
+FAB_API fab_status_t fab_topology_find_node(const fab_topology_t *topology, const char *name,
+                                            int *index_out);
+
+/* Errors: FAB_ERROR_INVALID_VALUE (NULL argument or index out of range). */
+FAB_API fab_status_t fab_topology_node(const fab_topology_t *topology, int node_index,
+                                       fab_node_info_t *info_out);
+
+/* Errors: FAB_ERROR_INVALID_VALUE (NULL argument or node out of range),
+ *         FAB_ERROR_INVALID_DEVICE (no such device on that node). */
+FAB_API fab_status_t fab_topology_device(const fab_topology_t *topology, int node_index,
+                                         int device_ordinal, fab_device_info_t *info_out);
+
+/* The CUDA driver version the emulation reports (config [driver] version;
+ * default 13000). */
+FAB_API int fab_topology_driver_version(const fab_topology_t *topology);
+
+/* ---- client ---------------------------------------------------------------- */
+
+typedef struct fab_client fab_client_t;
+typedef struct fab_region fab_region_t;
+
+typedef struct fab_client_options {
+    const char *socket_path; /* NULL: $FABMEM_SOCKET, else the per-user default */
+    const char *node;        /* NULL: $FABMEM_NODE, else the first node */
+    int autostart;           /* < 0: unless FABMEM_NO_AUTOSTART=1; 0: never; > 0: always */
+} fab_client_options_t;
+
+/* Connect to the daemon, starting one for this user if none answers and
+ * autostart allows. options may be NULL (all defaults).
+ * Errors:
+ *   FAB_ERROR_INVALID_VALUE    client_out is NULL
+ *   FAB_ERROR_SYSTEM_NOT_READY no daemon answers and none may or could be started
+ *   FAB_ERROR_NOT_FOUND        the daemon does not know the node
+ *   FAB_ERROR_OUT_OF_MEMORY    no memory */
+FAB_API fab_status_t fab_client_connect(const fab_client_options_t *options,
+                                        fab_client_t **client_out);
+
+/* Close the connection. Refused while regions of this client are unreleased.
+ * NULL is a no-op (success).
+ * Errors: FAB_ERROR_ILLEGAL_STATE (regions still live; nothing is closed). */
+FAB_API fab_status_t fab_client_close(fab_client_t *client);
+
+/* Create a fabric-exportable allocation of props->size bytes on device
+ * props->device_ordinal of this client's node, backed by a memfd.
+ * Errors:
+ *   FAB_ERROR_INVALID_VALUE    NULL argument; size 0 or not a multiple of the
+ *                              device's granularity; the model's props checks
+ *   FAB_ERROR_INVALID_DEVICE   no such device on this node
+ *   FAB_ERROR_NOT_SUPPORTED    handle_type lacks FABRIC
+ *   FAB_ERROR_NOT_PERMITTED    this user holds no IMEX channel
+ *   FAB_ERROR_OUT_OF_MEMORY    the daemon or the system is out of memory
+ *   FAB_ERROR_SYSTEM_NOT_READY the daemon went away */
+FAB_API fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *props,
+                                         fab_region_t **region_out);
+
+/* Import a handle received from a peer onto device_ordinal of this node.
+ * Errors:
+ *   FAB_ERROR_INVALID_VALUE    NULL argument
+ *   FAB_ERROR_INVALID_DEVICE   no such device on this node
+ *   FAB_ERROR_INVALID_HANDLE   forged, altered, stale (memory gone), or minted
+ *                              in another IMEX domain
+ *   FAB_ERROR_NOT_PERMITTED    no IMEX channel shared with the exporter, or the
+ *                              exporter granted no access
+ *   FAB_ERROR_NOT_SUPPORTED    same domain but not reachable (other clique or
+ *                              cluster, or fabric state not COMPLETED)
+ *   FAB_ERROR_SYSTEM_NOT_READY the daemon went away */
+FAB_API fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
+                                       int device_ordinal, fab_region_t **region_out);
+
+/* The region's fabric handle, to send to peers.
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL argument), FAB_ERROR_INVALID_HANDLE
+ * (region already released), FAB_ERROR_NOT_PERMITTED (peer access NONE). */
+FAB_API fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out);
+
+/* Readers. The fd is owned by the region: dup it to keep it. NULL reads as
+ * -1 / zeros. */
+FAB_API int fab_region_fd(const fab_region_t *region);
+FAB_API size_t fab_region_size(const fab_region_t *region);
+FAB_API fab_access_t fab_region_access(const fab_region_t *region);
+FAB_API fab_uuid_t fab_region_uuid(const fab_region_t *region);
+FAB_API int fab_region_device_ordinal(const fab_region_t *region);
+
+/* Map the whole region with access (READ_ONLY or READ_WRITE); a read-only
+ * mapping faults on write.
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL argument, access NONE),
+ *         FAB_ERROR_NOT_PERMITTED (more access than the exporter granted),
+ *         FAB_ERROR_OUT_OF_MEMORY (mmap failed). */
+FAB_API fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **addr_out);
+
+/* Unmap a mapping made by fab_region_map.
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL argument, addr not such a mapping). */
+FAB_API fab_status_t fab_region_unmap(fab_region_t *region, void *addr);
+
+/* Drop this process's reference: at once if nothing is mapped, else when the
+ * last fab_region_map mapping is unmapped. The region must not be used after
+ * this call except by fab_region_unmap for its live mappings. A caller that
+ * mmaps fab_region_fd() itself must keep its own count and release last.
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL). */
+FAB_API fab_status_t fab_region_release(fab_region_t *region);
+
+FAB_EXTERN_C_END
+
+#endif /* FABMEM_FABRIC_H */

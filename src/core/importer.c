@@ -1,0 +1,123 @@
+/* The importer's side of the model: a device ordinal, its fabric reachability,
+ * and the counter from which import handles are numbered; and the import value
+ * with its two ways of being mapped.
+ *
+ * Order of checks on import: the handle's bytes first (an altered handle is
+ * INVALID_HANDLE wherever it is presented), then reachability (NOT_SUPPORTED),
+ * then the exporter's grant (NOT_PERMITTED), as in the seed for the last two. */
+#include <stdlib.h>
+
+#include "fabmem/model.h"
+#include "src/core/handle_format.h"
+
+struct fab_importer {
+    int device_ordinal;
+    bool reachable;
+    uint64_t next_handle;
+};
+
+fab_status_t fab_importer_create(int device_ordinal, fab_importer_t **importer_out)
+{
+    if (importer_out == NULL || device_ordinal < 0)
+        return FAB_ERROR_INVALID_VALUE;
+    fab_importer_t *importer = malloc(sizeof(*importer));
+    if (importer == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    importer->device_ordinal = device_ordinal;
+    importer->reachable = true;
+    importer->next_handle = 1;
+    *importer_out = importer;
+    return FAB_SUCCESS;
+}
+
+void fab_importer_destroy(fab_importer_t *importer)
+{
+    free(importer);
+}
+
+int fab_importer_device_ordinal(const fab_importer_t *importer)
+{
+    return importer ? importer->device_ordinal : -1;
+}
+
+void fab_importer_set_reachable(fab_importer_t *importer, bool reachable)
+{
+    if (importer)
+        importer->reachable = reachable;
+}
+
+fab_status_t fab_importer_import(fab_importer_t *importer, const fab_handle_t *handle,
+                                 fab_import_t *import_out)
+{
+    if (importer == NULL || handle == NULL || import_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    fab_status_t status = fab__handle_check(handle->bytes);
+    if (status != FAB_SUCCESS)
+        return status;
+    if (!importer->reachable)
+        return FAB_ERROR_NOT_SUPPORTED;
+    fab_access_t access = fab_handle_access(handle);
+    if (!fab_access_is_mappable(access))
+        return FAB_ERROR_NOT_PERMITTED;
+    fab_import_t import = {
+        .priv_handle = importer->next_handle++,
+        .priv_uuid = fab_handle_uuid(handle),
+        .priv_size = fab_handle_size(handle),
+        .priv_access = access,
+        .priv_device_ordinal = importer->device_ordinal,
+        .priv_mapped = false,
+    };
+    *import_out = import;
+    return FAB_SUCCESS;
+}
+
+uint64_t fab_import_handle(const fab_import_t *import)
+{
+    return import ? import->priv_handle : 0;
+}
+
+fab_uuid_t fab_import_uuid(const fab_import_t *import)
+{
+    fab_uuid_t none = {{0}};
+    return import ? import->priv_uuid : none;
+}
+
+size_t fab_import_size(const fab_import_t *import)
+{
+    return import ? (size_t)import->priv_size : 0;
+}
+
+fab_access_t fab_import_access(const fab_import_t *import)
+{
+    return import ? import->priv_access : FAB_ACCESS_NONE;
+}
+
+int fab_import_device_ordinal(const fab_import_t *import)
+{
+    return import ? import->priv_device_ordinal : -1;
+}
+
+bool fab_import_is_mapped(const fab_import_t *import)
+{
+    return import ? import->priv_mapped : false;
+}
+
+fab_status_t fab_import_map_readable(fab_import_t *import)
+{
+    if (import == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (!fab_access_is_mappable(import->priv_access))
+        return FAB_ERROR_NOT_PERMITTED;
+    import->priv_mapped = true;
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab_import_map_writable(fab_import_t *import)
+{
+    if (import == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (!fab_access_is_writable(import->priv_access))
+        return FAB_ERROR_NOT_PERMITTED;
+    import->priv_mapped = true;
+    return FAB_SUCCESS;
+}

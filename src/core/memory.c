@@ -1,0 +1,131 @@
+/* The exporter's side of the model: one fabric-exportable allocation, its
+ * export count and its released flag.
+ *
+ * Lifecycle: allocate (props checked) -> export* (count up, handle minted) ->
+ * retire_export* (count down) -> release (only at count zero) -> destroy.
+ * The object holds no memory of its own beyond itself: it is the bookkeeping
+ * that cuMemCreate's allocation would carry, kept small because the daemon
+ * keeps one per live allocation. */
+#include <stdlib.h>
+
+#include "fabmem/model.h"
+#include "src/core/handle_format.h"
+
+struct fab_memory {
+    uint64_t allocation_handle;
+    fab_uuid_t uuid;
+    fab_alloc_props_t props;
+    uint32_t export_count;
+    bool released;
+};
+
+#define FAB__HANDLE_TYPE_ALL                                                         \
+    (FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | FAB_HANDLE_TYPE_WIN32 |                 \
+     FAB_HANDLE_TYPE_WIN32_KMT | FAB_HANDLE_TYPE_FABRIC)
+
+/* The seed checks the handle type before the size; so do we, so that a props
+ * wrong in both ways reports the same error as there. */
+static fab_status_t fab__props_check(const fab_alloc_props_t *props)
+{
+    unsigned type = (unsigned)props->handle_type;
+    if ((type & ~(unsigned)FAB__HANDLE_TYPE_ALL) != 0)
+        return FAB_ERROR_INVALID_VALUE;
+    if ((type & FAB_HANDLE_TYPE_FABRIC) == 0)
+        return FAB_ERROR_NOT_SUPPORTED;
+    if (props->size == 0)
+        return FAB_ERROR_INVALID_VALUE;
+    if (props->device_ordinal < 0)
+        return FAB_ERROR_INVALID_VALUE;
+    switch (props->peer_access) {
+    case FAB_ACCESS_NONE:
+    case FAB_ACCESS_READ_ONLY:
+    case FAB_ACCESS_READ_WRITE:
+        return FAB_SUCCESS;
+    }
+    return FAB_ERROR_INVALID_VALUE;
+}
+
+fab_status_t fab_memory_allocate(uint64_t allocation_handle, fab_uuid_t uuid,
+                                 const fab_alloc_props_t *props, fab_memory_t **memory_out)
+{
+    if (props == NULL || memory_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    fab_status_t status = fab__props_check(props);
+    if (status != FAB_SUCCESS)
+        return status;
+    fab_memory_t *memory = calloc(1, sizeof(*memory));
+    if (memory == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    memory->allocation_handle = allocation_handle;
+    memory->uuid = uuid;
+    memory->props = *props;
+    *memory_out = memory;
+    return FAB_SUCCESS;
+}
+
+void fab_memory_destroy(fab_memory_t *memory)
+{
+    free(memory);
+}
+
+uint64_t fab_memory_allocation_handle(const fab_memory_t *memory)
+{
+    return memory ? memory->allocation_handle : 0;
+}
+
+fab_uuid_t fab_memory_uuid(const fab_memory_t *memory)
+{
+    fab_uuid_t none = {{0}};
+    return memory ? memory->uuid : none;
+}
+
+fab_alloc_props_t fab_memory_props(const fab_memory_t *memory)
+{
+    fab_alloc_props_t none = {0, 0, FAB_ACCESS_NONE, FAB_HANDLE_TYPE_NONE};
+    return memory ? memory->props : none;
+}
+
+uint32_t fab_memory_export_count(const fab_memory_t *memory)
+{
+    return memory ? memory->export_count : 0;
+}
+
+bool fab_memory_is_released(const fab_memory_t *memory)
+{
+    return memory ? memory->released : false;
+}
+
+fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handle_out)
+{
+    if (memory == NULL || handle_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (memory->released)
+        return FAB_ERROR_INVALID_HANDLE;
+    if (!fab_access_is_mappable(memory->props.peer_access))
+        return FAB_ERROR_NOT_PERMITTED;
+    if (memory->export_count != UINT32_MAX)
+        memory->export_count++;
+    fab__handle_encode(handle_out, memory->uuid, memory->props.size, memory->props.peer_access,
+                       FAB_HANDLE_ORIGIN_MODEL, 0);
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab_memory_retire_export(fab_memory_t *memory)
+{
+    if (memory == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (memory->export_count == 0)
+        return FAB_ERROR_ILLEGAL_STATE;
+    memory->export_count--;
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab_memory_release(fab_memory_t *memory)
+{
+    if (memory == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (memory->export_count != 0)
+        return FAB_ERROR_ILLEGAL_STATE;
+    memory->released = true;
+    return FAB_SUCCESS;
+}

@@ -1,0 +1,243 @@
+/* Test support: one-test-per-process main, spawn-self helpers and the small
+ * socket protocol between a test and its helpers. See fabtest.h. */
+#include "fabtest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char fab__self_path[PATH_MAX];
+
+int fab_test_main(int argc, char **argv, const char *group, const struct CMUnitTest *tests,
+                  size_t ntests, const fab_test_helper_t *helpers, size_t nhelpers)
+{
+    /* The path of this binary, for re-running it as a helper. valgrind reports
+     * the tested program here, not itself. */
+    ssize_t n = readlink("/proc/self/exe", fab__self_path, sizeof(fab__self_path) - 1);
+    if (n > 0)
+        fab__self_path[n] = '\0';
+    else
+        snprintf(fab__self_path, sizeof(fab__self_path), "%s", argv[0]);
+
+    if (argc >= 3 && strcmp(argv[1], "--helper") == 0) {
+        const char *fd_text = getenv("FABTEST_SOCK");
+        int sock = fd_text ? atoi(fd_text) : -1;
+        for (size_t i = 0; i < nhelpers; i++) {
+            if (strcmp(helpers[i].name, argv[2]) == 0)
+                return helpers[i].fn(argc - 2, argv + 2, sock);
+        }
+        fprintf(stderr, "%s: no helper named %s\n", argv[0], argv[2]);
+        return 2;
+    }
+    if (argc >= 2) {
+        int found = 0;
+        for (size_t i = 0; i < ntests; i++)
+            found |= strcmp(tests[i].name, argv[1]) == 0;
+        if (!found) {
+            fprintf(stderr, "%s: no test named %s\n", argv[0], argv[1]);
+            return 2;
+        }
+        cmocka_set_test_filter(argv[1]);
+    }
+    return _cmocka_run_group_tests(group, tests, ntests, NULL, NULL);
+}
+
+int fab_test_spawn(const char *name, const char *const *args, const char *const *env,
+                   fab_test_child_t *child_out)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* The child's end must survive exec; everything else stays CLOEXEC. */
+        int fd = dup(sv[1]);
+        if (fd < 0)
+            _exit(126);
+        char fdbuf[32];
+        snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
+        setenv("FABTEST_SOCK", fdbuf, 1);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        const char *argv[64];
+        size_t k = 0;
+        argv[k++] = fab__self_path;
+        argv[k++] = "--helper";
+        argv[k++] = name;
+        for (size_t i = 0; args && args[i] && k < 63; i++)
+            argv[k++] = args[i];
+        argv[k] = NULL;
+        execv(fab__self_path, (char *const *)argv);
+        _exit(127);
+    }
+    close(sv[1]);
+    child_out->pid = pid;
+    child_out->sock = sv[0];
+    return 0;
+}
+
+int fab_test_reap(fab_test_child_t *child)
+{
+    int status = 0;
+    if (child->sock >= 0) {
+        close(child->sock);
+        child->sock = -1;
+    }
+    while (waitpid(child->pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+    }
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+static int fab__wait_readable(int sock)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    for (;;) {
+        int r = poll(&p, 1, FAB_TEST_TIMEOUT_MS);
+        if (r > 0)
+            return 0;
+        if (r == 0) {
+            fprintf(stderr, "fabtest: peer said nothing for %d ms\n", FAB_TEST_TIMEOUT_MS);
+            return -1;
+        }
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+int fab_test_send(int sock, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = send(sock, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int fab_test_recv(int sock, void *buf, size_t len)
+{
+    char *p = buf;
+    while (len > 0) {
+        if (fab__wait_readable(sock) != 0)
+            return -1;
+        ssize_t n = recv(sock, p, len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int fab_test_send_fd(int sock, int fd)
+{
+    char byte = 'F';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+int fab_test_recv_fd(int sock)
+{
+    if (fab__wait_readable(sock) != 0)
+        return -1;
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
+    if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+        return -1;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
+}
+
+int fab_test_send_word(int sock, const char *word)
+{
+    uint8_t len = (uint8_t)strlen(word);
+    if (fab_test_send(sock, &len, 1) != 0)
+        return -1;
+    return fab_test_send(sock, word, len);
+}
+
+int fab_test_expect_word(int sock, const char *word)
+{
+    uint8_t len;
+    char buf[256];
+    if (fab_test_recv(sock, &len, 1) != 0 || fab_test_recv(sock, buf, len) != 0)
+        return -1;
+    buf[len] = '\0';
+    if (strcmp(buf, word) != 0) {
+        fprintf(stderr, "fabtest: expected \"%s\", peer said \"%s\"\n", word, buf);
+        return -1;
+    }
+    return 0;
+}
+
+char *fab_test_tempdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    char tmpl[PATH_MAX];
+    snprintf(tmpl, sizeof(tmpl), "%s/fabtest.XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmpl))
+        return NULL;
+    return strdup(tmpl);
+}
+
+static int fab__unlink_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void fab_test_rmtree(const char *path)
+{
+    if (path)
+        nftw(path, fab__unlink_one, 16, FTW_DEPTH | FTW_PHYS);
+}
