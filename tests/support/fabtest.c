@@ -7,6 +7,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,40 +56,78 @@ int fab_test_main(int argc, char **argv, const char *group, const struct CMUnitT
 int fab_test_spawn(const char *name, const char *const *args, const char *const *env,
                    fab_test_child_t *child_out)
 {
+    /* Everything the child needs is built before fork: a multithreaded test
+     * may only call async-signal-safe functions in the child. */
+    enum { MAX_ARGS = 64, MAX_ENV = 1024 };
+    const char *argv[MAX_ARGS];
+    const char *envp[MAX_ENV];
+    char sockvar[64];
+    size_t k = 0, e = 0;
+    argv[k++] = fab__self_path;
+    argv[k++] = "--helper";
+    argv[k++] = name;
+    for (size_t i = 0; args && args[i]; i++) {
+        if (k == MAX_ARGS - 1) {
+            errno = E2BIG;
+            return -1;
+        }
+        argv[k++] = args[i];
+    }
+    argv[k] = NULL;
+
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
+    /* The child's end is dup'ed to a descriptor without CLOEXEC, in the parent
+     * so that its number is known before fork; the parent closes it after. */
+    int child_fd = fcntl(sv[1], F_DUPFD, 3);
+    if (child_fd < 0)
+        goto close_pair;
+    snprintf(sockvar, sizeof(sockvar), "FABTEST_SOCK=%d", child_fd);
+    envp[e++] = sockvar;
+    for (size_t i = 0; env && env[i]; i++) {
+        if (e == MAX_ENV - 1)
+            goto e2big;
+        envp[e++] = env[i];
     }
-    if (pid == 0) {
-        /* The child's end must survive exec; everything else stays CLOEXEC. */
-        int fd = dup(sv[1]);
-        if (fd < 0)
-            _exit(126);
-        char fdbuf[32];
-        snprintf(fdbuf, sizeof(fdbuf), "%d", fd);
-        setenv("FABTEST_SOCK", fdbuf, 1);
+    for (char **v = environ; *v; v++) {
+        if (strncmp(*v, "FABTEST_SOCK=", 13) == 0)
+            continue;
+        /* A variable given in env overrides the inherited one. */
+        const char *eq = strchr(*v, '=');
+        size_t keylen = eq ? (size_t)(eq - *v) + 1 : strlen(*v);
+        bool overridden = false;
         for (size_t i = 0; env && env[i]; i++)
-            putenv((char *)env[i]);
-        const char *argv[64];
-        size_t k = 0;
-        argv[k++] = fab__self_path;
-        argv[k++] = "--helper";
-        argv[k++] = name;
-        for (size_t i = 0; args && args[i] && k < 63; i++)
-            argv[k++] = args[i];
-        argv[k] = NULL;
-        execv(fab__self_path, (char *const *)argv);
+            overridden |= strncmp(env[i], *v, keylen) == 0;
+        if (overridden)
+            continue;
+        if (e == MAX_ENV - 1)
+            goto e2big;
+        envp[e++] = *v;
+    }
+    envp[e] = NULL;
+
+    pid_t pid = fork();
+    if (pid < 0)
+        goto close_child_fd;
+    if (pid == 0) {
+        execve(fab__self_path, (char *const *)argv, (char *const *)envp);
         _exit(127);
     }
+    close(child_fd);
     close(sv[1]);
     child_out->pid = pid;
     child_out->sock = sv[0];
     return 0;
+
+e2big:
+    errno = E2BIG;
+close_child_fd:
+    close(child_fd);
+close_pair:
+    close(sv[0]);
+    close(sv[1]);
+    return -1;
 }
 
 int fab_test_reap(fab_test_child_t *child)
