@@ -187,6 +187,36 @@ FAB_API fab_status_t fab_region_unmap(fab_region_t *region, void *addr);
  * Errors: FAB_ERROR_INVALID_VALUE (NULL). */
 FAB_API fab_status_t fab_region_release(fab_region_t *region);
 
+/* ---- additions for tools, tests and benchmarks ------------------------------ */
+
+/* The daemon's counters (fabmem CLI, bench). */
+typedef struct fab_daemon_stats {
+    uint64_t pid;         /* the daemon's process id */
+    uint64_t clients;     /* connected clients */
+    uint64_t allocations; /* live allocations */
+    uint64_t references;  /* live references (regions) over all clients */
+    uint64_t bytes;       /* bytes in live allocations */
+    uint64_t rss;         /* the daemon's resident set, bytes */
+} fab_daemon_stats_t;
+
+/* Ask the daemon for its counters.
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL argument),
+ *         FAB_ERROR_SYSTEM_NOT_READY (the daemon went away). */
+FAB_API fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_out);
+
+/* Ask the daemon whether it minted handle (its tag checks out with the
+ * daemon's key, which survives restarts through the state file), and whether
+ * the memory it names is still live. Nothing is imported.
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL argument),
+ *         FAB_ERROR_INVALID_HANDLE (not minted by this fabric, or altered),
+ *         FAB_ERROR_SYSTEM_NOT_READY (the daemon went away). */
+FAB_API fab_status_t fab_client_verify(fab_client_t *client, const fab_handle_t *handle,
+                                       bool *live_out);
+
+/* The index (in the daemon's topology) of the node this client sits on;
+ * -1 for NULL. */
+FAB_API int fab_client_node_index(const fab_client_t *client);
+
 FAB_EXTERN_C_END
 
 #endif /* FABMEM_FABRIC_H */

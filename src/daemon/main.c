@@ -1,0 +1,478 @@
+/* fabmemd: the daemon that plays the IMEX service for one user (or, with a
+ * permissive socket_mode, for several). It owns the process: options, the
+ * single-instance lock, the key in the state file, the listening socket and
+ * the epoll loop; the rules live in registry.c.
+ *
+ * The loop: one thread, non-blocking sockets. Each client sends one request
+ * and reads one reply; a client whose reply cannot be sent at once (it does
+ * not read) gets no more requests read until the reply went out, so it can
+ * only stall itself. A message that does not decode, or that comes with an
+ * fd, closes the connection (after an error reply where there is a request
+ * to answer); the peer's references are dropped with it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "src/daemon/registry.h"
+#include "src/fabric/log.h"
+#include "src/fabric/proto.h"
+#include "src/fabric/topology.h"
+
+#define FAB__AUTOSTART_IDLE_S 5
+
+typedef struct fab__client {
+    struct fab__client *prev, *next; /* the loop's list, for shutdown */
+    int sock;
+    fab__conn_t *conn;
+    size_t pending_len; /* a reply waiting for the socket to drain */
+    int pending_fd;
+    int pending_fd_owned;
+    uint8_t pending[FAB__PROTO_MAX];
+} fab__client_t;
+
+typedef struct fab__loop {
+    int epoll;
+    int listener;
+    int signals;
+    fab__daemon_t *daemon;
+    fab__client_t *clients;
+    int idle_exit; /* seconds; 0: never */
+    struct timespec idle_since;
+    int running;
+} fab__loop_t;
+
+static void fab__usage(FILE *out)
+{
+    fprintf(out,
+            "usage: fabmemd [--foreground] [--config FILE] [--socket PATH] [--log LEVEL]\n"
+            "               [--idle-exit SECONDS] [--ready-fd FD] [--autostarted]\n"
+            "The fabmem fabric daemon: plays NVIDIA's IMEX service for fabmem clients.\n"
+            "  --foreground      stay in the foreground (else detach once listening)\n"
+            "  --config FILE     topology and channels (default $FABMEM_CONFIG, else built in)\n"
+            "  --socket PATH     listen here (default $FABMEM_SOCKET, else per user)\n"
+            "  --log LEVEL       error, warn, info or debug (default $FABMEM_LOG, else warn)\n"
+            "  --idle-exit S     exit after S seconds without clients or allocations\n"
+            "  --ready-fd FD     write one byte to FD once listening, then close it\n"
+            "  --autostarted     started by a client: exit when idle, give way quietly\n");
+}
+
+/* The key: 32 random bytes in a 0600 file, created on first start and read
+ * on every later one, so a restarted daemon recognizes its handles. */
+static int fab__key_load(const char *path, uint8_t key[FAB__KEY_BYTES])
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+        struct stat st;
+        int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+                 (st.st_mode & 077) == 0 && st.st_size == FAB__KEY_BYTES &&
+                 read(fd, key, FAB__KEY_BYTES) == FAB__KEY_BYTES;
+        close(fd);
+        if (!ok)
+            fab__log(FAB__LOG_ERROR, "state file %s: not a 32-byte file of ours with mode 0600", path);
+        return ok ? 0 : -1;
+    }
+    if (errno != ENOENT) {
+        fab__log(FAB__LOG_ERROR, "state file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    randombytes_buf(key, FAB__KEY_BYTES);
+    char tmp[PATH_MAX + 32];
+    if (snprintf(tmp, sizeof(tmp), "%s.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+        return -1;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fab__log(FAB__LOG_ERROR, "state file %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int ok = write(fd, key, FAB__KEY_BYTES) == FAB__KEY_BYTES && fsync(fd) == 0;
+    close(fd);
+    if (!ok || rename(tmp, path) != 0) {
+        fab__log(FAB__LOG_ERROR, "state file %s: cannot write", path);
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int fab__listen(const char *path, unsigned mode)
+{
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (sock < 0)
+        return -1;
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    size_t len = strlen(path);
+    if (len >= sizeof(addr.sun_path)) {
+        close(sock);
+        return -1;
+    }
+    memcpy(addr.sun_path, path, len + 1);
+    unlink(path); /* stale: we hold the lock, so no daemon listens there */
+    if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0 || chmod(path, mode) != 0 ||
+        listen(sock, 128) != 0) {
+        fab__log(FAB__LOG_ERROR, "socket %s: %s", path, strerror(errno));
+        close(sock);
+        return -1;
+    }
+    return sock;
+}
+
+static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
+{
+    epoll_ctl(loop->epoll, EPOLL_CTL_DEL, client->sock, NULL);
+    close(client->sock);
+    if (client->prev != NULL)
+        client->prev->next = client->next;
+    else
+        loop->clients = client->next;
+    if (client->next != NULL)
+        client->next->prev = client->prev;
+    if (client->pending_fd_owned)
+        close(client->pending_fd);
+    fab__log(FAB__LOG_DEBUG, "client pid %ld left", (long)client->conn->pid);
+    fab__daemon_conn_close(loop->daemon, client->conn);
+    free(client);
+    clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
+}
+
+static void fab__accept(fab__loop_t *loop)
+{
+    for (;;) {
+        int sock = accept4(loop->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (sock < 0) {
+            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                fab__log(FAB__LOG_WARN, "accept: %s", strerror(errno));
+            return;
+        }
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        fab__client_t *client = calloc(1, sizeof(*client));
+        if (client == NULL || getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+            goto fail;
+        client->sock = sock;
+        client->pending_fd = -1;
+        client->conn = fab__daemon_conn_open(loop->daemon, cred.uid, cred.gid, cred.pid);
+        if (client->conn == NULL)
+            goto fail;
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = client};
+        if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, sock, &ev) != 0) {
+            fab__daemon_conn_close(loop->daemon, client->conn);
+            goto fail;
+        }
+        client->next = loop->clients;
+        if (loop->clients != NULL)
+            loop->clients->prev = client;
+        loop->clients = client;
+        continue;
+    fail:
+        free(client);
+        close(sock);
+    }
+}
+
+/* Try to send the pending reply; 1 if it went (or the peer is gone and the
+ * client was closed: -1), 0 if the socket is full. */
+static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
+{
+    if (fab__proto_send(client->sock, client->pending, client->pending_len, client->pending_fd) != 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        fab__client_close(loop, client);
+        return -1;
+    }
+    if (client->pending_fd_owned)
+        close(client->pending_fd);
+    client->pending_len = 0;
+    client->pending_fd = -1;
+    client->pending_fd_owned = 0;
+    return 1;
+}
+
+static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
+{
+    /* A few requests per wakeup, then let the others have their turn. */
+    for (int turn = 0; turn < 16; turn++) {
+        uint8_t buf[FAB__PROTO_MAX];
+        int fd = -1;
+        ssize_t n = fab__proto_recv(client->sock, buf, &fd, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            if (n < 0)
+                fab__log(FAB__LOG_INFO, "client pid %ld: %s, closing", (long)client->conn->pid,
+                         strerror(errno));
+            fab__client_close(loop, client);
+            return;
+        }
+        fab__request_t request;
+        fab_status_t status = fab__request_decode(buf, (size_t)n, &request);
+        if (status != FAB_SUCCESS || fd >= 0) {
+            /* Nobody sends the daemon an fd, and a message that does not
+             * decode leaves nothing to trust about the stream. */
+            fab__log(FAB__LOG_WARN, "client pid %ld sent %s, closing", (long)client->conn->pid,
+                     fd >= 0 ? "a file descriptor" : "a malformed message");
+            if (fd >= 0)
+                close(fd);
+            if (status == FAB_SUCCESS) {
+                fab__reply_t reply = {.type = request.type, .seq = request.seq,
+                                      .status = FAB_ERROR_INVALID_VALUE};
+                size_t len = fab__reply_encode(&reply, buf);
+                (void)fab__proto_send(client->sock, buf, len, -1);
+            }
+            fab__client_close(loop, client);
+            return;
+        }
+        fab__reply_t reply;
+        int out_fd, owned;
+        fab__daemon_handle(loop->daemon, client->conn, &request, &reply, &out_fd, &owned);
+        client->pending_len = fab__reply_encode(&reply, client->pending);
+        client->pending_fd = out_fd;
+        client->pending_fd_owned = owned;
+        int sent = fab__client_flush(loop, client);
+        if (sent < 0)
+            return;
+        if (sent == 0) {
+            /* Stop reading this client until its reply is out. A memfd in
+             * the pending reply stays open: the client holds a reference. */
+            struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = client};
+            epoll_ctl(loop->epoll, EPOLL_CTL_MOD, client->sock, &ev);
+            return;
+        }
+    }
+}
+
+static void fab__client_writable(fab__loop_t *loop, fab__client_t *client)
+{
+    if (fab__client_flush(loop, client) == 1) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = client};
+        epoll_ctl(loop->epoll, EPOLL_CTL_MOD, client->sock, &ev);
+    }
+}
+
+static int fab__idle_timeout_ms(fab__loop_t *loop)
+{
+    if (loop->idle_exit <= 0 || fab__daemon_conn_count(loop->daemon) != 0 ||
+        fab__daemon_alloc_count(loop->daemon) != 0)
+        return -1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long elapsed = (now.tv_sec - loop->idle_since.tv_sec) * 1000 +
+                   (now.tv_nsec - loop->idle_since.tv_nsec) / 1000000;
+    long left = loop->idle_exit * 1000L - elapsed;
+    return left > 0 ? (int)left : 0;
+}
+
+static void fab__loop_run(fab__loop_t *loop)
+{
+    static char listener_tag, signal_tag;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listener_tag};
+    epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &ev);
+    ev.data.ptr = &signal_tag;
+    epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->signals, &ev);
+    clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
+    loop->running = 1;
+    while (loop->running) {
+        struct epoll_event events[64];
+        int timeout = fab__idle_timeout_ms(loop);
+        if (timeout == 0) {
+            fab__log(FAB__LOG_INFO, "idle for %d s, exiting", loop->idle_exit);
+            break;
+        }
+        int n = epoll_wait(loop->epoll, events, 64, timeout);
+        if (n < 0 && errno != EINTR) {
+            fab__log(FAB__LOG_ERROR, "epoll_wait: %s", strerror(errno));
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            void *tag = events[i].data.ptr;
+            if (tag == &listener_tag) {
+                fab__accept(loop);
+            } else if (tag == &signal_tag) {
+                struct signalfd_siginfo info;
+                if (read(loop->signals, &info, sizeof(info)) == sizeof(info))
+                    fab__log(FAB__LOG_INFO, "signal %u, exiting", info.ssi_signo);
+                loop->running = 0;
+            } else {
+                fab__client_t *client = tag;
+                if (client->pending_len != 0)
+                    fab__client_writable(loop, client);
+                else
+                    fab__client_readable(loop, client);
+            }
+        }
+    }
+}
+
+/* Every client still connected at exit: close them so that nothing leaks. */
+static void fab__loop_shutdown(fab__loop_t *loop)
+{
+    while (loop->clients != NULL)
+        fab__client_close(loop, loop->clients);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"foreground", no_argument, NULL, 'f'}, {"config", required_argument, NULL, 'c'},
+        {"socket", required_argument, NULL, 's'}, {"log", required_argument, NULL, 'l'},
+        {"idle-exit", required_argument, NULL, 'i'}, {"ready-fd", required_argument, NULL, 'r'},
+        {"autostarted", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *config = NULL, *socket_opt = NULL;
+    int foreground = 0, autostarted = 0, ready_fd = -1, idle_exit = -1, opt;
+    while ((opt = getopt_long(argc, argv, "fc:s:l:i:r:ah", options, NULL)) != -1) {
+        switch (opt) {
+        case 'f': foreground = 1; break;
+        case 'c': config = optarg; break;
+        case 's': socket_opt = optarg; break;
+        case 'l':
+            if (fab__log_level_parse(optarg) < 0) {
+                fab__usage(stderr);
+                return 2;
+            }
+            fab__log_set_level((fab__log_level_t)fab__log_level_parse(optarg));
+            break;
+        case 'i': idle_exit = atoi(optarg); break;
+        case 'r': ready_fd = atoi(optarg); break;
+        case 'a': autostarted = 1; break;
+        case 'h': fab__usage(stdout); return 0;
+        default: fab__usage(stderr); return 2;
+        }
+    }
+    if (optind != argc) {
+        fab__usage(stderr);
+        return 2;
+    }
+    if (sodium_init() < 0) {
+        fab__log(FAB__LOG_ERROR, "libsodium failed to initialize");
+        return 1;
+    }
+    int status = 1;
+    fab_topology_t *topology = NULL;
+    if (fab_topology_load(config, &topology) != FAB_SUCCESS)
+        return 1;
+
+    char path[PATH_MAX], lock_path[PATH_MAX + 8], key_path[PATH_MAX + 8];
+    if (fab__socket_path(socket_opt, path, sizeof(path)) != 0) {
+        fab__log(FAB__LOG_ERROR, "socket path too long");
+        goto out_topology;
+    }
+    if (fab__socket_dir_make(path) != 0) {
+        fab__log(FAB__LOG_ERROR, "socket directory for %s: %s", path, strerror(errno));
+        goto out_topology;
+    }
+    snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+    if (topology->state_file != NULL)
+        snprintf(key_path, sizeof(key_path), "%s", topology->state_file);
+    else
+        snprintf(key_path, sizeof(key_path), "%s.key", path);
+
+    /* Detach unless told not to: the parent returns once the child listens. */
+    if (!foreground) {
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) != 0)
+            goto out_topology;
+        pid_t pid = fork();
+        if (pid < 0)
+            goto out_topology;
+        if (pid > 0) {
+            char byte;
+            close(pipefd[1]);
+            ssize_t got = read(pipefd[0], &byte, 1);
+            fab_topology_destroy(topology);
+            return got == 1 ? 0 : 1;
+        }
+        close(pipefd[0]);
+        setsid();
+        if (ready_fd >= 0)
+            close(ready_fd);
+        ready_fd = pipefd[1];
+    }
+
+    int lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+        /* Another daemon serves this socket: an autostarted one gives way. */
+        fab__log(autostarted ? FAB__LOG_INFO : FAB__LOG_ERROR, "%s: another fabmemd holds it",
+                 lock_path);
+        status = autostarted ? 0 : 1;
+        goto out_lock;
+    }
+    uint8_t key[FAB__KEY_BYTES];
+    if (fab__key_load(key_path, key) != 0)
+        goto out_lock;
+
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    fab__loop_t loop = {.epoll = -1, .listener = -1, .signals = -1};
+    loop.idle_exit = idle_exit >= 0 ? idle_exit : topology->idle_exit;
+    if (autostarted && loop.idle_exit <= 0)
+        loop.idle_exit = FAB__AUTOSTART_IDLE_S;
+    loop.daemon = fab__daemon_create(topology, key);
+    sodium_memzero(key, sizeof(key));
+    if (loop.daemon == NULL)
+        goto out_lock;
+    loop.signals = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    loop.epoll = epoll_create1(EPOLL_CLOEXEC);
+    if (loop.signals < 0 || loop.epoll < 0)
+        goto out_loop;
+    loop.listener = fab__listen(path, topology->socket_mode);
+    if (loop.listener < 0)
+        goto out_loop;
+
+    /* Memory for a million allocations means a million memfds. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+
+    fab__log(FAB__LOG_INFO, "listening on %s (%d nodes, %d channels)", path, topology->nnodes,
+             topology->nchannels);
+    if (ready_fd >= 0) {
+        ssize_t w = write(ready_fd, "R", 1);
+        (void)w;
+        close(ready_fd);
+        ready_fd = -1;
+    }
+    fab__loop_run(&loop);
+    fab__loop_shutdown(&loop);
+    unlink(path);
+    status = 0;
+
+out_loop:
+    if (loop.listener >= 0)
+        close(loop.listener);
+    if (loop.signals >= 0)
+        close(loop.signals);
+    if (loop.epoll >= 0)
+        close(loop.epoll);
+    fab__daemon_destroy(loop.daemon);
+out_lock:
+    if (lock >= 0)
+        close(lock);
+    if (ready_fd >= 0)
+        close(ready_fd);
+out_topology:
+    fab_topology_destroy(topology);
+    return status;
+}

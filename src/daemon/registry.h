@@ -1,0 +1,60 @@
+/* The daemon's state and its rules, without any socket: the registry of live
+ * allocations, the clients and their references, and the function that turns
+ * one decoded request into one reply. main.c feeds it from the event loop; the
+ * request fuzzer (fuzz/fuzz_request.c) feeds it directly.
+ *
+ * Lifecycle of an allocation: ALLOC creates it with one reference (the
+ * creator's) and a memfd; IMPORT adds a reference for the importer; RELEASE,
+ * or the client's disconnection, drops references; the last drop closes the
+ * memfd and forgets the uuid, so the allocation's handles become stale. Pages
+ * that clients still map live on in the kernel without the daemon. */
+#ifndef FABMEM_DAEMON_REGISTRY_H
+#define FABMEM_DAEMON_REGISTRY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fabmem/fabric.h"
+#include "src/daemon/map.h"
+#include "src/fabric/proto.h"
+
+#define FAB__KEY_BYTES 32
+
+typedef struct fab__daemon fab__daemon_t;
+
+typedef struct fab__conn {
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+    int node;          /* -1 until HELLO */
+    uint64_t channels; /* bit n: IMEX channel n */
+    uint64_t next_ref;
+    fab__map_t refs; /* ref id -> allocation (bit 0 set: the creator's) */
+} fab__conn_t;
+
+/* Create the registry for topology (kept, not copied) and key. Returns NULL
+ * on no memory. */
+fab__daemon_t *fab__daemon_create(const fab_topology_t *topology,
+                                  const uint8_t key[FAB__KEY_BYTES]);
+
+/* Drop every reference of every connection still open, then free. */
+void fab__daemon_destroy(fab__daemon_t *daemon);
+
+/* A new client with these credentials; NULL on no memory. */
+fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, pid_t pid);
+
+/* The client went away: drop all its references. */
+void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn);
+
+/* Answer one request. The reply is always filled; *fd_out is -1 or an fd to
+ * send with it, and *fd_owned says whether the caller must close it after
+ * sending (a read-only reopening) or not (the registry's own memfd, valid
+ * until the next call). */
+void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
+                        fab__reply_t *reply, int *fd_out, int *fd_owned);
+
+/* Counters for STATS and the idle check. */
+size_t fab__daemon_conn_count(const fab__daemon_t *daemon);
+size_t fab__daemon_alloc_count(const fab__daemon_t *daemon);
+
+#endif /* FABMEM_DAEMON_REGISTRY_H */

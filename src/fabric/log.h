@@ -1,0 +1,28 @@
+/* fab__log: the one way fabmem's client library and daemon report what they
+ * do. The level comes from FABMEM_LOG (error, warn, info, debug; default warn),
+ * read once per process; messages go to stderr with a "fabmem[pid]" prefix. */
+#ifndef FABMEM_FABRIC_LOG_H
+#define FABMEM_FABRIC_LOG_H
+
+typedef enum fab__log_level {
+    FAB__LOG_ERROR = 0,
+    FAB__LOG_WARN = 1,
+    FAB__LOG_INFO = 2,
+    FAB__LOG_DEBUG = 3,
+} fab__log_level_t;
+
+/* True when messages of this level are printed. */
+int fab__log_enabled(fab__log_level_t level);
+
+/* Override the level from FABMEM_LOG (the daemon's --log option). */
+void fab__log_set_level(fab__log_level_t level);
+
+/* Parse "error" / "warn" / "info" / "debug"; -1 if the text is none of them. */
+int fab__log_level_parse(const char *text);
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void fab__log(fab__log_level_t level, const char *fmt, ...);
+
+#endif /* FABMEM_FABRIC_LOG_H */

@@ -1,0 +1,346 @@
+/* The client-daemon wire protocol (see proto.h): encoders, decoders, the
+ * send/receive calls that carry one message and at most one fd, and where the
+ * socket lives. Decoding checks every length and field before anything is
+ * stored, so a hostile peer can only earn an error. */
+#include "src/fabric/proto.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void fab__put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void fab__put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void fab__put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t fab__get16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t fab__get32(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)p[i] << (8 * i);
+    return v;
+}
+
+static uint64_t fab__get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+static void fab__header_put(uint8_t *buf, uint16_t type, uint32_t seq, uint32_t status)
+{
+    fab__put32(buf, FAB__PROTO_MAGIC);
+    fab__put16(buf + 4, type);
+    fab__put16(buf + 6, 0);
+    fab__put32(buf + 8, seq);
+    fab__put32(buf + 12, status);
+}
+
+/* Body lengths of requests, by type (HELLO's is variable: its minimum). */
+static size_t fab__request_body_len(uint16_t type)
+{
+    switch (type) {
+    case FAB__MSG_HELLO:
+        return 5;
+    case FAB__MSG_ALLOC:
+        return 17;
+    case FAB__MSG_EXPORT:
+    case FAB__MSG_RELEASE:
+        return 8;
+    case FAB__MSG_IMPORT:
+        return 4 + FAB_HANDLE_BYTES;
+    case FAB__MSG_STATS:
+        return 0;
+    case FAB__MSG_VERIFY:
+        return FAB_HANDLE_BYTES;
+    default:
+        return 0;
+    }
+}
+
+size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
+{
+    uint8_t *b = buf + FAB__PROTO_HEADER;
+    size_t len = fab__request_body_len(request->type);
+    fab__header_put(buf, request->type, request->seq, 0);
+    switch (request->type) {
+    case FAB__MSG_HELLO:
+        fab__put32(b, request->u.hello.version);
+        b[4] = request->u.hello.name_len;
+        memcpy(b + 5, request->u.hello.name, request->u.hello.name_len);
+        len += request->u.hello.name_len;
+        break;
+    case FAB__MSG_ALLOC:
+        fab__put32(b, (uint32_t)request->u.alloc.device);
+        fab__put64(b + 4, request->u.alloc.size);
+        b[12] = request->u.alloc.peer_access;
+        fab__put32(b + 13, request->u.alloc.handle_type);
+        break;
+    case FAB__MSG_EXPORT:
+    case FAB__MSG_RELEASE:
+        fab__put64(b, request->u.region.region);
+        break;
+    case FAB__MSG_IMPORT:
+        fab__put32(b, (uint32_t)request->u.import.device);
+        memcpy(b + 4, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
+        break;
+    case FAB__MSG_VERIFY:
+        memcpy(b, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
+        break;
+    default:
+        break;
+    }
+    return FAB__PROTO_HEADER + len;
+}
+
+fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t *out)
+{
+    if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)
+        return FAB_ERROR_INVALID_VALUE;
+    if (fab__get32(buf) != FAB__PROTO_MAGIC || fab__get16(buf + 6) != 0 || fab__get32(buf + 12) != 0)
+        return FAB_ERROR_INVALID_VALUE;
+    uint16_t type = fab__get16(buf + 4);
+    if (type == 0 || type > FAB__MSG_TYPE_MAX)
+        return FAB_ERROR_INVALID_VALUE;
+    const uint8_t *b = buf + FAB__PROTO_HEADER;
+    size_t body = len - FAB__PROTO_HEADER;
+    size_t want = fab__request_body_len(type);
+    fab__request_t r;
+    memset(&r, 0, sizeof(r));
+    r.type = type;
+    r.seq = fab__get32(buf + 8);
+    switch (type) {
+    case FAB__MSG_HELLO:
+        if (body < want || body != want + b[4])
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.hello.version = fab__get32(b);
+        r.u.hello.name_len = b[4];
+        memcpy(r.u.hello.name, b + 5, b[4]);
+        /* A name is text: no NUL inside, which would make two names equal. */
+        if (memchr(r.u.hello.name, '\0', r.u.hello.name_len) != NULL)
+            return FAB_ERROR_INVALID_VALUE;
+        break;
+    case FAB__MSG_ALLOC:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.alloc.device = (int32_t)fab__get32(b);
+        r.u.alloc.size = fab__get64(b + 4);
+        r.u.alloc.peer_access = b[12];
+        r.u.alloc.handle_type = fab__get32(b + 13);
+        if (r.u.alloc.peer_access > FAB_ACCESS_READ_WRITE)
+            return FAB_ERROR_INVALID_VALUE;
+        break;
+    case FAB__MSG_EXPORT:
+    case FAB__MSG_RELEASE:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.region.region = fab__get64(b);
+        break;
+    case FAB__MSG_IMPORT:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.import.device = (int32_t)fab__get32(b);
+        memcpy(r.u.import.handle.bytes, b + 4, FAB_HANDLE_BYTES);
+        break;
+    case FAB__MSG_STATS:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        break;
+    case FAB__MSG_VERIFY:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        memcpy(r.u.import.handle.bytes, b, FAB_HANDLE_BYTES);
+        break;
+    default:
+        return FAB_ERROR_INVALID_VALUE;
+    }
+    *out = r;
+    return FAB_SUCCESS;
+}
+
+/* Reply bodies: every reply carries the same fixed body, so that one decoder
+ * serves all types; 196 bytes is nothing next to a syscall. */
+enum {
+    FAB__REPLY_BODY = 8 + 16 + 8 + 1 + 4 + 4 + FAB_HANDLE_BYTES + 6 * 8,
+};
+
+size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
+{
+    uint8_t *b = buf + FAB__PROTO_HEADER;
+    fab__header_put(buf, (uint16_t)(reply->type | FAB__MSG_REPLY), reply->seq, reply->status);
+    fab__put64(b, reply->region);
+    memcpy(b + 8, reply->uuid.bytes, 16);
+    fab__put64(b + 24, reply->size);
+    b[32] = reply->access;
+    fab__put32(b + 33, (uint32_t)reply->node);
+    fab__put32(b + 37, reply->count);
+    memcpy(b + 41, reply->handle.bytes, FAB_HANDLE_BYTES);
+    for (int i = 0; i < 6; i++)
+        fab__put64(b + 41 + FAB_HANDLE_BYTES + 8 * i, reply->stats[i]);
+    return FAB__PROTO_HEADER + FAB__REPLY_BODY;
+}
+
+fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out)
+{
+    if (buf == NULL || out == NULL || len != FAB__PROTO_HEADER + FAB__REPLY_BODY)
+        return FAB_ERROR_INVALID_VALUE;
+    uint16_t type = fab__get16(buf + 4);
+    if (fab__get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0)
+        return FAB_ERROR_INVALID_VALUE;
+    const uint8_t *b = buf + FAB__PROTO_HEADER;
+    fab__reply_t r;
+    memset(&r, 0, sizeof(r));
+    r.type = (uint16_t)(type & ~FAB__MSG_REPLY);
+    r.seq = fab__get32(buf + 8);
+    r.status = fab__get32(buf + 12);
+    r.region = fab__get64(b);
+    memcpy(r.uuid.bytes, b + 8, 16);
+    r.size = fab__get64(b + 24);
+    r.access = b[32];
+    r.node = (int32_t)fab__get32(b + 33);
+    r.count = fab__get32(b + 37);
+    memcpy(r.handle.bytes, b + 41, FAB_HANDLE_BYTES);
+    for (int i = 0; i < 6; i++)
+        r.stats[i] = fab__get64(b + 41 + FAB_HANDLE_BYTES + 8 * i);
+    *out = r;
+    return FAB_SUCCESS;
+}
+
+int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd)
+{
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(&control, 0, sizeof(control));
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof(control.buf);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    for (;;) {
+        ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        if (n >= 0)
+            return (size_t)n == len ? 0 : (errno = EPROTO, -1);
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
+{
+    /* Room for a handful of fds: a peer that sends more loses them all (the
+     * kernel closes what does not fit, and we close the rest). */
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(8 * sizeof(int))];
+    } control;
+    struct iovec iov = {.iov_base = buf, .iov_len = FAB__PROTO_MAX};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+                         .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
+    ssize_t n;
+    do {
+        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -1;
+    int first = -1;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (first < 0 && fd_out != NULL)
+                first = fd;
+            else
+                close(fd);
+        }
+    }
+    if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+        if (first >= 0)
+            close(first);
+        errno = EMSGSIZE;
+        return -1;
+    }
+    if (fd_out != NULL)
+        *fd_out = first;
+    return n;
+}
+
+int fab__socket_path(const char *explicit_path, char *buf, size_t cap)
+{
+    const char *env = getenv("FABMEM_SOCKET");
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    int n;
+    if (explicit_path != NULL && *explicit_path != '\0')
+        n = snprintf(buf, cap, "%s", explicit_path);
+    else if (env != NULL && *env != '\0')
+        n = snprintf(buf, cap, "%s", env);
+    else if (xdg != NULL && *xdg != '\0')
+        n = snprintf(buf, cap, "%s/fabmem/fabmemd.sock", xdg);
+    else
+        n = snprintf(buf, cap, "/tmp/fabmem-%lu/fabmemd.sock", (unsigned long)getuid());
+    /* sun_path holds 108 bytes with its NUL. */
+    if (n < 0 || (size_t)n >= cap || n >= 108)
+        return -1;
+    return 0;
+}
+
+int fab__socket_dir_make(const char *path)
+{
+    char dir[256];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL || slash == path)
+        return 0;
+    size_t len = (size_t)(slash - path);
+    if (len >= sizeof(dir)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    if (mkdir(dir, 0700) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}

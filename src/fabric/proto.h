@@ -1,0 +1,116 @@
+/* The wire protocol between fabmem clients and fabmemd, shared by both sides so
+ * that there is one encoder and one decoder (docs/fabric.md describes it).
+ *
+ * Transport: a SOCK_SEQPACKET Unix socket. One datagram is one message, so a
+ * message can be neither split nor merged; a file descriptor travels as
+ * SCM_RIGHTS on the reply that hands out memory. Every message starts with a
+ * 16-byte header (little-endian):
+ *
+ *   offset size field
+ *        0    4 magic "FBM1"
+ *        4    2 type (replies: request type | FAB__MSG_REPLY)
+ *        6    2 zero
+ *        8    4 sequence number (a reply echoes its request's)
+ *       12    4 status (fab_status_t; zero in requests)
+ *
+ * followed by a body whose layout each type fixes; a body of another length
+ * than its type's is malformed. The client sends one request at a time and
+ * waits for its reply; the daemon answers every request it can decode, and
+ * closes the connection on one it cannot. */
+#ifndef FABMEM_FABRIC_PROTO_H
+#define FABMEM_FABRIC_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fabmem/handle.h"
+
+#define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
+#define FAB__PROTO_VERSION 1u
+#define FAB__PROTO_HEADER 16
+#define FAB__PROTO_MAX 512 /* no message is longer */
+
+enum {
+    FAB__MSG_HELLO = 1,   /* u32 version, u8 name length, name bytes (0: first node) */
+    FAB__MSG_ALLOC = 2,   /* i32 device, u64 size, u8 peer access, u32 handle types */
+    FAB__MSG_EXPORT = 3,  /* u64 region id */
+    FAB__MSG_IMPORT = 4,  /* i32 device, 64 handle bytes */
+    FAB__MSG_RELEASE = 5, /* u64 region id */
+    FAB__MSG_STATS = 6,   /* empty */
+    FAB__MSG_VERIFY = 7,  /* 64 handle bytes */
+    FAB__MSG_TYPE_MAX = 7,
+    FAB__MSG_REPLY = 0x8000,
+};
+
+/* A decoded request. */
+typedef struct fab__request {
+    uint16_t type;
+    uint32_t seq;
+    union {
+        struct {
+            uint32_t version;
+            uint8_t name_len;
+            char name[256]; /* NUL-terminated */
+        } hello;
+        struct {
+            int32_t device;
+            uint64_t size;
+            uint8_t peer_access;
+            uint32_t handle_type;
+        } alloc;
+        struct {
+            uint64_t region;
+        } region; /* EXPORT and RELEASE */
+        struct {
+            int32_t device;
+            fab_handle_t handle;
+        } import; /* IMPORT and VERIFY (device unused) */
+    } u;
+} fab__request_t;
+
+/* A decoded reply; which fields mean something depends on the type. */
+typedef struct fab__reply {
+    uint16_t type; /* the request type, without FAB__MSG_REPLY */
+    uint32_t seq;
+    uint32_t status;
+    uint64_t region;     /* ALLOC, IMPORT */
+    fab_uuid_t uuid;     /* ALLOC, IMPORT, RELEASE */
+    uint64_t size;       /* ALLOC, IMPORT */
+    uint8_t access;      /* ALLOC, IMPORT, VERIFY (1 when live) */
+    int32_t node;        /* HELLO: the node index; ALLOC/IMPORT: the device */
+    uint32_t count;      /* HELLO: driver version; RELEASE: exports never imported */
+    fab_handle_t handle; /* EXPORT */
+    uint64_t stats[6];   /* STATS: pid, clients, allocations, references, bytes, rss */
+} fab__reply_t;
+
+/* Encode a request / reply into buf (FAB__PROTO_MAX bytes); return the length. */
+size_t fab__request_encode(const fab__request_t *request, uint8_t *buf);
+size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf);
+
+/* Decode len bytes. FAB_SUCCESS, or FAB_ERROR_INVALID_VALUE for a message that
+ * is malformed (bad magic, unknown type, wrong length, bad field). *out is
+ * written only on success. The request decoder is the daemon's first line of
+ * defence and is fuzzed (fuzz/fuzz_request.c). */
+fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t *out);
+fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out);
+
+/* Send one message with an optional fd (-1: none). 0, or -1 with errno. */
+int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd);
+
+/* Receive one message into buf (FAB__PROTO_MAX bytes). Returns its length, 0
+ * when the peer closed, or -1 with errno; a message longer than the buffer is
+ * an error (EMSGSIZE). Every fd that came with it is closed except the first,
+ * which is stored in *fd_out (-1 if none); fd_out NULL closes them all. */
+ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags);
+
+/* The socket path: explicit, else $FABMEM_SOCKET, else
+ * $XDG_RUNTIME_DIR/fabmem/fabmemd.sock, else /tmp/fabmem-$UID/fabmemd.sock.
+ * 0, or -1 if it does not fit. */
+int fab__socket_path(const char *explicit_path, char *buf, size_t cap);
+
+/* Create the directory that holds path's last component if missing (mode
+ * 0700). 0, or -1 with errno. */
+int fab__socket_dir_make(const char *path);
+
+#endif /* FABMEM_FABRIC_PROTO_H */

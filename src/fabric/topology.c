@@ -1,0 +1,522 @@
+/* The topology: the emulated machine a daemon plays, read from an INI file with
+ * inih, or built in when there is none. Sections (docs/fabric.md has every key):
+ *
+ *   [driver]        version
+ *   [daemon]        socket_mode, idle_exit, state_file
+ *   [node NAME]     imex_domain, cluster_uuid, clique_id, fabric_state, gpus,
+ *                   gpu_name, gpu_memory, granularity, handle_types,
+ *                   compute_capability, sm_count
+ *   [channel N]     uids, gids
+ *
+ * Nodes keep the order in which they first appear. An unknown section or key,
+ * or a bad value, fails the load and is logged with file and line. */
+#include "src/fabric/topology.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "src/fabric/log.h"
+
+#define FAB__GIB (1024ull * 1024 * 1024)
+#define FAB__MIB (1024ull * 1024)
+
+typedef struct fab__parse {
+    fab_topology_t *topology;
+    char error[200]; /* the first error; inih gives its line */
+    int oom;
+} fab__parse_t;
+
+static void fab__node_defaults(fab__node_t *node, const char *name)
+{
+    memset(node, 0, sizeof(*node));
+    snprintf(node->info.name, sizeof(node->info.name), "%s", name);
+    snprintf(node->info.imex_domain, sizeof(node->info.imex_domain), "default");
+    node->info.clique_id = 0;
+    node->info.fabric_state = FAB_FABRIC_STATE_COMPLETED;
+    node->info.device_count = 8;
+    snprintf(node->device.name, sizeof(node->device.name), "fabmem H100 (emulated)");
+    node->device.total_memory = 80 * FAB__GIB;
+    node->device.granularity = 2 * FAB__MIB;
+    node->device.handle_types = FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | FAB_HANDLE_TYPE_FABRIC;
+    node->device.compute_major = 9;
+    node->device.compute_minor = 0;
+    node->device.sm_count = 132;
+}
+
+static fab_topology_t *fab__topology_new(void)
+{
+    fab_topology_t *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return NULL;
+    t->driver_version = 13000;
+    t->socket_mode = 0600;
+    return t;
+}
+
+void fab_topology_destroy(fab_topology_t *topology)
+{
+    if (topology == NULL)
+        return;
+    for (int i = 0; i < topology->nchannels; i++) {
+        free(topology->channels[i].uids);
+        free(topology->channels[i].gids);
+    }
+    free(topology->channels);
+    free(topology->nodes);
+    free(topology->state_file);
+    free(topology);
+}
+
+static fab__node_t *fab__node_get(fab__parse_t *p, const char *name)
+{
+    fab_topology_t *t = p->topology;
+    for (int i = 0; i < t->nnodes; i++) {
+        if (strcmp(t->nodes[i].info.name, name) == 0)
+            return &t->nodes[i];
+    }
+    fab__node_t *grown = realloc(t->nodes, sizeof(*grown) * (size_t)(t->nnodes + 1));
+    if (grown == NULL) {
+        p->oom = 1;
+        return NULL;
+    }
+    t->nodes = grown;
+    fab__node_defaults(&t->nodes[t->nnodes], name);
+    return &t->nodes[t->nnodes++];
+}
+
+static fab__channel_t *fab__channel_get(fab_topology_t *t, unsigned number, int *oom)
+{
+    for (int i = 0; i < t->nchannels; i++) {
+        if (t->channels[i].number == number)
+            return &t->channels[i];
+    }
+    fab__channel_t *grown = realloc(t->channels, sizeof(*grown) * (size_t)(t->nchannels + 1));
+    if (grown == NULL) {
+        *oom = 1;
+        return NULL;
+    }
+    t->channels = grown;
+    fab__channel_t *c = &t->channels[t->nchannels++];
+    memset(c, 0, sizeof(*c));
+    c->number = number;
+    return c;
+}
+
+/* An unsigned integer, decimal or 0x/0 prefixed, the whole text. */
+static int fab__parse_u64(const char *text, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (*text == '-' || *text == '\0')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Bytes with an optional binary suffix: 80G, 2MiB, 4096. */
+static int fab__parse_bytes(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*text == '-' || *text == '\0')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0 || end == text)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    case 'T': case 't': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift != 0 && *end == 'i')
+        end++;
+    if (*end == 'B')
+        end++;
+    if (*end != '\0' || (shift != 0 && v > (UINT64_MAX >> shift)))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+static int fab__parse_uuid(const char *text, fab_uuid_t *out)
+{
+    fab_uuid_t u;
+    int n = 0;
+    for (const char *s = text; *s != '\0'; s++) {
+        if (*s == '-')
+            continue;
+        int v;
+        if (*s >= '0' && *s <= '9')
+            v = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            v = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            v = *s - 'A' + 10;
+        else
+            return -1;
+        if (n >= 32)
+            return -1;
+        if (n % 2 == 0)
+            u.bytes[n / 2] = (uint8_t)(v << 4);
+        else
+            u.bytes[n / 2] |= (uint8_t)v;
+        n++;
+    }
+    if (n != 32)
+        return -1;
+    *out = u;
+    return 0;
+}
+
+static int fab__parse_state(const char *text, fab_fabric_state_t *out)
+{
+    static const char *const names[] = {"not_supported", "not_started", "in_progress", "completed"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(text, names[i]) == 0) {
+            *out = (fab_fabric_state_t)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int fab__parse_handle_types(const char *text, uint32_t *out)
+{
+    char buf[256];
+    uint32_t bits = 0;
+    snprintf(buf, sizeof(buf), "%s", text);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", |", &save); tok != NULL; tok = strtok_r(NULL, ", |", &save)) {
+        if (strcasecmp(tok, "posix_fd") == 0)
+            bits |= FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        else if (strcasecmp(tok, "fabric") == 0)
+            bits |= FAB_HANDLE_TYPE_FABRIC;
+        else if (strcasecmp(tok, "none") != 0)
+            return -1;
+    }
+    *out = bits;
+    return 0;
+}
+
+/* A list of ids ("0, 1000 65534") appended to *ids. */
+static int fab__parse_ids(const char *text, uint32_t **ids, unsigned *n, int *oom)
+{
+    char buf[1024];
+    if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf))
+        return -1;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+        unsigned long long v;
+        if (fab__parse_u64(tok, &v) != 0 || v > UINT32_MAX)
+            return -1;
+        uint32_t *grown = realloc(*ids, sizeof(**ids) * (*n + 1));
+        if (grown == NULL) {
+            *oom = 1;
+            return -1;
+        }
+        *ids = grown;
+        (*ids)[(*n)++] = (uint32_t)v;
+    }
+    return 0;
+}
+
+#define FAB__BAD(...) (snprintf(p->error, sizeof(p->error), __VA_ARGS__), 0)
+
+static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, const char *value)
+{
+    unsigned long long v;
+    if (strcmp(key, "imex_domain") == 0) {
+        if (*value == '\0' || strlen(value) >= FAB_NAME_MAX)
+            return FAB__BAD("imex_domain: empty or too long");
+        snprintf(node->info.imex_domain, sizeof(node->info.imex_domain), "%s", value);
+    } else if (strcmp(key, "cluster_uuid") == 0) {
+        if (fab__parse_uuid(value, &node->info.cluster_uuid) != 0)
+            return FAB__BAD("cluster_uuid: not 32 hex digits: %s", value);
+    } else if (strcmp(key, "clique_id") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v > UINT32_MAX)
+            return FAB__BAD("clique_id: not a 32-bit number: %s", value);
+        node->info.clique_id = (uint32_t)v;
+    } else if (strcmp(key, "fabric_state") == 0) {
+        if (fab__parse_state(value, &node->info.fabric_state) != 0)
+            return FAB__BAD("fabric_state: not one of not_supported, not_started, "
+                            "in_progress, completed: %s", value);
+    } else if (strcmp(key, "gpus") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v > 64)
+            return FAB__BAD("gpus: not a count from 0 to 64: %s", value);
+        node->info.device_count = (int)v;
+    } else if (strcmp(key, "gpu_name") == 0) {
+        if (strlen(value) >= FAB_NAME_MAX)
+            return FAB__BAD("gpu_name: too long");
+        snprintf(node->device.name, sizeof(node->device.name), "%s", value);
+    } else if (strcmp(key, "gpu_memory") == 0) {
+        if (fab__parse_bytes(value, &node->device.total_memory) != 0)
+            return FAB__BAD("gpu_memory: not a size: %s", value);
+    } else if (strcmp(key, "granularity") == 0) {
+        uint64_t g;
+        if (fab__parse_bytes(value, &g) != 0 || g == 0 || (g & (g - 1)) != 0 ||
+            g % (uint64_t)sysconf(_SC_PAGESIZE) != 0)
+            return FAB__BAD("granularity: not a power of two multiple of the page size: %s", value);
+        node->device.granularity = g;
+    } else if (strcmp(key, "handle_types") == 0) {
+        if (fab__parse_handle_types(value, &node->device.handle_types) != 0)
+            return FAB__BAD("handle_types: not a list of posix_fd, fabric, none: %s", value);
+    } else if (strcmp(key, "compute_capability") == 0) {
+        int major, minor, used = 0;
+        if (sscanf(value, "%d.%d%n", &major, &minor, &used) != 2 || value[used] != '\0' ||
+            major < 0 || minor < 0)
+            return FAB__BAD("compute_capability: not MAJOR.MINOR: %s", value);
+        node->device.compute_major = major;
+        node->device.compute_minor = minor;
+    } else if (strcmp(key, "sm_count") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v == 0 || v > 100000)
+            return FAB__BAD("sm_count: not a count: %s", value);
+        node->device.sm_count = (int)v;
+    } else {
+        return FAB__BAD("unknown key %s in a node section", key);
+    }
+    return 1;
+}
+
+static int fab__ini_handler(void *user, const char *section, const char *key, const char *value)
+{
+    fab__parse_t *p = user;
+    fab_topology_t *t = p->topology;
+    unsigned long long v;
+    if (p->error[0] != '\0' || p->oom)
+        return 0;
+    if (strcmp(section, "driver") == 0) {
+        if (strcmp(key, "version") != 0)
+            return FAB__BAD("unknown key %s in [driver]", key);
+        if (fab__parse_u64(value, &v) != 0 || v > INT32_MAX)
+            return FAB__BAD("version: not a number: %s", value);
+        t->driver_version = (int)v;
+        return 1;
+    }
+    if (strcmp(section, "daemon") == 0) {
+        if (strcmp(key, "socket_mode") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long mode = strtoul(value, &end, 8);
+            if (errno != 0 || *value == '\0' || *end != '\0' || mode > 0777)
+                return FAB__BAD("socket_mode: not an octal mode: %s", value);
+            t->socket_mode = (unsigned)mode;
+        } else if (strcmp(key, "idle_exit") == 0) {
+            if (fab__parse_u64(value, &v) != 0 || v > 86400 * 365)
+                return FAB__BAD("idle_exit: not a number of seconds: %s", value);
+            t->idle_exit = (int)v;
+        } else if (strcmp(key, "state_file") == 0) {
+            if (*value == '\0')
+                return FAB__BAD("state_file: empty");
+            free(t->state_file);
+            t->state_file = strdup(value);
+            if (t->state_file == NULL)
+                p->oom = 1;
+            return t->state_file != NULL;
+        } else {
+            return FAB__BAD("unknown key %s in [daemon]", key);
+        }
+        return 1;
+    }
+    if (strncmp(section, "node ", 5) == 0) {
+        const char *name = section + 5;
+        if (*name == '\0' || strlen(name) >= FAB_NAME_MAX)
+            return FAB__BAD("node name empty or too long");
+        fab__node_t *node = fab__node_get(p, name);
+        if (node == NULL)
+            return 0;
+        return fab__node_key(p, node, key, value);
+    }
+    if (strncmp(section, "channel ", 8) == 0) {
+        if (fab__parse_u64(section + 8, &v) != 0 || v >= FAB__CHANNEL_MAX)
+            return FAB__BAD("channel number not in 0..%d: %s", FAB__CHANNEL_MAX - 1, section + 8);
+        fab__channel_t *c = fab__channel_get(t, (unsigned)v, &p->oom);
+        if (c == NULL)
+            return 0;
+        if (strcmp(key, "uids") == 0) {
+            if (fab__parse_ids(value, &c->uids, &c->nuids, &p->oom) != 0)
+                return p->oom ? 0 : FAB__BAD("uids: not a list of numbers: %s", value);
+        } else if (strcmp(key, "gids") == 0) {
+            if (fab__parse_ids(value, &c->gids, &c->ngids, &p->oom) != 0)
+                return p->oom ? 0 : FAB__BAD("gids: not a list of numbers: %s", value);
+        } else {
+            return FAB__BAD("unknown key %s in a channel section", key);
+        }
+        return 1;
+    }
+    return FAB__BAD("unknown section [%s]", section);
+}
+
+/* The built-in machine: one node of 8 GPUs; channel 0 for the current user. */
+static fab_status_t fab__topology_defaults(fab_topology_t *t, int with_channel)
+{
+    fab__parse_t p = {.topology = t};
+    if (t->nnodes == 0 && fab__node_get(&p, "node0") == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    if (with_channel) {
+        int oom = 0;
+        fab__channel_t *c = fab__channel_get(t, 0, &oom);
+        if (c == NULL)
+            return FAB_ERROR_OUT_OF_MEMORY;
+        c->uids = malloc(sizeof(*c->uids));
+        if (c->uids == NULL)
+            return FAB_ERROR_OUT_OF_MEMORY;
+        c->uids[0] = getuid();
+        c->nuids = 1;
+    }
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab_topology_load(const char *config_path, fab_topology_t **topology_out)
+{
+    if (topology_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (config_path == NULL || *config_path == '\0') {
+        const char *env = getenv("FABMEM_CONFIG");
+        config_path = env != NULL && *env != '\0' ? env : NULL;
+    }
+    fab_topology_t *t = fab__topology_new();
+    if (t == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    fab_status_t status = FAB_SUCCESS;
+    if (config_path == NULL) {
+        status = fab__topology_defaults(t, 1);
+        if (status != FAB_SUCCESS)
+            goto fail_topology;
+        *topology_out = t;
+        return FAB_SUCCESS;
+    }
+    FILE *f = fopen(config_path, "r");
+    if (f == NULL) {
+        fab__log(FAB__LOG_ERROR, "config %s: %s", config_path, strerror(errno));
+        status = errno == ENOENT ? FAB_ERROR_NOT_FOUND : FAB_ERROR_INVALID_VALUE;
+        goto fail_topology;
+    }
+    fab__parse_t p = {.topology = t};
+    int line = ini_parse_file(f, fab__ini_handler, &p);
+    fclose(f);
+    if (p.oom || line == -2) {
+        status = FAB_ERROR_OUT_OF_MEMORY;
+        goto fail_topology;
+    }
+    if (line != 0) {
+        fab__log(FAB__LOG_ERROR, "config %s:%d: %s", config_path, line,
+                 p.error[0] != '\0' ? p.error : "syntax error");
+        status = FAB_ERROR_INVALID_VALUE;
+        goto fail_topology;
+    }
+    /* A file without nodes describes the default node; channels are only
+     * those the file gives, so that a config can withhold them. */
+    status = fab__topology_defaults(t, 0);
+    if (status != FAB_SUCCESS)
+        goto fail_topology;
+    *topology_out = t;
+    return FAB_SUCCESS;
+
+fail_topology:
+    fab_topology_destroy(t);
+    return status;
+}
+
+int fab_topology_node_count(const fab_topology_t *topology)
+{
+    return topology ? topology->nnodes : 0;
+}
+
+fab_status_t fab_topology_find_node(const fab_topology_t *topology, const char *name,
+                                    int *index_out)
+{
+    if (topology == NULL || index_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (name == NULL || *name == '\0') {
+        const char *env = getenv("FABMEM_NODE");
+        name = env != NULL && *env != '\0' ? env : NULL;
+    }
+    if (name == NULL) {
+        if (topology->nnodes == 0)
+            return FAB_ERROR_NOT_FOUND;
+        *index_out = 0;
+        return FAB_SUCCESS;
+    }
+    for (int i = 0; i < topology->nnodes; i++) {
+        if (strcmp(topology->nodes[i].info.name, name) == 0) {
+            *index_out = i;
+            return FAB_SUCCESS;
+        }
+    }
+    return FAB_ERROR_NOT_FOUND;
+}
+
+fab_status_t fab_topology_node(const fab_topology_t *topology, int node_index,
+                               fab_node_info_t *info_out)
+{
+    if (topology == NULL || info_out == NULL || node_index < 0 || node_index >= topology->nnodes)
+        return FAB_ERROR_INVALID_VALUE;
+    *info_out = topology->nodes[node_index].info;
+    return FAB_SUCCESS;
+}
+
+fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal)
+{
+    /* FNV-1a of the node name and the ordinal: stable, distinct enough for
+     * names that only need to differ between emulated GPUs. */
+    fab_uuid_t u = {{0}};
+    uint64_t h = 1469598103934665603ull;
+    for (const char *s = topology->nodes[node].info.name; *s != '\0'; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    uint64_t h2 = (h ^ (uint64_t)ordinal) * 1099511628211ull;
+    for (int i = 0; i < 8; i++) {
+        u.bytes[i] = (uint8_t)(h >> (8 * i));
+        u.bytes[8 + i] = (uint8_t)(h2 >> (8 * i));
+    }
+    u.bytes[6] = (uint8_t)((u.bytes[6] & 0x0f) | 0x40); /* RFC 4122 version 4 shape */
+    u.bytes[8] = (uint8_t)((u.bytes[8] & 0x3f) | 0x80);
+    return u;
+}
+
+fab_status_t fab_topology_device(const fab_topology_t *topology, int node_index,
+                                 int device_ordinal, fab_device_info_t *info_out)
+{
+    if (topology == NULL || info_out == NULL || node_index < 0 || node_index >= topology->nnodes)
+        return FAB_ERROR_INVALID_VALUE;
+    const fab__node_t *node = &topology->nodes[node_index];
+    if (device_ordinal < 0 || device_ordinal >= node->info.device_count)
+        return FAB_ERROR_INVALID_DEVICE;
+    fab_device_info_t info = node->device;
+    info.uuid = fab__topology_device_uuid(topology, node_index, device_ordinal);
+    *info_out = info;
+    return FAB_SUCCESS;
+}
+
+int fab_topology_driver_version(const fab_topology_t *topology)
+{
+    return topology ? topology->driver_version : 13000;
+}
+
+uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t gid)
+{
+    uint64_t mask = 0;
+    for (int i = 0; i < topology->nchannels; i++) {
+        const fab__channel_t *c = &topology->channels[i];
+        for (unsigned k = 0; k < c->nuids; k++) {
+            if (c->uids[k] == uid)
+                mask |= 1ull << c->number;
+        }
+        for (unsigned k = 0; k < c->ngids; k++) {
+            if (c->gids[k] == gid)
+                mask |= 1ull << c->number;
+        }
+    }
+    return mask;
+}

@@ -1,0 +1,43 @@
+/* The inside of fab_topology_t, for the daemon: the config file's nodes and
+ * devices, its IMEX channels and its [daemon] settings. fabric.h gives the
+ * public readers; this header gives the daemon what it decides rules with. */
+#ifndef FABMEM_FABRIC_TOPOLOGY_H
+#define FABMEM_FABRIC_TOPOLOGY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fabmem/fabric.h"
+
+#define FAB__CHANNEL_MAX 64 /* channel numbers 0..63: a client's set is one word */
+
+typedef struct fab__node {
+    fab_node_info_t info;
+    fab_device_info_t device; /* every GPU of a node is alike; uuid of ordinal 0 */
+} fab__node_t;
+
+typedef struct fab__channel {
+    unsigned number;
+    unsigned nuids, ngids;
+    uint32_t *uids;
+    uint32_t *gids;
+} fab__channel_t;
+
+struct fab_topology {
+    int nnodes;
+    fab__node_t *nodes;
+    int nchannels;
+    fab__channel_t *channels;
+    int driver_version;
+    unsigned socket_mode;  /* [daemon] socket_mode, default 0600 */
+    int idle_exit;         /* [daemon] idle_exit seconds, 0: never */
+    char *state_file;      /* [daemon] state_file, NULL: next to the socket */
+};
+
+/* The channels (bit n = channel n) a peer with these credentials holds. */
+uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t gid);
+
+/* The device uuid of ordinal on node (stable across runs). */
+fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);
+
+#endif /* FABMEM_FABRIC_TOPOLOGY_H */

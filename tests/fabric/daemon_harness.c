@@ -1,0 +1,158 @@
+/* The fabric tests' private daemons (see daemon_harness.h). Readiness comes
+ * over a pipe (--ready-fd): no test sleeps to wait for a daemon. */
+#include "daemon_harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define FABT_MAX_DAEMONS 4
+
+static fabt_daemon_t fabt__daemons[FABT_MAX_DAEMONS];
+static int fabt__count;
+
+fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file)
+{
+    const char *exe = getenv("FABMEM_DAEMON");
+    if (exe == NULL || fabt__count == FABT_MAX_DAEMONS)
+        return NULL;
+    fabt_daemon_t *d = &fabt__daemons[fabt__count];
+    memset(d, 0, sizeof(*d));
+    d->dir = fab_test_tempdir();
+    if (d->dir == NULL)
+        return NULL;
+    fabt__count++;
+    /* Other users (the dropped-privilege tests) must reach the socket. */
+    chmod(d->dir, 0755);
+    snprintf(d->socket, sizeof(d->socket), "%s/fabmemd.sock", d->dir);
+    snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
+    snprintf(d->state, sizeof(d->state), "%s", state_file ? state_file : "");
+    if (config_text != NULL || state_file != NULL) {
+        snprintf(d->config, sizeof(d->config), "%s/fabmem.ini", d->dir);
+        FILE *f = fopen(d->config, "w");
+        if (f == NULL)
+            return NULL;
+        if (state_file != NULL)
+            fprintf(f, "[daemon]\nstate_file = %s\n", state_file);
+        fputs(config_text ? config_text : "[channel 0]\nuids = 0\n", f);
+        fclose(f);
+    }
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return NULL;
+    char fdtext[16];
+    snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
+    const char *argv[12];
+    int k = 0;
+    argv[k++] = exe;
+    argv[k++] = "--foreground";
+    argv[k++] = "--socket";
+    argv[k++] = d->socket;
+    argv[k++] = "--ready-fd";
+    argv[k++] = fdtext;
+    argv[k++] = "--log";
+    argv[k++] = "info";
+    if (d->config[0] != '\0') {
+        argv[k++] = "--config";
+        argv[k++] = d->config;
+    }
+    argv[k] = NULL;
+    pid_t pid = fork();
+    if (pid < 0)
+        return NULL;
+    if (pid == 0) {
+        int log = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        int null = open("/dev/null", O_RDWR);
+        if (log >= 0)
+            dup2(log, 2);
+        if (null >= 0) {
+            dup2(null, 0);
+            dup2(null, 1);
+        }
+        fcntl(pipefd[1], F_SETFD, 0);
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    d->pid = pid;
+    struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
+    char byte = 0;
+    int ready = poll(&p, 1, FAB_TEST_TIMEOUT_MS) > 0 && read(pipefd[0], &byte, 1) == 1;
+    close(pipefd[0]);
+    if (!ready) {
+        fabt_daemon_stop(d);
+        return NULL;
+    }
+    setenv("FABMEM_SOCKET", d->socket, 1);
+    setenv("FABMEM_NO_AUTOSTART", "1", 1);
+    return d;
+}
+
+int fabt_daemon_stop(fabt_daemon_t *d)
+{
+    if (d->pid <= 0)
+        return 0;
+    int status = 0;
+    kill(d->pid, SIGTERM);
+    while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    d->pid = 0;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+int fabt_daemon_log_contains(const fabt_daemon_t *d, const char *text)
+{
+    FILE *f = fopen(d->log, "r");
+    if (f == NULL)
+        return 0;
+    char line[2048];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f) != NULL)
+        found = strstr(line, text) != NULL;
+    fclose(f);
+    return found;
+}
+
+int fabt_daemon_fd_count(const fabt_daemon_t *d)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)d->pid);
+    DIR *dir = opendir(path);
+    if (dir == NULL)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
+}
+
+int fabt_teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < fabt__count; i++) {
+        fabt_daemon_stop(&fabt__daemons[i]);
+        fab_test_rmtree(fabt__daemons[i].dir);
+        free(fabt__daemons[i].dir);
+        fabt__daemons[i].dir = NULL;
+    }
+    fabt__count = 0;
+    return 0;
+}
+
+void fabt_hex16(const unsigned char *bytes, char out[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+}

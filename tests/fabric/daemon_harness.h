@@ -1,0 +1,45 @@
+/* Test harness for the fabric suites: a private fabmemd per test. Each daemon
+ * gets its own temp dir, socket, config and log file; the test process points
+ * FABMEM_SOCKET at the last daemon started (helpers inherit it) and forbids
+ * autostart. fabt_teardown, a cmocka teardown, stops every daemon the test
+ * started (SIGTERM by pid, then reaps it) and removes their dirs, whether the
+ * test passed or not. */
+#ifndef FABTEST_DAEMON_HARNESS_H
+#define FABTEST_DAEMON_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "fabtest.h"
+
+typedef struct fabt_daemon {
+    pid_t pid;
+    char *dir;
+    char socket[256];
+    char config[256];
+    char log[256];
+    char state[256];
+} fabt_daemon_t;
+
+/* Start fabmemd with config_text (NULL: the built-in topology) and wait until
+ * it listens. state_file (NULL: in its own dir) lets two daemons share a key.
+ * Returns the daemon (owned by the harness) or NULL. */
+fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file);
+
+/* SIGTERM it and reap it; returns its exit status (0 is a clean exit). The
+ * dir stays until teardown so that its log can be read. */
+int fabt_daemon_stop(fabt_daemon_t *daemon);
+
+/* Whether the daemon's log contains text. */
+int fabt_daemon_log_contains(const fabt_daemon_t *daemon, const char *text);
+
+/* How many fds the daemon holds open (from /proc). */
+int fabt_daemon_fd_count(const fabt_daemon_t *daemon);
+
+/* cmocka teardown: stop every daemon this test started. */
+int fabt_teardown(void **state);
+
+/* Hex of 16 uuid bytes, as the daemon logs them. */
+void fabt_hex16(const unsigned char *bytes, char out[33]);
+
+#endif /* FABTEST_DAEMON_HARNESS_H */
