@@ -1,0 +1,432 @@
+/* The rules the daemon enforces, each as the driver reports it: authenticity
+ * (forged, altered, other fabric), channels (also for a second uid, by a
+ * helper that drops privileges), topology (IMEX domain, clique, cluster,
+ * fabric state), lifetime (stale handles, the release warning), argument
+ * checks, and the key surviving a restart. */
+#include "daemon_harness.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabmem.h"
+#include "src/core/handle_format.h"
+
+#define MIB2 (2u * 1024 * 1024)
+
+static fab_client_t *connect_node(const char *node)
+{
+    fab_client_options_t options = {NULL, node, 0};
+    fab_client_t *client = NULL;
+    assert_int_equal(fab_client_connect(&options, &client), FAB_SUCCESS);
+    return client;
+}
+
+static fab_region_t *allocate(fab_client_t *client, fab_handle_t *handle_out)
+{
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region = NULL;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, handle_out), FAB_SUCCESS);
+    return region;
+}
+
+static void expect_import(fab_client_t *client, const fab_handle_t *handle, fab_status_t want)
+{
+    fab_region_t *region = NULL;
+    fab_status_t got = fab_client_import(client, handle, 0, &region);
+    assert_int_equal(got, want);
+    if (got == FAB_SUCCESS)
+        fab_region_release(region);
+}
+
+static void forged_or_altered_handles_are_invalid(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start(NULL, NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+
+    /* Right format, guessed uuid, a made-up tag, a valid CRC. */
+    fab_handle_t forged;
+    fab_uuid_t guess = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+    fab__handle_encode(&forged, guess, MIB2, FAB_ACCESS_READ_WRITE, FAB_HANDLE_ORIGIN_FABRIC,
+                       fab_handle_domain(&handle));
+    uint8_t tag[FAB_HANDLE_TAG_BYTES] = {0xde, 0xad};
+    fab__handle_set_tag(&forged, tag);
+    assert_int_equal(fab__handle_check(forged.bytes), FAB_SUCCESS);
+    expect_import(client, &forged, FAB_ERROR_INVALID_HANDLE);
+
+    /* The real uuid with a forged tag. */
+    fab__handle_encode(&forged, fab_handle_uuid(&handle), MIB2, FAB_ACCESS_READ_WRITE,
+                       FAB_HANDLE_ORIGIN_FABRIC, fab_handle_domain(&handle));
+    fab__handle_set_tag(&forged, tag);
+    expect_import(client, &forged, FAB_ERROR_INVALID_HANDLE);
+
+    /* Each byte altered, plain (the CRC catches it) and with the CRC
+     * recomputed over the altered bytes (the tag catches it). */
+    for (int i = 0; i < FAB__HANDLE_OFF_CRC; i++) {
+        fab_handle_t altered = handle;
+        altered.bytes[i] ^= 0x01;
+        expect_import(client, &altered, FAB_ERROR_INVALID_HANDLE);
+        uint8_t same_tag[FAB_HANDLE_TAG_BYTES];
+        memcpy(same_tag, altered.bytes + FAB__HANDLE_OFF_TAG, sizeof(same_tag));
+        fab__handle_set_tag(&altered, same_tag);
+        expect_import(client, &altered, FAB_ERROR_INVALID_HANDLE);
+    }
+    /* A handle minted by the model (no key) is no fabric handle. */
+    fab_memory_t *memory;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    assert_int_equal(fab_memory_allocate(1, guess, &props, &memory), FAB_SUCCESS);
+    assert_int_equal(fab_memory_export(memory, &forged), FAB_SUCCESS);
+    fab_memory_destroy(memory);
+    expect_import(client, &forged, FAB_ERROR_INVALID_HANDLE);
+
+    expect_import(client, &handle, FAB_SUCCESS);
+    fab_region_release(region);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void handle_from_another_fabric_is_invalid(void **state)
+{
+    (void)state;
+    fabt_daemon_t *a = fabt_daemon_start(NULL, NULL);
+    assert_non_null(a);
+    fab_client_options_t options = {a->socket, NULL, 0};
+    fab_client_t *ca;
+    assert_int_equal(fab_client_connect(&options, &ca), FAB_SUCCESS);
+    fabt_daemon_t *b = fabt_daemon_start(NULL, NULL);
+    assert_non_null(b);
+    options.socket_path = b->socket;
+    fab_client_t *cb;
+    assert_int_equal(fab_client_connect(&options, &cb), FAB_SUCCESS);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(ca, &handle);
+    expect_import(cb, &handle, FAB_ERROR_INVALID_HANDLE);
+    bool live;
+    assert_int_equal(fab_client_verify(cb, &handle, &live), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_client_verify(ca, &handle, &live), FAB_SUCCESS);
+    assert_true(live);
+    expect_import(ca, &handle, FAB_SUCCESS);
+    fab_region_release(region);
+    fab_client_close(ca);
+    fab_client_close(cb);
+}
+
+static void restarted_daemon_recognizes_its_handles(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char key[512];
+    snprintf(key, sizeof(key), "%s/fabmemd.state", dir);
+    fabt_daemon_t *a = fabt_daemon_start(NULL, key);
+    assert_non_null(a);
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    fab_region_release(region);
+    fab_client_close(client);
+    assert_int_equal(fabt_daemon_stop(a), 0);
+
+    fabt_daemon_t *b = fabt_daemon_start(NULL, key);
+    assert_non_null(b);
+    client = connect_node(NULL);
+    bool live = true;
+    assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
+    assert_false(live);
+    expect_import(client, &handle, FAB_ERROR_INVALID_HANDLE); /* authentic, but gone */
+    fab_client_close(client);
+
+    fabt_daemon_t *c = fabt_daemon_start(NULL, NULL); /* a fresh key */
+    assert_non_null(c);
+    client = connect_node(NULL);
+    assert_int_equal(fab_client_verify(client, &handle, &live), FAB_ERROR_INVALID_HANDLE);
+    fab_client_close(client);
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+static void stale_handle_after_last_release_is_invalid(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start(NULL, NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    fab_region_t *imported;
+    assert_int_equal(fab_client_import(client, &handle, 1, &imported), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    /* The import still holds the memory: the handle is live. */
+    expect_import(client, &handle, FAB_SUCCESS);
+    assert_int_equal(fab_region_release(imported), FAB_SUCCESS);
+    expect_import(client, &handle, FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void release_with_unimported_exports_warns_naming_the_allocation(void **state)
+{
+    (void)state;
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_uuid_t uuid = fab_region_uuid(region);
+    /* Not a refusal, as in the seed: the driver allows it. */
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS); /* the log is written */
+    char hex[33], text[128];
+    fabt_hex16(uuid.bytes, hex);
+    snprintf(text, sizeof(text), "allocation %s released by pid %ld with 2 exported handles never imported",
+             hex, (long)getpid());
+    assert_true(fabt_daemon_log_contains(daemon, text));
+    expect_import(client, &handle, FAB_ERROR_INVALID_HANDLE); /* the late import fails */
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void fabric_allocation_without_channel_is_not_permitted(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start("[channel 3]\nuids = 12345\n", NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void channel_by_group_is_honoured(void **state)
+{
+    (void)state;
+    char config[64];
+    snprintf(config, sizeof(config), "[channel 7]\ngids = %lu\n", (unsigned long)getgid());
+    assert_non_null(fabt_daemon_start(config, NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    expect_import(client, &handle, FAB_SUCCESS);
+    fab_region_release(region);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+/* helper "nobody": drop to uid/gid 65534, then import the handle it is sent
+ * and report the status as a word. */
+static int helper_nobody(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+        return 10;
+    fab_client_t *client;
+    fab_status_t status = fab_client_connect(NULL, &client);
+    if (status != FAB_SUCCESS) {
+        fab_test_send_word(sock, fab_status_name(status));
+        return 11;
+    }
+    fab_handle_t handle;
+    if (fab_test_send_word(sock, "ready") != 0 ||
+        fab_test_recv(sock, handle.bytes, sizeof(handle.bytes)) != 0)
+        return 12;
+    fab_region_t *region;
+    status = fab_client_import(client, &handle, 0, &region);
+    if (status == FAB_SUCCESS) {
+        unsigned char *p;
+        if (fab_region_map(region, FAB_ACCESS_READ_ONLY, (void **)&p) != FAB_SUCCESS || p[0] != 42)
+            return 13;
+        fab_region_unmap(region, p);
+        fab_region_release(region);
+    }
+    fab_client_close(client);
+    return fab_test_send_word(sock, fab_status_name(status)) == 0 ? 0 : 14;
+}
+
+static void second_uid(const char *config, const char *want)
+{
+    if (getuid() != 0)
+        skip(); /* needs to drop privileges */
+    assert_non_null(fabt_daemon_start(config, NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    unsigned char *p;
+    assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
+    p[0] = 42;
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("nobody", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, handle.bytes, sizeof(handle.bytes)), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, want), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    fab_region_unmap(region, p);
+    fab_region_release(region);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void second_uid_without_shared_channel_is_not_permitted(void **state)
+{
+    (void)state;
+    second_uid("[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0\n[channel 1]\nuids = 65534\n",
+               "FAB_ERROR_NOT_PERMITTED");
+}
+
+static void second_uid_sharing_a_channel_imports(void **state)
+{
+    (void)state;
+    second_uid("[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n", "FAB_SUCCESS");
+}
+
+static const char topology_config[] =
+    "[channel 0]\nuids = 0\n"
+    "[node a]\nimex_domain = one\ncluster_uuid = 11111111-2222-3333-4444-555555555555\n"
+    "clique_id = 1\ngpus = 2\n"
+    "[node b]\nimex_domain = one\ncluster_uuid = 11111111-2222-3333-4444-555555555555\n"
+    "clique_id = 1\ngpus = 2\n"
+    "[node other-domain]\nimex_domain = two\ncluster_uuid = 11111111-2222-3333-4444-555555555555\n"
+    "clique_id = 1\n"
+    "[node other-clique]\nimex_domain = one\ncluster_uuid = 11111111-2222-3333-4444-555555555555\n"
+    "clique_id = 2\n"
+    "[node other-cluster]\nimex_domain = one\ncluster_uuid = 99999999-2222-3333-4444-555555555555\n"
+    "clique_id = 1\n"
+    "[node in-progress]\nimex_domain = one\ncluster_uuid = 11111111-2222-3333-4444-555555555555\n"
+    "clique_id = 1\nfabric_state = in_progress\n";
+
+static void topology_decides_reachability(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start(topology_config, NULL));
+    fab_client_t *a = connect_node("a");
+    fab_handle_t handle;
+    fab_region_t *region = allocate(a, &handle);
+    static const struct {
+        const char *node;
+        fab_status_t want;
+    } cases[] = {
+        {"a", FAB_SUCCESS},
+        {"b", FAB_SUCCESS},
+        {"other-domain", FAB_ERROR_INVALID_HANDLE},
+        {"other-clique", FAB_ERROR_NOT_SUPPORTED},
+        {"other-cluster", FAB_ERROR_NOT_SUPPORTED},
+        {"in-progress", FAB_ERROR_NOT_SUPPORTED},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        fab_client_t *peer = connect_node(cases[i].node);
+        fab_region_t *imported = NULL;
+        fab_status_t got = fab_client_import(peer, &handle, 0, &imported);
+        if (got != cases[i].want)
+            fail_msg("import on node %s: %s, want %s", cases[i].node, fab_status_name(got),
+                     fab_status_name(cases[i].want));
+        if (got == FAB_SUCCESS)
+            fab_region_release(imported);
+        assert_int_equal(fab_client_close(peer), FAB_SUCCESS);
+    }
+    fab_client_t *b = connect_node("b");
+    fab_region_t *imported;
+    assert_int_equal(fab_client_import(b, &handle, 2, &imported), FAB_ERROR_INVALID_DEVICE);
+    fab_client_close(b);
+    fab_client_options_t options = {NULL, "no-such-node", 0};
+    fab_client_t *none;
+    assert_int_equal(fab_client_connect(&options, &none), FAB_ERROR_NOT_FOUND);
+    fab_region_release(region);
+    fab_client_close(a);
+}
+
+static void allocation_arguments_are_checked(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start("[channel 0]\nuids = 0\n[node n]\ngpus = 2\n"
+                                      "gpu_memory = 8M\nhandle_types = fabric\n", NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_region_t *region;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2 + 4096);
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_INVALID_VALUE);
+    props.size = 0;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_INVALID_VALUE);
+    props = fab_alloc_props_read_write(2, MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_INVALID_DEVICE);
+    props = fab_alloc_props_read_write(-1, MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_INVALID_DEVICE);
+    props = fab_alloc_props_read_write(0, MIB2);
+    props.handle_type = FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_NOT_SUPPORTED);
+    props.handle_type = FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | FAB_HANDLE_TYPE_FABRIC;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_NOT_SUPPORTED);
+    props = fab_alloc_props_read_write(0, 16 * MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_OUT_OF_MEMORY);
+    props = fab_alloc_props_read_write(0, MIB2);
+    props.peer_access = FAB_ACCESS_NONE;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_allocate(client, NULL, &region), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_client_import(client, NULL, 0, &region), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void no_daemon_and_no_autostart_is_not_ready(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    char path[512];
+    snprintf(path, sizeof(path), "%s/none.sock", dir);
+    fab_client_options_t options = {path, NULL, -1};
+    setenv("FABMEM_NO_AUTOSTART", "1", 1);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(&options, &client), FAB_ERROR_SYSTEM_NOT_READY);
+    options.autostart = 0;
+    unsetenv("FABMEM_NO_AUTOSTART");
+    assert_int_equal(fab_client_connect(&options, &client), FAB_ERROR_SYSTEM_NOT_READY);
+    assert_int_equal(fab_client_connect(&options, NULL), FAB_ERROR_INVALID_VALUE);
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+static void daemon_gone_is_not_ready(void **state)
+{
+    (void)state;
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    char *p;
+    assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
+    assert_int_equal(fabt_daemon_stop(daemon), 0);
+    strcpy(p, "the memory outlives the daemon");
+    fab_region_t *other;
+    assert_int_equal(fab_client_import(client, &handle, 0, &other), FAB_ERROR_SYSTEM_NOT_READY);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &other), FAB_ERROR_SYSTEM_NOT_READY);
+    assert_int_equal(fab_region_unmap(region, p), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fabt_teardown),
+    cmocka_unit_test_teardown(handle_from_another_fabric_is_invalid, fabt_teardown),
+    cmocka_unit_test_teardown(restarted_daemon_recognizes_its_handles, fabt_teardown),
+    cmocka_unit_test_teardown(stale_handle_after_last_release_is_invalid, fabt_teardown),
+    cmocka_unit_test_teardown(release_with_unimported_exports_warns_naming_the_allocation,
+                              fabt_teardown),
+    cmocka_unit_test_teardown(fabric_allocation_without_channel_is_not_permitted, fabt_teardown),
+    cmocka_unit_test_teardown(channel_by_group_is_honoured, fabt_teardown),
+    cmocka_unit_test_teardown(second_uid_without_shared_channel_is_not_permitted, fabt_teardown),
+    cmocka_unit_test_teardown(second_uid_sharing_a_channel_imports, fabt_teardown),
+    cmocka_unit_test_teardown(topology_decides_reachability, fabt_teardown),
+    cmocka_unit_test_teardown(allocation_arguments_are_checked, fabt_teardown),
+    cmocka_unit_test_teardown(no_daemon_and_no_autostart_is_not_ready, fabt_teardown),
+    cmocka_unit_test_teardown(daemon_gone_is_not_ready, fabt_teardown),
+};
+
+static const fab_test_helper_t helpers[] = {
+    {"nobody", helper_nobody},
+};
+
+FAB_TEST_MAIN("fabric", tests, helpers)
