@@ -32,7 +32,8 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
     fabt__count++;
     /* Other users (the dropped-privilege tests) must reach the socket. */
     chmod(d->dir, 0755);
-    snprintf(d->socket, sizeof(d->socket), "%s/fabmemd.sock", d->dir);
+    if (snprintf(d->socket, sizeof(d->socket), "%s/fabmemd.sock", d->dir) >= (int)sizeof(d->socket))
+        return NULL;
     snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
     snprintf(d->state, sizeof(d->state), "%s", state_file ? state_file : "");
     if (config_text != NULL || state_file != NULL) {
@@ -86,6 +87,8 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
     struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
     char byte = 0;
     int ready = poll(&p, 1, FAB_TEST_TIMEOUT_MS) > 0 && read(pipefd[0], &byte, 1) == 1;
+    /* Then EOF: the daemon has closed its end, so its fds are settled. */
+    ready = ready && poll(&p, 1, FAB_TEST_TIMEOUT_MS) > 0 && read(pipefd[0], &byte, 1) == 0;
     close(pipefd[0]);
     if (!ready) {
         fabt_daemon_stop(d);

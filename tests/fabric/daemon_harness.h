@@ -15,7 +15,7 @@
 typedef struct fabt_daemon {
     pid_t pid;
     char *dir;
-    char socket[256];
+    char socket[108]; /* sun_path's size */
     char config[256];
     char log[256];
     char state[256];

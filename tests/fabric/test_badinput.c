@@ -1,0 +1,330 @@
+/* Bad input never crashes, leaks or stalls the daemon: malformed, truncated,
+ * oversized, empty and out-of-order messages, stray fds, unknown regions, a
+ * client that never reads its replies, and a client that vanishes holding
+ * memory. Raw connections speak the wire protocol directly (proto.h). */
+#include "daemon_harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fabmem.h"
+#include "src/fabric/proto.h"
+
+static int raw_connect(const fabt_daemon_t *daemon)
+{
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_true(sock >= 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", daemon->socket);
+    assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    return sock;
+}
+
+static void raw_send(int sock, const void *buf, size_t len)
+{
+    assert_int_equal(send(sock, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static void raw_request(int sock, fab__request_t *request)
+{
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(request, buf);
+    raw_send(sock, buf, len);
+}
+
+/* The next reply's status, or -1 when the daemon closed the connection. */
+static int raw_status(int sock, int *fd_out)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
+    uint8_t buf[FAB__PROTO_MAX];
+    int fd = -1;
+    ssize_t n = fab__proto_recv(sock, buf, &fd, 0);
+    if (n <= 0)
+        return -1;
+    fab__reply_t reply;
+    assert_int_equal(fab__reply_decode(buf, (size_t)n, &reply), FAB_SUCCESS);
+    if (fd_out != NULL)
+        *fd_out = fd;
+    else if (fd >= 0)
+        close(fd);
+    return (int)reply.status;
+}
+
+static void raw_hello(int sock)
+{
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    raw_request(sock, &hello);
+    assert_int_equal(raw_status(sock, NULL), FAB_SUCCESS);
+}
+
+/* The daemon still serves a well-behaved client, and holds no more fds than
+ * it did at the start (its closes may lag our round trips by a little). */
+static void daemon_is_healthy(const fabt_daemon_t *daemon, int baseline_fds)
+{
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_daemon_stats_t stats;
+    int fds = -1;
+    for (int i = 0; i < 1000; i++) {
+        assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+        fds = fabt_daemon_fd_count(daemon);
+        if (fds == baseline_fds + 1 && stats.clients == 1)
+            break;
+    }
+    assert_int_equal(stats.clients, 1);
+    assert_int_equal(stats.allocations, 0);
+    assert_int_equal(fds, baseline_fds + 1); /* + this client's socket */
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static fabt_daemon_t *start(int *baseline)
+{
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    *baseline = fabt_daemon_fd_count(daemon);
+    assert_true(*baseline > 0);
+    return daemon;
+}
+
+static void malformed_message_closes_the_connection(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    static const char *const junk[] = {
+        "GET / HTTP/1.0\r\n\r\n",          /* not our magic */
+        "FBM1\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00", /* HELLO without a body */
+        "FBM1\x63\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00", /* unknown type */
+    };
+    for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+        int sock = raw_connect(daemon);
+        raw_send(sock, junk[i], i == 0 ? strlen(junk[i]) : 16);
+        assert_int_equal(raw_status(sock, NULL), -1);
+        close(sock);
+    }
+    /* A known type with a nonzero status field, and one with reserved bits. */
+    int sock = raw_connect(daemon);
+    raw_hello(sock);
+    uint8_t buf[FAB__PROTO_MAX];
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    size_t len = fab__request_encode(&stats, buf);
+    buf[12] = 1;
+    raw_send(sock, buf, len);
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    daemon_is_healthy(daemon, baseline);
+}
+
+static void truncated_message_closes_the_connection(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    fab__request_t request = {.type = FAB__MSG_IMPORT, .seq = 2};
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t full = fab__request_encode(&request, buf);
+    for (size_t cut = 1; cut < full; cut += 7) {
+        int sock = raw_connect(daemon);
+        raw_hello(sock);
+        raw_send(sock, buf, cut);
+        assert_int_equal(raw_status(sock, NULL), -1);
+        close(sock);
+    }
+    /* A name length that promises more than the message holds. */
+    int sock = raw_connect(daemon);
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    hello.u.hello.name_len = 4;
+    memcpy(hello.u.hello.name, "node", 4);
+    size_t len = fab__request_encode(&hello, buf);
+    raw_send(sock, buf, len - 2);
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    daemon_is_healthy(daemon, baseline);
+}
+
+static void oversized_or_empty_message_closes_the_connection(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    static uint8_t big[64 * 1024];
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    fab__request_encode(&stats, big);
+    int sock = raw_connect(daemon);
+    raw_hello(sock);
+    raw_send(sock, big, sizeof(big));
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    sock = raw_connect(daemon);
+    raw_hello(sock);
+    raw_send(sock, big, FAB__PROTO_MAX + 1);
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    sock = raw_connect(daemon);
+    raw_send(sock, big, 0);
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    daemon_is_healthy(daemon, baseline);
+}
+
+static void out_of_order_requests_get_an_error_reply(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    int sock = raw_connect(daemon);
+    fab__request_t alloc = {.type = FAB__MSG_ALLOC, .seq = 1};
+    alloc.u.alloc.size = 2u << 20;
+    alloc.u.alloc.peer_access = FAB_ACCESS_READ_WRITE;
+    alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
+    raw_request(sock, &alloc);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fab__request_t release = {.type = FAB__MSG_RELEASE, .seq = 2};
+    raw_request(sock, &release);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_ILLEGAL_STATE);
+    raw_hello(sock);
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 3};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    raw_request(sock, &hello);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_ILLEGAL_STATE);
+    /* Regions that this connection never had. */
+    release.u.region.region = 12345;
+    raw_request(sock, &release);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_INVALID_HANDLE);
+    fab__request_t export = {.type = FAB__MSG_EXPORT, .seq = 4};
+    raw_request(sock, &export);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_INVALID_HANDLE);
+    /* The connection still works. */
+    int fd = -1;
+    raw_request(sock, &alloc);
+    assert_int_equal(raw_status(sock, &fd), FAB_SUCCESS);
+    assert_true(fd >= 0);
+    close(fd);
+    close(sock); /* vanishes holding the allocation: the daemon frees it */
+    fab__request_t bad_version = hello;
+    sock = raw_connect(daemon);
+    bad_version.u.hello.version = 99;
+    raw_request(sock, &bad_version);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_NOT_SUPPORTED);
+    close(sock);
+    daemon_is_healthy(daemon, baseline);
+}
+
+static void stray_fds_are_closed_with_the_connection(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    int sock = raw_connect(daemon);
+    raw_hello(sock);
+    /* A valid request with an fd: an error reply, then the connection goes. */
+    uint8_t buf[FAB__PROTO_MAX];
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    size_t len = fab__request_encode(&stats, buf);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    assert_int_equal(fab__proto_send(sock, buf, len, devnull), 0);
+    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    /* Many fds at once, more than the daemon has room for. */
+    sock = raw_connect(daemon);
+    int fds[32];
+    for (int i = 0; i < 32; i++)
+        fds[i] = devnull;
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(fds))];
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(fds));
+    memcpy(CMSG_DATA(c), fds, sizeof(fds));
+    assert_int_equal(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
+    assert_int_equal(raw_status(sock, NULL), -1);
+    close(sock);
+    close(devnull);
+    daemon_is_healthy(daemon, baseline);
+}
+
+static void client_that_never_reads_stalls_only_itself(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    int stuck = raw_connect(daemon);
+    raw_hello(stuck);
+    /* Requests until our socket buffer is full: the daemon's replies pile up
+     * unread on its side first. */
+    int flags = fcntl(stuck, F_GETFL);
+    fcntl(stuck, F_SETFL, flags | O_NONBLOCK);
+    uint8_t buf[FAB__PROTO_MAX];
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    size_t len = fab__request_encode(&stats, buf);
+    int sent = 0;
+    while (sent < 100000 && send(stuck, buf, len, MSG_NOSIGNAL) == (ssize_t)len)
+        sent++;
+    assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
+    assert_true(sent > 10);
+    /* Others are served meanwhile. */
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_region_t *region;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_region_release(region);
+    fab_client_close(client);
+    close(stuck);
+    daemon_is_healthy(daemon, baseline);
+}
+
+static void garbage_from_many_connections_leaves_no_trace(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    unsigned seed = 12345;
+    for (int round = 0; round < 200; round++) {
+        int sock = raw_connect(daemon);
+        if (round % 2)
+            raw_hello(sock);
+        uint8_t buf[600];
+        size_t len = 1 + (size_t)(rand_r(&seed) % (int)sizeof(buf));
+        for (size_t i = 0; i < len; i++)
+            buf[i] = (uint8_t)rand_r(&seed);
+        if (round % 3 == 0 && len >= 16)
+            memcpy(buf, "FBM1", 4); /* get past the magic now and then */
+        send(sock, buf, len, MSG_NOSIGNAL);
+        close(sock);
+    }
+    daemon_is_healthy(daemon, baseline);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(malformed_message_closes_the_connection, fabt_teardown),
+    cmocka_unit_test_teardown(truncated_message_closes_the_connection, fabt_teardown),
+    cmocka_unit_test_teardown(oversized_or_empty_message_closes_the_connection, fabt_teardown),
+    cmocka_unit_test_teardown(out_of_order_requests_get_an_error_reply, fabt_teardown),
+    cmocka_unit_test_teardown(stray_fds_are_closed_with_the_connection, fabt_teardown),
+    cmocka_unit_test_teardown(client_that_never_reads_stalls_only_itself, fabt_teardown),
+    cmocka_unit_test_teardown(garbage_from_many_connections_leaves_no_trace, fabt_teardown),
+};
+
+static const fab_test_helper_t helpers[] = {{"none", NULL}};
+
+FAB_TEST_MAIN("fabric", tests, helpers)
