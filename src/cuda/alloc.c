@@ -1,0 +1,443 @@
+/* Physical allocations and their handles: cuMemCreate, cuMemRelease,
+ * cuMemExportToShareableHandle, cuMemImportFromShareableHandle,
+ * cuMemRetainAllocationHandle, cuMemGetAllocationPropertiesFromHandle,
+ * cuMemGetAllocationGranularity.
+ *
+ * Device memory is host memory. An allocation that may be shared as a fabric
+ * handle is a region of the fabric (a memfd the daemon made); any other is a
+ * memfd made here, so POSIX_FILE_DESCRIPTOR sharing needs no daemon.
+ *
+ * Lifecycle (the driver's rule, DESIGN.md "lifetime"):
+ *
+ *   cuMemCreate / cuMemImportFromShareableHandle  handle_refs = 1
+ *   cuMemRetainAllocationHandle                    handle_refs + 1
+ *   cuMemMap                                       map_count + 1 (vmm.c)
+ *   cuMemUnmap                                     map_count - 1 (vmm.c)
+ *   cuMemRelease                                   handle_refs - 1
+ *   handle_refs == 0 && map_count == 0  ──▶  memfd closed / fab_region_release
+ *
+ * A handle whose references are gone is unknown to every call, except that
+ * cuMemRetainAllocationHandle on a still-mapped address revives it. A POSIX fd
+ * given out by an export holds its own reference to the memory (it is a dup of
+ * the memfd) until the receiver closes it; a fabric handle holds none. */
+#include "src/cuda/cuda_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FAB__CU_HANDLE_TYPES_KNOWN                                                  \
+    (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |         \
+     CU_MEM_HANDLE_TYPE_WIN32_KMT | CU_MEM_HANDLE_TYPE_FABRIC)
+
+/* ---- the handle table ----------------------------------------------------- */
+
+static size_t fab__cu_bucket(CUmemGenericAllocationHandle id)
+{
+    return (size_t)(id * 0x9E3779B97F4A7C15ull >> 56) % FAB__CU_ALLOC_BUCKETS;
+}
+
+/* Any allocation still holding memory, whether or not its handle is live. */
+static fab__cu_alloc_t *fab__cu_alloc_lookup(CUmemGenericAllocationHandle id)
+{
+    for (fab__cu_alloc_t *a = fab__cu.allocs[fab__cu_bucket(id)]; a; a = a->next) {
+        if (a->id == id)
+            return a;
+    }
+    return NULL;
+}
+
+fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id)
+{
+    fab__cu_alloc_t *a = fab__cu_alloc_lookup(id);
+    return a && a->handle_refs > 0 ? a : NULL;
+}
+
+static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
+{
+    /* Ids are never reused, so a stale handle can never name new memory. */
+    a->id = fab__cu.next_alloc_id;
+    fab__cu.next_alloc_id += 0x10;
+    size_t b = fab__cu_bucket(a->id);
+    a->next = fab__cu.allocs[b];
+    fab__cu.allocs[b] = a;
+}
+
+static void fab__cu_alloc_free(fab__cu_alloc_t *a)
+{
+    for (fab__cu_alloc_t **p = &fab__cu.allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    }
+#if defined(FABMEM_HAVE_FABRIC)
+    if (a->region) {
+        fab_region_release(a->region);
+        free(a);
+        return;
+    }
+#endif
+    if (a->fd >= 0)
+        close(a->fd);
+    free(a);
+}
+
+void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc)
+{
+    if (alloc->map_count > 0)
+        alloc->map_count--;
+    if (alloc->map_count == 0 && alloc->handle_refs == 0)
+        fab__cu_alloc_free(alloc);
+}
+
+/* ---- the fabric client ------------------------------------------------------ */
+
+#if defined(FABMEM_HAVE_FABRIC)
+/* Connect on first use, so that programs that never share through the fabric
+ * never need a daemon. Caller holds the write lock. */
+static CUresult fab__cu_client(fab_client_t **client_out)
+{
+    if (!fab__cu.client) {
+        fab_status_t s = fab_client_connect(NULL, &fab__cu.client);
+        if (s != FAB_SUCCESS) {
+            fab__cu_log(FAB__CU_LOG_WARN, "no fabric daemon: %s (FABMEM_SOCKET)",
+                        fab_status_string(s));
+            return fab__cu_from_status(s);
+        }
+    }
+    *client_out = fab__cu.client;
+    return CUDA_SUCCESS;
+}
+#endif
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static CUresult fab__cu_location_device(const CUmemLocation *loc, int *device_out)
+{
+    if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA)
+        return CUDA_ERROR_NOT_SUPPORTED; /* host-resident VMM memory is not emulated */
+    if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (loc->id < 0 || loc->id >= fab__cu.device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *device_out = loc->id;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                       CUmemAllocationGranularity_flags option)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!granularity || !prop)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    r = fab__cu_location_device(&prop->location, &dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    /* Recommended equals minimum: host pages gain nothing from larger ones. */
+    *granularity = (size_t)fab__cu.devices[dev].granularity;
+    return CUDA_SUCCESS;
+}
+
+/* ---- create / release ---------------------------------------------------------- */
+
+static CUresult fab__cu_memfd(size_t size, int *fd_out)
+{
+    int fd = memfd_create("fabmem-cuda", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY
+                                                                      : CUDA_ERROR_OPERATING_SYSTEM;
+    if (ftruncate(fd, (off_t)size) != 0) {
+        close(fd);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *fd_out = fd;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                     const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!handle || !prop || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->win32HandleMetaData)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    r = fab__cu_location_device(&prop->location, &dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    const fab__cu_device_t *d = &fab__cu.devices[dev];
+    unsigned types = (unsigned)prop->requestedHandleTypes;
+    if (types & ~(unsigned)FAB__CU_HANDLE_TYPES_KNOWN)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (types & ~d->handle_types)
+        return CUDA_ERROR_NOT_SUPPORTED; /* WIN32 kinds, or a type the config turned off */
+    if (size == 0 || size % d->granularity != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (size > d->total_memory)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+
+    fab__cu_alloc_t *a = calloc(1, sizeof(*a));
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    a->size = size;
+    a->device = dev;
+    a->prop = *prop;
+    a->fd = -1;
+    a->handle_refs = 1;
+
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
+#if defined(FABMEM_HAVE_FABRIC)
+        fab_client_t *client;
+        r = fab__cu_client(&client);
+        if (r == CUDA_SUCCESS) {
+            fab_alloc_props_t fp = {.device_ordinal = dev, .size = size,
+                                    .peer_access = FAB_ACCESS_READ_WRITE,
+                                    .handle_type = (fab_handle_type_t)types};
+            fab_region_t *region = NULL;
+            fab_status_t s = fab_client_allocate(client, &fp, &region);
+            /* No IMEX channel: NOT_PERMITTED, although attribute 128 says 1. */
+            r = fab__cu_from_status(s);
+            if (r == CUDA_SUCCESS) {
+                a->region = region;
+                a->fd = fab_region_fd(region);
+            }
+        }
+#else
+        r = CUDA_ERROR_NOT_SUPPORTED; /* built without the fabric layer */
+#endif
+    } else {
+        r = fab__cu_memfd(size, &a->fd);
+    }
+    if (r != CUDA_SUCCESS)
+        goto fail_backing;
+    fab__cu_alloc_insert(a);
+    *handle = a->id;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+
+fail_backing:
+    pthread_rwlock_unlock(&fab__cu.lock);
+    free(a);
+    return r;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
+    if (!a) {
+        pthread_rwlock_unlock(&fab__cu.lock);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (--a->handle_refs == 0) {
+        /* The seed refuses this; the driver does not. Say what will happen. */
+        if (a->fabric_exports > 0)
+            fab__cu_log(FAB__CU_LOG_INFO,
+                        "cuMemRelease(0x%llx): released with %u exported handles never imported "
+                        "(an import after the memory is gone fails)",
+                        (unsigned long long)a->id, a->fabric_exports);
+        if (a->map_count == 0)
+            fab__cu_alloc_free(a);
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+/* ---- export / import ------------------------------------------------------------ */
+
+CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
+                                      CUmemAllocationHandleType handleType,
+                                      unsigned long long flags)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!shareableHandle || flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
+    if (!a) {
+        r = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    /* One type at a time, and only one requested at cuMemCreate (DESIGN:
+     * "export of a type not requested ... refused"). */
+    if ((handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
+         handleType != CU_MEM_HANDLE_TYPE_FABRIC) ||
+        !((unsigned)a->prop.requestedHandleTypes & (unsigned)handleType)) {
+        r = CUDA_ERROR_INVALID_VALUE;
+        goto out;
+    }
+    if (handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+        /* The fd leaves the process: seal its size first so that no holder can
+         * shrink the memory under another's mapping. Fabric memfds are sealed
+         * by the daemon or not at all; a failure here is not an error. */
+        if (!a->sealed && !a->region) {
+            if (fcntl(a->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+                a->sealed = true;
+        }
+        int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) {
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+            goto out;
+        }
+        *(int *)shareableHandle = fd;
+        r = CUDA_SUCCESS;
+        goto out;
+    }
+#if defined(FABMEM_HAVE_FABRIC)
+    fab_handle_t h;
+    r = fab__cu_from_status(fab_region_export(a->region, &h));
+    if (r == CUDA_SUCCESS) {
+        memcpy(((CUmemFabricHandle *)shareableHandle)->data, h.bytes, FAB_HANDLE_BYTES);
+        a->fabric_exports++;
+    }
+#else
+    r = CUDA_ERROR_NOT_SUPPORTED;
+#endif
+out:
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+static int fab__cu_import_device(void)
+{
+    struct CUctx_st *ctx = fab__cu_current();
+    return ctx ? ctx->device : 0;
+}
+
+static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return CUDA_ERROR_INVALID_VALUE; /* not an open descriptor */
+    const fab__cu_device_t *d = &fab__cu.devices[a->device];
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size % d->granularity != 0)
+        return CUDA_ERROR_INVALID_HANDLE; /* open, but not memory a driver exported */
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    a->fd = own;
+    a->size = (size_t)st.st_size;
+    a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                        CUmemAllocationHandleType shHandleType)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
+        shHandleType != CU_MEM_HANDLE_TYPE_FABRIC)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (shHandleType == CU_MEM_HANDLE_TYPE_FABRIC && !osHandle)
+        return CUDA_ERROR_INVALID_VALUE;
+
+    fab__cu_alloc_t *a = calloc(1, sizeof(*a));
+    if (!a)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    a->fd = -1;
+    a->handle_refs = 1;
+    a->device = fab__cu_import_device();
+    a->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    a->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a->prop.location.id = a->device;
+
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+        r = fab__cu_import_fd((int)(uintptr_t)osHandle, a);
+    } else {
+#if defined(FABMEM_HAVE_FABRIC)
+        fab_client_t *client;
+        r = fab__cu_client(&client);
+        if (r == CUDA_SUCCESS) {
+            fab_handle_t h;
+            memcpy(h.bytes, ((const CUmemFabricHandle *)osHandle)->data, FAB_HANDLE_BYTES);
+            fab_region_t *region = NULL;
+            r = fab__cu_from_status(fab_client_import(client, &h, a->device, &region));
+            if (r == CUDA_SUCCESS) {
+                a->region = region;
+                a->fd = fab_region_fd(region);
+                a->size = fab_region_size(region);
+                a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+            }
+        }
+#else
+        r = CUDA_ERROR_NOT_SUPPORTED;
+#endif
+    }
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    fab__cu_alloc_insert(a);
+    *handle = a->id;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+
+fail:
+    pthread_rwlock_unlock(&fab__cu.lock);
+    free(a);
+    return r;
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                                CUmemGenericAllocationHandle handle)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!prop)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
+    if (a)
+        *prop = a->prop;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    r = CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
+    uintptr_t p = (uintptr_t)addr;
+    fab__cu_range_t *range = fab__cu_range_find(p);
+    for (size_t i = 0; range && i < range->npieces; i++) {
+        fab__cu_piece_t *pc = &range->pieces[i];
+        if (p >= pc->addr && p - pc->addr < pc->size) {
+            pc->alloc->handle_refs++;
+            *handle = pc->alloc->id;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}

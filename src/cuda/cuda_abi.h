@@ -1,0 +1,297 @@
+/* The CUDA driver ABI that the emulation implements, declared fresh (a machine
+ * without NVIDIA's toolkit has no cuda.h): CUDA's type names, enumerator names,
+ * values and struct layouts, as cuda.h 13.0 defines them, for the subset the
+ * emulation speaks. Nothing here has behaviour.
+ *
+ * Every name is written through FAB_CU(name), which is the name itself unless
+ * the includer defines FAB_CU first. tests/cuda/test_cuda_abi.c includes
+ * NVIDIA's cuda.h and then this header with FAB_CU(name) = abi_##name, and
+ * static-asserts that every size, offset and value below equals NVIDIA's.
+ * Enumerations are X-macro lists so that the check walks each one entry by
+ * entry and the error table (name, number, message) is a single list. */
+#ifndef FAB_CUDA_ABI_H
+#define FAB_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef FAB_CU
+#define FAB_CU(name) name
+#endif
+
+#define FAB__CU_ENUMERATOR(name, value) FAB_CU(name) = (value),
+#define FAB__CU_RESULT_ENUMERATOR(name, value, text) FAB_CU(name) = (value),
+
+/* XX(name, CUDA number, cuGetErrorString text). The messages are the real
+ * driver's (DESIGN.md, "strings"). */
+#define FAB_CU_RESULT_LIST(XX)                                                              \
+    XX(CUDA_SUCCESS, 0, "no error")                                                         \
+    XX(CUDA_ERROR_INVALID_VALUE, 1, "invalid argument")                                     \
+    XX(CUDA_ERROR_OUT_OF_MEMORY, 2, "out of memory")                                        \
+    XX(CUDA_ERROR_NOT_INITIALIZED, 3, "initialization error")                               \
+    XX(CUDA_ERROR_DEINITIALIZED, 4, "driver shutting down")                                 \
+    XX(CUDA_ERROR_NO_DEVICE, 100, "no CUDA-capable device is detected")                     \
+    XX(CUDA_ERROR_INVALID_DEVICE, 101, "invalid device ordinal")                            \
+    XX(CUDA_ERROR_INVALID_CONTEXT, 201, "invalid device context")                           \
+    XX(CUDA_ERROR_ALREADY_MAPPED, 208, "resource already mapped")                           \
+    XX(CUDA_ERROR_NOT_MAPPED, 211, "resource not mapped")                                   \
+    XX(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216, "context already in use")                    \
+    XX(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217,                                             \
+       "peer access is not supported between these two devices")                          \
+    XX(CUDA_ERROR_OPERATING_SYSTEM, 304, "OS call failed or operation not supported on this OS") \
+    XX(CUDA_ERROR_INVALID_HANDLE, 400, "invalid resource handle")                           \
+    XX(CUDA_ERROR_ILLEGAL_STATE, 401, "the operation cannot be performed in the present state") \
+    XX(CUDA_ERROR_NOT_FOUND, 500, "named symbol not found")                                 \
+    XX(CUDA_ERROR_ILLEGAL_ADDRESS, 700, "an illegal memory access was encountered")         \
+    XX(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704,                                         \
+       "peer access is already enabled")                                                    \
+    XX(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705, "peer access has not been enabled")         \
+    XX(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")                        \
+    XX(CUDA_ERROR_NOT_PERMITTED, 800, "operation not permitted")                            \
+    XX(CUDA_ERROR_NOT_SUPPORTED, 801, "operation not supported")                            \
+    XX(CUDA_ERROR_SYSTEM_NOT_READY, 802, "system not yet initialized")                      \
+    XX(CUDA_ERROR_UNKNOWN, 999, "unknown error")
+
+typedef enum FAB_CU(cudaError_enum) {
+    FAB_CU_RESULT_LIST(FAB__CU_RESULT_ENUMERATOR)
+} FAB_CU(CUresult);
+
+#define FAB_CU_HANDLE_TYPE_LIST(XX)                   \
+    XX(CU_MEM_HANDLE_TYPE_NONE, 0x0)                  \
+    XX(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0x1) \
+    XX(CU_MEM_HANDLE_TYPE_WIN32, 0x2)                 \
+    XX(CU_MEM_HANDLE_TYPE_WIN32_KMT, 0x4)             \
+    XX(CU_MEM_HANDLE_TYPE_FABRIC, 0x8)                \
+    XX(CU_MEM_HANDLE_TYPE_MAX, 0x7FFFFFFF)
+typedef enum FAB_CU(CUmemAllocationHandleType_enum) {
+    FAB_CU_HANDLE_TYPE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemAllocationHandleType);
+
+#define FAB_CU_ACCESS_LIST(XX)                    \
+    XX(CU_MEM_ACCESS_FLAGS_PROT_NONE, 0x0)        \
+    XX(CU_MEM_ACCESS_FLAGS_PROT_READ, 0x1)        \
+    XX(CU_MEM_ACCESS_FLAGS_PROT_READWRITE, 0x3)   \
+    XX(CU_MEM_ACCESS_FLAGS_PROT_MAX, 0x7FFFFFFF)
+typedef enum FAB_CU(CUmemAccess_flags_enum) {
+    FAB_CU_ACCESS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemAccess_flags);
+
+#define FAB_CU_LOCATION_LIST(XX)                 \
+    XX(CU_MEM_LOCATION_TYPE_INVALID, 0x0)        \
+    XX(CU_MEM_LOCATION_TYPE_DEVICE, 0x1)         \
+    XX(CU_MEM_LOCATION_TYPE_HOST, 0x2)           \
+    XX(CU_MEM_LOCATION_TYPE_HOST_NUMA, 0x3)      \
+    XX(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0x4) \
+    XX(CU_MEM_LOCATION_TYPE_MAX, 0x7FFFFFFF)
+typedef enum FAB_CU(CUmemLocationType_enum) {
+    FAB_CU_LOCATION_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemLocationType);
+
+#define FAB_CU_ALLOCATION_TYPE_LIST(XX)       \
+    XX(CU_MEM_ALLOCATION_TYPE_INVALID, 0x0)   \
+    XX(CU_MEM_ALLOCATION_TYPE_PINNED, 0x1)    \
+    XX(CU_MEM_ALLOCATION_TYPE_MANAGED, 0x2)   \
+    XX(CU_MEM_ALLOCATION_TYPE_MAX, 0x7FFFFFFF)
+typedef enum FAB_CU(CUmemAllocationType_enum) {
+    FAB_CU_ALLOCATION_TYPE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemAllocationType);
+
+#define FAB_CU_GRANULARITY_LIST(XX)              \
+    XX(CU_MEM_ALLOC_GRANULARITY_MINIMUM, 0x0)    \
+    XX(CU_MEM_ALLOC_GRANULARITY_RECOMMENDED, 0x1)
+typedef enum FAB_CU(CUmemAllocationGranularity_flags_enum) {
+    FAB_CU_GRANULARITY_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemAllocationGranularity_flags);
+
+/* The device attributes the emulation answers (NCCL, NVSHMEM and PyTorch
+ * query these). */
+#define FAB_CU_DEVICE_ATTRIBUTE_LIST(XX)                                  \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1)                      \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 2)                            \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 3)                            \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 4)                            \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 5)                             \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 6)                             \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 7)                             \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 8)                \
+    XX(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 9)                      \
+    XX(CU_DEVICE_ATTRIBUTE_WARP_SIZE, 10)                                 \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 12)                   \
+    XX(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 13)                                \
+    XX(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16)                      \
+    XX(CU_DEVICE_ATTRIBUTE_INTEGRATED, 18)                                \
+    XX(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 19)                       \
+    XX(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, 20)                              \
+    XX(CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 31)                        \
+    XX(CU_DEVICE_ATTRIBUTE_ECC_ENABLED, 32)                               \
+    XX(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 33)                                \
+    XX(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 34)                             \
+    XX(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 36)                         \
+    XX(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 37)                   \
+    XX(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38)                             \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 39)            \
+    XX(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 40)                        \
+    XX(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 41)                        \
+    XX(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 50)                             \
+    XX(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 75)                  \
+    XX(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 76)                  \
+    XX(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 78)               \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 81)      \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 82)          \
+    XX(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 83)                            \
+    XX(CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD, 84)                           \
+    XX(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 89)                 \
+    XX(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 95)                        \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)         \
+    XX(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 102)      \
+    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 103) \
+    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, 104)       \
+    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED, 105)   \
+    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 106)            \
+    XX(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 110)  \
+    XX(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 115)                   \
+    XX(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 116)                \
+    XX(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 119)           \
+    XX(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 124)                        \
+    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 128)             \
+    XX(CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, 130)                              \
+    XX(CU_DEVICE_ATTRIBUTE_NUMA_ID, 131)                                  \
+    XX(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 132)                      \
+    XX(CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 133)                              \
+    XX(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, 134)
+typedef enum FAB_CU(CUdevice_attribute_enum) {
+    FAB_CU_DEVICE_ATTRIBUTE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUdevice_attribute);
+
+#define FAB_CU_POINTER_ATTRIBUTE_LIST(XX)                \
+    XX(CU_POINTER_ATTRIBUTE_CONTEXT, 1)                  \
+    XX(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 2)              \
+    XX(CU_POINTER_ATTRIBUTE_DEVICE_POINTER, 3)           \
+    XX(CU_POINTER_ATTRIBUTE_HOST_POINTER, 4)             \
+    XX(CU_POINTER_ATTRIBUTE_IS_MANAGED, 8)               \
+    XX(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, 9)           \
+    XX(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, 11)        \
+    XX(CU_POINTER_ATTRIBUTE_RANGE_SIZE, 12)              \
+    XX(CU_POINTER_ATTRIBUTE_MAPPED, 13)                  \
+    XX(CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, 14)    \
+    XX(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, 16)            \
+    XX(CU_POINTER_ATTRIBUTE_MAPPING_SIZE, 18)            \
+    XX(CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, 19)
+typedef enum FAB_CU(CUpointer_attribute_enum) {
+    FAB_CU_POINTER_ATTRIBUTE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUpointer_attribute);
+
+#define FAB_CU_MEMORYTYPE_LIST(XX) \
+    XX(CU_MEMORYTYPE_HOST, 0x01)   \
+    XX(CU_MEMORYTYPE_DEVICE, 0x02) \
+    XX(CU_MEMORYTYPE_ARRAY, 0x03)  \
+    XX(CU_MEMORYTYPE_UNIFIED, 0x04)
+typedef enum FAB_CU(CUmemorytype_enum) {
+    FAB_CU_MEMORYTYPE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemorytype);
+
+#define FAB_CU_PROC_FLAGS_LIST(XX)                         \
+    XX(CU_GET_PROC_ADDRESS_DEFAULT, 0)                     \
+    XX(CU_GET_PROC_ADDRESS_LEGACY_STREAM, 1)               \
+    XX(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, 2)
+typedef enum FAB_CU(CUdriverProcAddress_flags_enum) {
+    FAB_CU_PROC_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUdriverProcAddress_flags);
+
+#define FAB_CU_PROC_RESULT_LIST(XX)                       \
+    XX(CU_GET_PROC_ADDRESS_SUCCESS, 0)                    \
+    XX(CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, 1)           \
+    XX(CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, 2)
+typedef enum FAB_CU(CUdriverProcAddressQueryResult_enum) {
+    FAB_CU_PROC_RESULT_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUdriverProcAddressQueryResult);
+
+#define FAB_CU_STREAM_FLAGS_LIST(XX)   \
+    XX(CU_STREAM_DEFAULT, 0x0)         \
+    XX(CU_STREAM_NON_BLOCKING, 0x1)
+typedef enum FAB_CU(CUstream_flags_enum) {
+    FAB_CU_STREAM_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUstream_flags);
+
+#define FAB_CU_EXEC_AFFINITY_LIST(XX)        \
+    XX(CU_EXEC_AFFINITY_TYPE_SM_COUNT, 0)
+typedef enum FAB_CU(CUexecAffinityType_enum) {
+    FAB_CU_EXEC_AFFINITY_LIST(FAB__CU_ENUMERATOR)
+    FAB_CU(CU_EXEC_AFFINITY_TYPE_MAX)
+} FAB_CU(CUexecAffinityType);
+
+typedef enum FAB_CU(CUcigDataType_enum) {
+    FAB_CU(CIG_DATA_TYPE_D3D12_COMMAND_QUEUE) = 0x1,
+    FAB_CU(CIG_DATA_TYPE_NV_BLOB) = 0x2,
+} FAB_CU(CUcigDataType);
+
+/* Scalars and opaque handles. CUdeviceptr is pointer-sized (LP64 here). */
+typedef unsigned long long FAB_CU(CUdeviceptr);
+typedef unsigned int FAB_CU(CUdeviceptr_v1);
+typedef int FAB_CU(CUdevice);
+typedef unsigned long long FAB_CU(CUmemGenericAllocationHandle);
+typedef uint64_t FAB_CU(cuuint64_t);
+typedef struct FAB_CU(CUctx_st) *FAB_CU(CUcontext);
+typedef struct FAB_CU(CUstream_st) *FAB_CU(CUstream);
+
+#define FAB_CU_IPC_HANDLE_SIZE 64
+
+typedef struct FAB_CU(CUuuid_st) {
+    char bytes[16];
+} FAB_CU(CUuuid);
+
+typedef struct FAB_CU(CUmemFabricHandle_st) {
+    unsigned char data[FAB_CU_IPC_HANDLE_SIZE];
+} FAB_CU(CUmemFabricHandle);
+
+typedef struct FAB_CU(CUmemLocation_st) {
+    FAB_CU(CUmemLocationType) type;
+    int id;
+} FAB_CU(CUmemLocation);
+
+typedef struct FAB_CU(CUmemAllocationProp_st) {
+    FAB_CU(CUmemAllocationType) type;
+    FAB_CU(CUmemAllocationHandleType) requestedHandleTypes;
+    FAB_CU(CUmemLocation) location;
+    void *win32HandleMetaData;
+    struct {
+        unsigned char compressionType;
+        unsigned char gpuDirectRDMACapable;
+        unsigned short usage;
+        unsigned char reserved[4];
+    } allocFlags;
+} FAB_CU(CUmemAllocationProp);
+
+typedef struct FAB_CU(CUmemAccessDesc_st) {
+    FAB_CU(CUmemLocation) location;
+    FAB_CU(CUmemAccess_flags) flags;
+} FAB_CU(CUmemAccessDesc);
+
+typedef struct FAB_CU(CUexecAffinitySmCount_st) {
+    unsigned int val;
+} FAB_CU(CUexecAffinitySmCount);
+
+typedef struct FAB_CU(CUexecAffinityParam_st) {
+    FAB_CU(CUexecAffinityType) type;
+    union {
+        FAB_CU(CUexecAffinitySmCount) smCount;
+    } param;
+} FAB_CU(CUexecAffinityParam);
+
+typedef struct FAB_CU(CUctxCigParam_st) {
+    FAB_CU(CUcigDataType) sharedDataType;
+    void *sharedData;
+} FAB_CU(CUctxCigParam);
+
+typedef struct FAB_CU(CUctxCreateParams_st) {
+    FAB_CU(CUexecAffinityParam) *execAffinityParams;
+    int numExecAffinityParams;
+    FAB_CU(CUctxCigParam) *cigParams;
+} FAB_CU(CUctxCreateParams);
+
+/* Scalar constants cuda.h spells as macros. */
+#define FAB_CU_STREAM_LEGACY ((uintptr_t)0x1)
+#define FAB_CU_STREAM_PER_THREAD ((uintptr_t)0x2)
+#define FAB_CU_CTX_FLAGS_MASK 0xFF
+
+#endif /* FAB_CUDA_ABI_H */

@@ -1,0 +1,552 @@
+/* Devices, contexts and streams. Devices are the emulated GPUs of this
+ * process's node (state.c loads them). A context is a small object naming a
+ * device; the current one is per thread. There are no kernels, so every stream
+ * is always idle: work given to a stream runs at once, and synchronising
+ * returns at once.
+ *
+ * Lifecycle of a context: cuCtxCreate (current in the calling thread) ...
+ * cuCtxDestroy (no longer current anywhere it is the calling thread's; the
+ * object is kept, marked destroyed, so that a stale CUcontext is recognised).
+ * A primary context exists per device and is counted by
+ * cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease. */
+#include "src/cuda/cuda_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FAB__CU_CTX_MAGIC 0x63747874u    /* "ctxt" */
+#define FAB__CU_STREAM_MAGIC 0x7374726du /* "strm" */
+
+static _Thread_local struct CUctx_st *fab__cu_tls_current;
+
+struct CUctx_st *fab__cu_current(void)
+{
+    return fab__cu_tls_current;
+}
+
+void fab__cu_set_current(struct CUctx_st *ctx)
+{
+    fab__cu_tls_current = ctx;
+}
+
+static CUresult fab__cu_device_check(CUdevice dev)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (dev < 0 || dev >= fab__cu.device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return CUDA_SUCCESS;
+}
+
+bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
+{
+    if (!ctx)
+        return false;
+    for (int i = 0; i < fab__cu.device_count; i++) {
+        if (fab__cu.primary[i] == ctx)
+            return true;
+    }
+    for (const struct CUctx_st *c = fab__cu.contexts; c; c = c->next) {
+        if (c == ctx)
+            return !c->destroyed;
+    }
+    return false;
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal < 0 || ordinal >= fab__cu.device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!count)
+        return CUDA_ERROR_INVALID_VALUE;
+    *count = fab__cu.device_count;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!name || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t n = strnlen(fab__cu.devices[dev].name, sizeof(fab__cu.devices[dev].name));
+    if (n >= (size_t)len)
+        n = (size_t)len - 1;
+    memcpy(name, fab__cu.devices[dev].name, n);
+    name[n] = '\0';
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!uuid)
+        return CUDA_ERROR_INVALID_VALUE;
+    *uuid = fab__cu.devices[dev].uuid;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+    return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!bytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    *bytes = (size_t)fab__cu.devices[dev].total_memory;
+    return CUDA_SUCCESS;
+}
+
+/* The CUDA 3.1 ABI: a 32-bit count, which saturates. */
+CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+    size_t total;
+    CUresult r = cuDeviceTotalMem_v2(bytes ? &total : NULL, dev);
+    if (r == CUDA_SUCCESS)
+        *bytes = total > 0xffffffffu ? 0xffffffffu : (unsigned int)total;
+    return r;
+}
+
+static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice dev, CUdevice_attribute attrib,
+                             bool *known)
+{
+    *known = true;
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 49152;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 65536;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1980000;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return d->sm_count;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: return 0;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return 0;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
+    case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return 1;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return 0x10 + dev;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 2619000;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 50331648;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 3;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return 0;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return d->compute_major;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return d->compute_minor;
+    case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 233472;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 0;
+    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: return 0;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 0;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 232448;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+        return (d->handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
+    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
+    /* Says what the device can do, not whether this user holds a channel:
+     * cuMemCreate refuses FABRIC without one even where this is 1 (DESIGN). */
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
+        return (d->handle_types & CU_MEM_HANDLE_TYPE_FABRIC) != 0;
+    case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: return 0;
+    case CU_DEVICE_ATTRIBUTE_NUMA_ID: return -1;
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return -1;
+    }
+    *known = false;
+    return 0;
+}
+
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    bool known;
+    int v = fab__cu_attribute(&fab__cu.devices[dev], dev, attrib, &known);
+    if (!known) {
+        /* Attributes a real device has but the emulation does not model read
+         * as 0 ("not supported"), as for a device without the feature; values
+         * beyond the driver's list are refused as the driver refuses them. */
+        if ((int)attrib <= 0 || (int)attrib > 147)
+            return CUDA_ERROR_INVALID_VALUE;
+        v = 0;
+    }
+    *pi = v;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!major || !minor)
+        return CUDA_ERROR_INVALID_VALUE;
+    *major = fab__cu.devices[dev].compute_major;
+    *minor = fab__cu.devices[dev].compute_minor;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r == CUDA_SUCCESS)
+        r = fab__cu_device_check(peerDev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!canAccessPeer)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* All devices of a node share the host's memory. */
+    *canAccessPeer = dev != peerDev;
+    return CUDA_SUCCESS;
+}
+
+/* ---- contexts ----------------------------------------------------------- */
+
+static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
+                                struct CUctx_st **ctx_out)
+{
+    struct CUctx_st *ctx = calloc(1, sizeof(*ctx));
+    if (!ctx)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ctx->magic = FAB__CU_CTX_MAGIC;
+    ctx->device = dev;
+    ctx->flags = flags;
+    ctx->primary = primary;
+    *ctx_out = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (!fab__cu.primary[dev])
+        r = fab__cu_ctx_new(dev, 0, true, &fab__cu.primary[dev]);
+    if (r == CUDA_SUCCESS) {
+        fab__cu.primary[dev]->primary_refs++;
+        *pctx = fab__cu.primary[dev];
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    struct CUctx_st *ctx = fab__cu.primary[dev];
+    if (!ctx || ctx->primary_refs == 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else
+        ctx->primary_refs--;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    struct CUctx_st *ctx = fab__cu.primary[dev];
+    *flags = ctx ? ctx->flags : 0;
+    *active = ctx && ctx->primary_refs > 0;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    CUresult r = fab__cu_device_check(dev);
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pctx || (flags & ~(unsigned)FAB_CU_CTX_FLAGS_MASK))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *ctx;
+    r = fab__cu_ctx_new(dev, flags, false, &ctx);
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    ctx->next = fab__cu.contexts;
+    fab__cu.contexts = ctx;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_set_current(ctx);
+    *pctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+                        unsigned int flags, CUdevice dev)
+{
+    /* Execution affinity limits SMs for kernels; with no kernels it has
+     * nothing to limit, but the arguments are checked as the driver does. */
+    if (numParams < 0 || (numParams > 0 && !paramsArray))
+        return CUDA_ERROR_INVALID_VALUE;
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
+                        CUdevice dev)
+{
+    if (ctxCreateParams) {
+        if (ctxCreateParams->execAffinityParams && ctxCreateParams->cigParams)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (ctxCreateParams->cigParams)
+            return CUDA_ERROR_NOT_SUPPORTED; /* CIG is D3D12/Vulkan interop */
+        return cuCtxCreate_v3(pctx, ctxCreateParams->execAffinityParams,
+                              ctxCreateParams->numExecAffinityParams, flags, dev);
+    }
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    bool found = false;
+    for (struct CUctx_st *c = fab__cu.contexts; c; c = c->next) {
+        if (c == ctx && !c->destroyed) {
+            c->destroyed = true;
+            found = true;
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!found)
+        return CUDA_ERROR_INVALID_CONTEXT; /* a primary, stale or forged context */
+    if (fab__cu_current() == ctx)
+        fab__cu_set_current(NULL);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxDestroy(CUcontext ctx)
+{
+    return cuCtxDestroy_v2(ctx);
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (ctx) {
+        pthread_rwlock_rdlock(&fab__cu.lock);
+        bool ok = fab__cu_ctx_valid(ctx);
+        pthread_rwlock_unlock(&fab__cu.lock);
+        if (!ok)
+            return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    fab__cu_set_current(ctx);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pctx = fab__cu_current();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetDevice(CUdevice *device)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *ctx = fab__cu_current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *device = ctx->device;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize(void)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    return fab__cu_current() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct CUctx_st *cur = fab__cu_current();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool ok = fab__cu_ctx_valid(peerContext);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (peerContext->device == cur->device)
+        return CUDA_ERROR_INVALID_DEVICE;
+    /* Peer access is not tracked: every device already reaches host memory.
+     * Enabling it twice is not reported as PEER_ACCESS_ALREADY_ENABLED. */
+    return CUDA_SUCCESS;
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+CUresult fab__cu_stream_check(CUstream stream)
+{
+    uintptr_t v = (uintptr_t)stream;
+    if (v == 0 || v == FAB_CU_STREAM_LEGACY || v == FAB_CU_STREAM_PER_THREAD)
+        return CUDA_SUCCESS;
+    for (const struct CUstream_st *s = fab__cu.streams; s; s = s->next) {
+        if (s == stream)
+            return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *ctx = fab__cu_current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUstream_st *s = calloc(1, sizeof(*s));
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->magic = FAB__CU_STREAM_MAGIC;
+    s->ctx = ctx;
+    s->flags = Flags;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    s->next = fab__cu.streams;
+    fab__cu.streams = s;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    *phStream = s;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(CUstream hStream)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!hStream || (uintptr_t)hStream == FAB_CU_STREAM_LEGACY ||
+        (uintptr_t)hStream == FAB_CU_STREAM_PER_THREAD)
+        return CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    r = CUDA_ERROR_INVALID_HANDLE;
+    for (struct CUstream_st **p = &fab__cu.streams; *p; p = &(*p)->next) {
+        if (*p == hStream) {
+            *p = hStream->next;
+            free(hStream);
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuStreamDestroy(CUstream hStream)
+{
+    return cuStreamDestroy_v2(hStream);
+}
+
+CUresult cuStreamSynchronize(CUstream hStream)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!fab__cu_current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    r = fab__cu_stream_check(hStream);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuStreamQuery(CUstream hStream)
+{
+    return cuStreamSynchronize(hStream);
+}
+
+/* Per-thread-default-stream names: every stream is idle, so they are the same. */
+FAB__CU_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+    __attribute__((alias("cuStreamSynchronize")));
+FAB__CU_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream) __attribute__((alias("cuStreamQuery")));

@@ -1,0 +1,214 @@
+/* The emulation's one process context and what it is built from: the lazy,
+ * once-only load of the devices (from the fabric topology, or a built-in
+ * default when the fabric layer is not built), cuInit, cuDriverGetVersion,
+ * the error names and messages (one table, cuda_abi.h's FAB_CU_RESULT_LIST),
+ * and the FABMEM_LOG logger.
+ *
+ * The CUDA API implies one driver state per process, so this is the single
+ * process-wide object fabmem keeps (STYLE.md, "Not to copy"). */
+#include "src/cuda/cuda_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+fab__cu_state_t fab__cu = {
+    .lock = PTHREAD_RWLOCK_INITIALIZER,
+    .init_result = CUDA_ERROR_NOT_INITIALIZED,
+    .next_alloc_id = 0x1000,
+    .next_map_id = 1,
+};
+
+static pthread_once_t fab__cu_once = PTHREAD_ONCE_INIT;
+static CUresult fab__cu_load_result = CUDA_ERROR_NOT_INITIALIZED;
+
+/* ---- logging ------------------------------------------------------------ */
+
+static int fab__cu_log_level_from_env(void)
+{
+    const char *v = getenv("FABMEM_LOG");
+    if (!v || !*v)
+        return FAB__CU_LOG_WARN;
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, names[i]) == 0)
+            return i;
+    }
+    if (v[0] >= '0' && v[0] <= '9')
+        return atoi(v);
+    return FAB__CU_LOG_WARN;
+}
+
+void fab__cu_log(int level, const char *fmt, ...)
+{
+    if (level > fab__cu.log_level)
+        return;
+    static const char *const tags[] = {"error", "warn", "info", "debug"};
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "fabmem-cuda %s: %s\n", tags[level < 0 ? 0 : level > 3 ? 3 : level], line);
+}
+
+/* ---- devices ------------------------------------------------------------ */
+
+#if !defined(FABMEM_HAVE_FABRIC)
+/* The fabric's built-in topology, used until src/fabric is built in: one node,
+ * 8 devices of 80 GiB, 2 MiB granularity, POSIX_FD and FABRIC supported. */
+CUresult fab__cu_devices_load(fab__cu_state_t *st)
+{
+    st->device_count = 8;
+    st->driver_version = FAB__CU_DEFAULT_VERSION;
+    for (int i = 0; i < st->device_count; i++) {
+        fab__cu_device_t *d = &st->devices[i];
+        memset(d, 0, sizeof(*d));
+        snprintf(d->name, sizeof(d->name), "fabmem H100 (emulated)");
+        for (int b = 0; b < 16; b++)
+            d->uuid.bytes[b] = (char)(0xfa + b * 17 + i);
+        d->total_memory = 80ull << 30;
+        d->granularity = 2ull << 20;
+        d->handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
+        d->compute_major = 9;
+        d->compute_minor = 0;
+        d->sm_count = 132;
+    }
+    return CUDA_SUCCESS;
+}
+#else
+CUresult fab__cu_devices_load(fab__cu_state_t *st)
+{
+    fab_topology_t *topo = NULL;
+    fab_status_t s = fab_topology_load(NULL, &topo);
+    if (s != FAB_SUCCESS) {
+        fab__cu_log(FAB__CU_LOG_ERROR, "cuInit: cannot load the fabric topology: %s",
+                    fab_status_string(s));
+        return s == FAB_ERROR_OUT_OF_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NO_DEVICE;
+    }
+    int node = 0;
+    s = fab_topology_find_node(topo, NULL, &node);
+    fab_node_info_t info;
+    if (s == FAB_SUCCESS)
+        s = fab_topology_node(topo, node, &info);
+    if (s != FAB_SUCCESS) {
+        fab__cu_log(FAB__CU_LOG_ERROR, "cuInit: FABMEM_NODE names no node of the topology");
+        fab_topology_destroy(topo);
+        return CUDA_ERROR_NO_DEVICE;
+    }
+    int count = info.device_count;
+    if (count > FAB__CU_MAX_DEVICES) {
+        fab__cu_log(FAB__CU_LOG_WARN, "node has %d devices; the emulation shows the first %d",
+                    count, FAB__CU_MAX_DEVICES);
+        count = FAB__CU_MAX_DEVICES;
+    }
+    for (int i = 0; i < count; i++) {
+        fab_device_info_t di;
+        if (fab_topology_device(topo, node, i, &di) != FAB_SUCCESS) {
+            count = i;
+            break;
+        }
+        fab__cu_device_t *d = &st->devices[i];
+        memset(d, 0, sizeof(*d));
+        snprintf(d->name, sizeof(d->name), "%s", di.name);
+        memcpy(d->uuid.bytes, di.uuid.bytes, 16);
+        d->total_memory = di.total_memory;
+        d->granularity = di.granularity ? di.granularity : (2ull << 20);
+        d->handle_types = di.handle_types;
+        d->compute_major = di.compute_major;
+        d->compute_minor = di.compute_minor;
+        d->sm_count = di.sm_count;
+    }
+    st->device_count = count;
+    st->driver_version = fab_topology_driver_version(topo);
+    if (st->driver_version <= 0)
+        st->driver_version = FAB__CU_DEFAULT_VERSION;
+    st->topology = topo;
+    return count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+#endif
+
+static void fab__cu_load_once(void)
+{
+    fab__cu.log_level = fab__cu_log_level_from_env();
+    fab__cu_load_result = fab__cu_devices_load(&fab__cu);
+}
+
+CUresult fab__cu_check_init(void)
+{
+    /* The flag is written once under the write lock, before any device is
+     * visible; readers that see it set see the devices too. */
+    return __atomic_load_n(&fab__cu.initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult cuInit(unsigned int Flags)
+{
+    if (Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_once(&fab__cu_once, fab__cu_load_once);
+    if (fab__cu_load_result == CUDA_SUCCESS)
+        __atomic_store_n(&fab__cu.initialized, true, __ATOMIC_RELEASE);
+    return fab__cu_load_result;
+}
+
+CUresult cuDriverGetVersion(int *driverVersion)
+{
+    if (!driverVersion)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* Allowed before cuInit, as in the driver: the version comes from the
+     * config, loaded here if cuInit has not run. */
+    pthread_once(&fab__cu_once, fab__cu_load_once);
+    *driverVersion = fab__cu.driver_version ? fab__cu.driver_version : FAB__CU_DEFAULT_VERSION;
+    return CUDA_SUCCESS;
+}
+
+/* ---- errors ------------------------------------------------------------- */
+
+CUresult cuGetErrorString(CUresult error, const char **pStr)
+{
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (error) {
+#define FAB__CU_TEXT(name, value, text) \
+    case name:                          \
+        *pStr = text;                   \
+        return CUDA_SUCCESS;
+        FAB_CU_RESULT_LIST(FAB__CU_TEXT)
+#undef FAB__CU_TEXT
+    }
+    /* The driver answers an unknown code with INVALID_VALUE and NULL. */
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **pStr)
+{
+    if (!pStr)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (error) {
+#define FAB__CU_NAME(name, value, text) \
+    case name:                          \
+        *pStr = #name;                  \
+        return CUDA_SUCCESS;
+        FAB_CU_RESULT_LIST(FAB__CU_NAME)
+#undef FAB__CU_NAME
+    }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult fab__cu_from_status(fab_status_t status)
+{
+    /* fab_status_t is numbered as CUresult (fabmem/status.h). */
+    switch ((int)status) {
+#define FAB__CU_SAME(name, value, text) \
+    case value:                         \
+        return name;
+        FAB_CU_RESULT_LIST(FAB__CU_SAME)
+#undef FAB__CU_SAME
+    }
+    return CUDA_ERROR_UNKNOWN;
+}
