@@ -358,6 +358,15 @@ int main(int argc, char **argv)
         fab__usage(stderr);
         return 2;
     }
+    /* Whatever the starter left open (a client's pipes, a test's sockets)
+     * must not be held for the daemon's lifetime: keep only stdio and the
+     * ready fd, moved to 3. */
+    if (ready_fd >= 0 && ready_fd != 3) {
+        if (dup2(ready_fd, 3) != 3)
+            return 1;
+        ready_fd = 3;
+    }
+    close_range(ready_fd >= 0 ? 4 : 3, ~0u, 0);
     if (sodium_init() < 0) {
         fab__log(FAB__LOG_ERROR, "libsodium failed to initialize");
         return 1;

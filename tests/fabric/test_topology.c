@@ -1,0 +1,196 @@
+/* The topology as read from INI files (inih) or built in: values, defaults,
+ * errors that name file and line, node choice, and the shipped NVL72 example.
+ * No daemon is needed. */
+#include "fabtest.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabmem.h"
+
+static char *write_config(const char *text, char **dir_out)
+{
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char *path = malloc(strlen(dir) + 16);
+    sprintf(path, "%s/t.ini", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    *dir_out = dir;
+    return path;
+}
+
+/* Load text; return the status and what was logged (stderr). */
+static fab_status_t load_text(const char *text, fab_topology_t **topology, char *log, size_t cap)
+{
+    char *dir;
+    char *path = write_config(text, &dir);
+    char logpath[512];
+    snprintf(logpath, sizeof(logpath), "%s/log", dir);
+    int saved = dup(2);
+    int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(fd, 2);
+    close(fd);
+    fab_status_t status = fab_topology_load(path, topology);
+    dup2(saved, 2);
+    close(saved);
+    FILE *f = fopen(logpath, "r");
+    size_t n = f ? fread(log, 1, cap - 1, f) : 0;
+    log[n] = '\0';
+    if (f)
+        fclose(f);
+    fab_test_rmtree(dir);
+    free(dir);
+    free(path);
+    return status;
+}
+
+static void default_topology_is_one_node_of_eight_gpus(void **state)
+{
+    (void)state;
+    unsetenv("FABMEM_CONFIG");
+    unsetenv("FABMEM_NODE");
+    fab_topology_t *t;
+    assert_int_equal(fab_topology_load(NULL, &t), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node_count(t), 1);
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(t, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.device_count, 8);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_COMPLETED);
+    fab_device_info_t dev, dev1;
+    assert_int_equal(fab_topology_device(t, 0, 0, &dev), FAB_SUCCESS);
+    assert_int_equal(dev.total_memory, 80ull << 30);
+    assert_int_equal(dev.granularity, 2u << 20);
+    assert_int_equal(dev.handle_types, FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | FAB_HANDLE_TYPE_FABRIC);
+    assert_int_equal(fab_topology_device(t, 0, 1, &dev1), FAB_SUCCESS);
+    assert_false(fab_uuid_equal(&dev.uuid, &dev1.uuid));
+    assert_int_equal(fab_topology_device(t, 0, 8, &dev), FAB_ERROR_INVALID_DEVICE);
+    assert_int_equal(fab_topology_device(t, 1, 0, &dev), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_topology_driver_version(t), 13000);
+    int index = -1;
+    assert_int_equal(fab_topology_find_node(t, NULL, &index), FAB_SUCCESS);
+    assert_int_equal(index, 0);
+    assert_int_equal(fab_topology_find_node(t, "nope", &index), FAB_ERROR_NOT_FOUND);
+    assert_int_equal(fab_topology_load(NULL, NULL), FAB_ERROR_INVALID_VALUE);
+    fab_topology_destroy(t);
+    fab_topology_destroy(NULL);
+}
+
+static void config_values_are_read(void **state)
+{
+    (void)state;
+    char log[1024];
+    fab_topology_t *t;
+    assert_int_equal(load_text("[driver]\nversion = 12080\n"
+                               "[node x]\nimex_domain = d1\ncluster_uuid = 000102030405060708090a0b0c0d0e0f\n"
+                               "clique_id = 0x10\nfabric_state = in_progress\ngpus = 3\n"
+                               "gpu_name = Test GPU\ngpu_memory = 1TiB\ngranularity = 4M\n"
+                               "handle_types = fabric\ncompute_capability = 8.6\nsm_count = 84\n"
+                               "[node y]\n[channel 5]\nuids = 1, 2\ngids = 3\n",
+                               &t, log, sizeof(log)),
+                     FAB_SUCCESS);
+    assert_int_equal(fab_topology_driver_version(t), 12080);
+    assert_int_equal(fab_topology_node_count(t), 1 + 0); /* [node y] has no keys: inih never reports it */
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(t, 0, &node), FAB_SUCCESS);
+    assert_string_equal(node.name, "x");
+    assert_string_equal(node.imex_domain, "d1");
+    assert_int_equal(node.cluster_uuid.bytes[15], 0x0f);
+    assert_int_equal(node.clique_id, 16);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_IN_PROGRESS);
+    assert_int_equal(node.device_count, 3);
+    fab_device_info_t dev;
+    assert_int_equal(fab_topology_device(t, 0, 2, &dev), FAB_SUCCESS);
+    assert_string_equal(dev.name, "Test GPU");
+    assert_int_equal(dev.total_memory, 1ull << 40);
+    assert_int_equal(dev.granularity, 4u << 20);
+    assert_int_equal(dev.handle_types, FAB_HANDLE_TYPE_FABRIC);
+    assert_int_equal(dev.compute_major, 8);
+    assert_int_equal(dev.compute_minor, 6);
+    assert_int_equal(dev.sm_count, 84);
+    fab_topology_destroy(t);
+}
+
+static void config_errors_name_file_and_line(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *says;
+    } cases[] = {
+        {"[node a]\ngpus = 2\ncolour = blue\n", ":3: unknown key colour"},
+        {"[driver]\nversion = 1\n[nodes a]\ngpus = 1\n", ":4: unknown section [nodes a]"},
+        {"[node a]\ngpus = many\n", ":2: gpus"},
+        {"[node a]\ngranularity = 3000\n", ":2: granularity"},
+        {"[node a]\nfabric_state = done\n", ":2: fabric_state"},
+        {"[node a]\ncluster_uuid = xyz\n", ":2: cluster_uuid"},
+        {"[channel 64]\nuids = 1\n", ":2: channel number"},
+        {"[channel 1]\nuids = 1, -2\n", ":2: uids"},
+        {"[daemon]\nsocket_mode = 999\n", ":2: socket_mode"},
+        {"[daemon]\n\nwhat\n", ":3: syntax error"},
+        {"[node a]\nhandle_types = win32\n", ":2: handle_types"},
+        {"[node a]\ngpu_memory = 12Q\n", ":2: gpu_memory"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char log[1024];
+        fab_topology_t *t = NULL;
+        assert_int_equal(load_text(cases[i].text, &t, log, sizeof(log)), FAB_ERROR_INVALID_VALUE);
+        assert_null(t);
+        if (strstr(log, cases[i].says) == NULL || strstr(log, "t.ini") == NULL)
+            fail_msg("case %zu logged \"%s\", wanted \"%s\"", i, log, cases[i].says);
+    }
+    fab_topology_t *t = NULL;
+    assert_int_equal(fab_topology_load("/nonexistent/fabmem.ini", &t), FAB_ERROR_NOT_FOUND);
+}
+
+static void fabmem_node_picks_the_node(void **state)
+{
+    (void)state;
+    char log[256];
+    fab_topology_t *t;
+    assert_int_equal(load_text("[node a]\ngpus = 1\n[node b]\ngpus = 2\n", &t, log, sizeof(log)),
+                     FAB_SUCCESS);
+    int index;
+    setenv("FABMEM_NODE", "b", 1);
+    assert_int_equal(fab_topology_find_node(t, NULL, &index), FAB_SUCCESS);
+    assert_int_equal(index, 1);
+    assert_int_equal(fab_topology_find_node(t, "a", &index), FAB_SUCCESS);
+    assert_int_equal(index, 0);
+    unsetenv("FABMEM_NODE");
+    assert_int_equal(fab_topology_find_node(t, NULL, &index), FAB_SUCCESS);
+    assert_int_equal(index, 0);
+    assert_int_equal(fab_topology_find_node(t, NULL, NULL), FAB_ERROR_INVALID_VALUE);
+    fab_topology_destroy(t);
+}
+
+static void nvl72_example_is_eighteen_nodes_of_four(void **state)
+{
+    (void)state;
+    fab_topology_t *t;
+    setenv("FABMEM_CONFIG", FABMEM_EXAMPLES_DIR "/nvl72.ini", 1);
+    assert_int_equal(fab_topology_load(NULL, &t), FAB_SUCCESS);
+    unsetenv("FABMEM_CONFIG");
+    assert_int_equal(fab_topology_node_count(t), 18);
+    for (int i = 0; i < 18; i++) {
+        fab_node_info_t node;
+        assert_int_equal(fab_topology_node(t, i, &node), FAB_SUCCESS);
+        assert_int_equal(node.device_count, 4);
+        assert_string_equal(node.imex_domain, "nvl72-rack0");
+    }
+    fab_topology_destroy(t);
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(default_topology_is_one_node_of_eight_gpus),
+    cmocka_unit_test(config_values_are_read),
+    cmocka_unit_test(config_errors_name_file_and_line),
+    cmocka_unit_test(fabmem_node_picks_the_node),
+    cmocka_unit_test(nvl72_example_is_eighteen_nodes_of_four),
+};
+
+FAB_TEST_MAIN_NO_HELPERS("fabric", tests)
