@@ -69,6 +69,8 @@ static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
 
 static void fab__cu_alloc_free(fab__cu_alloc_t *a)
 {
+    if (a->counted)
+        fab__cu.used[a->device] -= a->size;
     for (fab__cu_alloc_t **p = &fab__cu.allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
         if (*p == a) {
             *p = a->next;
@@ -224,6 +226,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     }
     if (r != CUDA_SUCCESS)
         goto fail_backing;
+    a->counted = true;
+    fab__cu.used[dev] += size;
     fab__cu_alloc_insert(a);
     *handle = a->id;
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -440,4 +444,22 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void 
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
+}
+
+CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!bytes_free || !bytes_total)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *ctx = fab__cu_current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    uint64_t t = fab__cu.devices[ctx->device].total_memory, u = fab__cu.used[ctx->device];
+    pthread_rwlock_unlock(&fab__cu.lock);
+    *bytes_total = (size_t)t;
+    *bytes_free = (size_t)(u < t ? t - u : 0);
+    return CUDA_SUCCESS;
 }

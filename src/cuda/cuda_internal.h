@@ -75,6 +75,7 @@ typedef struct fab__cu_alloc {
     unsigned map_count;
     unsigned fabric_exports; /* diagnosis only (DESIGN: "The seed's rules") */
     bool sealed;             /* size seals added before the fd left us */
+    bool counted;            /* size is in fab__cu.used[device] (made here) */
     struct fab__cu_alloc *next;
 } fab__cu_alloc_t;
 
@@ -117,6 +118,7 @@ typedef struct fab__cu_state {
     size_t nranges;
     size_t ranges_cap;
     fab__cu_alloc_t *allocs[FAB__CU_ALLOC_BUCKETS];
+    uint64_t used[FAB__CU_MAX_DEVICES]; /* bytes cuMemCreate holds per device */
     CUmemGenericAllocationHandle next_alloc_id;
     uint64_t next_map_id;
 #if defined(FABMEM_HAVE_FABRIC)
@@ -217,6 +219,8 @@ FAB__CU_API cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 FAB__CU_API cuMemUnmap(CUdeviceptr ptr, size_t size);
 FAB__CU_API cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
 FAB__CU_API cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr);
+FAB__CU_API cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
+FAB__CU_API cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total);
 FAB__CU_API cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 
 FAB__CU_API cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);

@@ -71,6 +71,8 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemUnmap", 10020, cuMemUnmap),
     P("cuMemSetAccess", 10020, cuMemSetAccess),
     P("cuMemGetAccess", 10020, cuMemGetAccess),
+    P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
+    P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
     P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
     P("cuMemcpy", 4000, cuMemcpy),
     P("cuMemcpyAsync", 4000, cuMemcpyAsync),

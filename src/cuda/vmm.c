@@ -451,6 +451,30 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* The mapping that holds ptr (NCCL frees cuMem memory by asking this). */
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_range_t *range = NULL;
+    const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)dptr, &range);
+    if (p) {
+        size_t i = (size_t)(p - range->pieces), lo = i, hi = i;
+        while (lo > 0 && range->pieces[lo - 1].map_id == p->map_id)
+            lo--;
+        while (hi + 1 < range->npieces && range->pieces[hi + 1].map_id == p->map_id)
+            hi++;
+        if (pbase)
+            *pbase = range->pieces[lo].addr;
+        if (psize)
+            *psize = range->pieces[hi].addr + range->pieces[hi].size - range->pieces[lo].addr;
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
 /* ---- pointer attributes ---------------------------------------------------------- */
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)

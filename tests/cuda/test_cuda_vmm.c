@@ -169,7 +169,18 @@ static void vmm_round_trip(void **state)
     assert_memory_equal(back, host, 64);
     CU_OK(cuStreamDestroy(s));
 
+    /* NCCL's free path: the mapping's extent from any address in it. */
+    CUdeviceptr base = 0;
+    size_t extent = 0;
+    CU_OK(cuMemGetAddressRange(&base, &extent, ptr + 12345));
+    assert_true(base == ptr);
+    assert_int_equal(extent, size);
+    size_t free_bytes = 0, total_bytes = 0;
+    CU_OK(cuMemGetInfo(&free_bytes, &total_bytes));
+    assert_true(free_bytes + size <= total_bytes);
+
     CU_OK(cuMemUnmap(ptr, size));
+    CU_IS(cuMemGetAddressRange(&base, &extent, ptr), CUDA_ERROR_NOT_FOUND);
     CU_OK(cuMemRelease(h));
     CU_OK(cuMemAddressFree(ptr, size));
     free(host);
@@ -324,7 +335,8 @@ static void proc_address_resolves_every_function(void **state)
         "cuMemRetainAllocationHandle", "cuMemGetAllocationPropertiesFromHandle",
         "cuPointerGetAttribute", "cuMemcpy", "cuMemcpyAsync", "cuMemcpyHtoD", "cuMemcpyDtoH",
         "cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",
-        "cuMemsetD8", "cuMemsetD32", "cuStreamCreate", "cuStreamDestroy", "cuStreamSynchronize",
+        "cuMemsetD8", "cuMemsetD32", "cuMemsetD8Async", "cuMemsetD32Async",
+        "cuMemGetAddressRange", "cuMemGetInfo", "cuStreamQuery", "cuStreamCreate", "cuStreamDestroy", "cuStreamSynchronize",
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         void *fn = NULL;

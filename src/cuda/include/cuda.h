@@ -37,6 +37,8 @@ typedef CUmemLocation CUmemLocation_v1;
 #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2
 #define cuDeviceGetUuid cuDeviceGetUuid_v2
 #define cuGetProcAddress cuGetProcAddress_v2
+#define cuMemGetAddressRange cuMemGetAddressRange_v2
+#define cuMemGetInfo cuMemGetInfo_v2
 #if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
 #define cuMemcpyHtoD cuMemcpyHtoD_v2_ptds
 #define cuMemcpyDtoH cuMemcpyDtoH_v2_ptds
@@ -113,6 +115,8 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
                                 size_t count);
 CUresult CUDAAPI cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location,
                                 CUdeviceptr ptr);
+CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
+CUresult CUDAAPI cuMemGetInfo(size_t *free, size_t *total);
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 
 CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
