@@ -40,7 +40,14 @@ struct fab_client {
     uint32_t seq;
     int node;
     size_t live_regions;
+    unsigned deferred; /* RELEASE replies not read yet */
 };
+
+/* RELEASE does not wait for its reply: the reply (which may carry the
+ * never-imported warning) is read before the next request goes out, so a
+ * release costs one message instead of a round trip. At most this many stay
+ * unread, so that neither side's socket buffer can fill. */
+#define FAB__DEFERRED_MAX 8
 
 struct fab_region {
     fab_client_t *client;
@@ -199,6 +206,42 @@ static int fab__connect(const char *path, int autostart)
     return -1;
 }
 
+static void fab__connection_lost(fab_client_t *client)
+{
+    fab__log(FAB__LOG_WARN, "lost the connection to fabmemd");
+    close(client->sock);
+    client->sock = -1;
+    client->deferred = 0;
+}
+
+static void fab__warn_unimported(const fab__reply_t *reply)
+{
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", reply->uuid.bytes[i]);
+    fab__log(FAB__LOG_WARN,
+             "allocation %s released with %u exported handles never imported: "
+             "a late import will fail", hex, reply->count);
+}
+
+/* Read the replies of releases sent earlier; the caller holds the lock. */
+static void fab__drain(fab_client_t *client)
+{
+    while (client->deferred > 0 && client->sock >= 0) {
+        uint8_t buf[FAB__PROTO_MAX];
+        ssize_t n = fab__proto_recv(client->sock, buf, NULL, 0);
+        fab__reply_t reply;
+        if (n <= 0 || fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS ||
+            reply.type != FAB__MSG_RELEASE) {
+            fab__connection_lost(client);
+            return;
+        }
+        client->deferred--;
+        if (reply.status == FAB_SUCCESS && reply.count != 0)
+            fab__warn_unimported(&reply);
+    }
+}
+
 /* Send a request and wait for its reply; the caller holds client->lock. A
  * broken connection reads as SYSTEM_NOT_READY. fd_out (may be NULL) takes
  * the fd the reply carried. */
@@ -206,6 +249,7 @@ static fab_status_t fab__call(fab_client_t *client, fab__request_t *request, fab
                               int *fd_out)
 {
     uint8_t buf[FAB__PROTO_MAX];
+    fab__drain(client);
     if (client->sock < 0)
         return FAB_ERROR_SYSTEM_NOT_READY;
     request->seq = ++client->seq;
@@ -231,9 +275,7 @@ static fab_status_t fab__call(fab_client_t *client, fab__request_t *request, fab
     return (fab_status_t)reply.status;
 
 broken:
-    fab__log(FAB__LOG_WARN, "lost the connection to fabmemd");
-    close(client->sock);
-    client->sock = -1;
+    fab__connection_lost(client);
     return FAB_ERROR_SYSTEM_NOT_READY;
 }
 
@@ -304,6 +346,7 @@ fab_status_t fab_client_close(fab_client_t *client)
     pthread_mutex_unlock(&client->lock);
     if (live != 0)
         return FAB_ERROR_ILLEGAL_STATE;
+    fab__drain(client); /* for the warnings they may carry */
     if (client->sock >= 0)
         close(client->sock);
     pthread_mutex_destroy(&client->lock);
@@ -524,16 +567,17 @@ out:
 static void fab__region_finish(fab_region_t *region)
 {
     fab_client_t *client = region->client;
-    fab__request_t request = {.type = FAB__MSG_RELEASE};
-    request.u.region.region = region->id;
-    fab__reply_t reply;
-    if (fab__call(client, &request, &reply, NULL) == FAB_SUCCESS && reply.count != 0) {
-        char hex[33];
-        for (int i = 0; i < 16; i++)
-            snprintf(hex + 2 * i, 3, "%02x", reply.uuid.bytes[i]);
-        fab__log(FAB__LOG_WARN,
-                 "allocation %s released with %u exported handles never imported: "
-                 "a late import will fail", hex, reply.count);
+    if (client->deferred >= FAB__DEFERRED_MAX)
+        fab__drain(client);
+    if (client->sock >= 0) {
+        fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
+        request.u.region.region = region->id;
+        uint8_t buf[FAB__PROTO_MAX];
+        size_t len = fab__request_encode(&request, buf);
+        if (fab__proto_send(client->sock, buf, len, -1) == 0)
+            client->deferred++;
+        else
+            fab__connection_lost(client);
     }
     close(region->fd);
     client->live_regions--;

@@ -1,0 +1,314 @@
+/* bench_fabric: what the fabric costs next to the bare mechanism it is built
+ * on, measured in the same run. Not a timed test: run it by hand.
+ *
+ *   bare     a request over a Unix socket, an fd back with SCM_RIGHTS, mmap,
+ *            munmap, close (a minimal server process hands out one memfd)
+ *   fabric   fab_client_import + fab_region_map + fab_region_unmap +
+ *            fab_region_release of a handle exported by another process
+ *
+ * Then imports per second with 1, 8 and 64 concurrent importer processes, and
+ * the daemon's resident memory per live allocation at 100,000 and 1,000,000
+ * allocations (the fd limit is raised for that; run as root or with a hard
+ * limit above a million). Usage: bench_fabric [--quick] [--no-rss]
+ * The daemon is $FABMEM_DAEMON, else the one built next to this program. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fabmem.h"
+
+#define SIZE (2u * 1024 * 1024)
+
+static char dir[256];
+static char sock_path[300];
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static pid_t daemon_start(const char *exe, const char *config)
+{
+    int pipefd[2];
+    if (pipe(pipefd) != 0)
+        return -1;
+    char fdtext[16];
+    snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pipefd[0]);
+        execl(exe, exe, "--foreground", "--socket", sock_path, "--config", config, "--ready-fd",
+              fdtext, (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    char byte;
+    if (read(pipefd[0], &byte, 1) != 1) {
+        fprintf(stderr, "fabmemd did not start (%s)\n", exe);
+        return -1;
+    }
+    close(pipefd[0]);
+    return pid;
+}
+
+static void daemon_stop(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+}
+
+/* ---- the bare mechanism ---- */
+
+static int send_fd(int sock, int fd)
+{
+    char byte = 'F';
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof(control));
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof(control.buf)};
+    if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+        return -1;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    if (c == NULL || c->cmsg_type != SCM_RIGHTS)
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof(int));
+    return fd;
+}
+
+/* ns per bare round: a server process answers 64-byte requests with a memfd. */
+static double bench_bare(int iterations)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        int memfd = memfd_create("bare", MFD_CLOEXEC);
+        if (ftruncate(memfd, SIZE) != 0)
+            _exit(1);
+        char req[64];
+        while (recv(sv[1], req, sizeof(req), 0) > 0) {
+            if (send_fd(sv[1], memfd) != 0)
+                break;
+        }
+        _exit(0);
+    }
+    close(sv[1]);
+    char req[64] = {0};
+    double t0 = now_s();
+    for (int i = 0; i < iterations; i++) {
+        if (send(sv[0], req, sizeof(req), 0) != sizeof(req))
+            return -1;
+        int fd = recv_fd(sv[0]);
+        void *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        ((volatile char *)p)[0];
+        munmap(p, SIZE);
+        close(fd);
+    }
+    double t = now_s() - t0;
+    close(sv[0]);
+    waitpid(pid, NULL, 0);
+    return t * 1e9 / iterations;
+}
+
+/* ---- the fabric ---- */
+
+/* Import+map+unmap+release `iterations` times in this process. */
+static int import_loop(const fab_handle_t *handle, int iterations)
+{
+    fab_client_t *client;
+    if (fab_client_connect(NULL, &client) != FAB_SUCCESS)
+        return -1;
+    for (int i = 0; i < iterations; i++) {
+        fab_region_t *region;
+        void *p;
+        if (fab_client_import(client, handle, 0, &region) != FAB_SUCCESS ||
+            fab_region_map(region, FAB_ACCESS_READ_WRITE, &p) != FAB_SUCCESS)
+            return -1;
+        ((volatile char *)p)[0];
+        fab_region_unmap(region, p);
+        fab_region_release(region);
+    }
+    fab_client_close(client);
+    return 0;
+}
+
+/* Wall seconds for `procs` importer processes doing `each` rounds at once;
+ * they start together on a pipe. */
+static double bench_importers(const fab_handle_t *handle, int procs, int each)
+{
+    int go[2];
+    if (pipe(go) != 0)
+        return -1;
+    pid_t *pids = calloc((size_t)procs, sizeof(*pids));
+    for (int i = 0; i < procs; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            close(go[1]);
+            char byte;
+            if (read(go[0], &byte, 1) != 0)
+                _exit(2);
+            _exit(import_loop(handle, each) == 0 ? 0 : 1);
+        }
+    }
+    close(go[0]);
+    double t0 = now_s();
+    close(go[1]); /* EOF: go */
+    int ok = 1;
+    for (int i = 0; i < procs; i++) {
+        int status;
+        waitpid(pids[i], &status, 0);
+        ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    double t = now_s() - t0;
+    free(pids);
+    return ok ? t : -1;
+}
+
+static void rss_per_allocation(fab_client_t *client, long count)
+{
+    fab_daemon_stats_t before, after;
+    fab_region_t **regions = malloc((size_t)count * sizeof(*regions));
+    if (regions == NULL || fab_client_stats(client, &before) != FAB_SUCCESS)
+        return;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 4096);
+    double t0 = now_s();
+    long made = 0;
+    for (; made < count; made++) {
+        fab_status_t s = fab_client_allocate(client, &props, &regions[made]);
+        if (s != FAB_SUCCESS) {
+            fprintf(stderr, "  allocation %ld: %s\n", made, fab_status_name(s));
+            break;
+        }
+    }
+    double t = now_s() - t0;
+    if (fab_client_stats(client, &after) == FAB_SUCCESS && made > 0)
+        printf("  %8ld live allocations: daemon RSS %6.1f MiB -> %7.1f MiB, %6.1f bytes each "
+               "(%.1f s to create)\n",
+               made, before.rss / 1048576.0, after.rss / 1048576.0,
+               (double)(after.rss - before.rss) / (double)made, t);
+    for (long i = 0; i < made; i++)
+        fab_region_release(regions[i]);
+    free(regions);
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0, rss = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--no-rss") == 0)
+            rss = 0;
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--no-rss]\n", argv[0]);
+            return 2;
+        }
+    }
+    const char *exe = getenv("FABMEM_DAEMON");
+    if (exe == NULL)
+        exe = FABMEM_DAEMON_PATH;
+    snprintf(dir, sizeof(dir), "/tmp/bench_fabric.XXXXXX");
+    if (mkdtemp(dir) == NULL)
+        return 1;
+    snprintf(sock_path, sizeof(sock_path), "%s/fabmemd.sock", dir);
+    char config[300];
+    snprintf(config, sizeof(config), "%s/bench.ini", dir);
+    FILE *f = fopen(config, "w");
+    fprintf(f, "[node bench]\ngpus = 8\ngpu_memory = 64T\ngranularity = 4K\n"
+               "[channel 0]\nuids = %lu\n", (unsigned long)getuid());
+    fclose(f);
+
+    /* A million memfds in the daemon and a million fds here. */
+    struct rlimit rl = {1100000, 1100000};
+    if (rss && setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        fprintf(stderr, "cannot raise RLIMIT_NOFILE to 1.1M (%s): skipping the memory figures\n",
+                strerror(errno));
+        rss = 0;
+    }
+    pid_t daemon = daemon_start(exe, config);
+    if (daemon < 0)
+        return 1;
+    setenv("FABMEM_SOCKET", sock_path, 1);
+    setenv("FABMEM_NO_AUTOSTART", "1", 1);
+
+    fab_client_t *client;
+    if (fab_client_connect(NULL, &client) != FAB_SUCCESS)
+        return 1;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, SIZE);
+    fab_region_t *region;
+    fab_handle_t handle;
+    if (fab_client_allocate(client, &props, &region) != FAB_SUCCESS ||
+        fab_region_export(region, &handle) != FAB_SUCCESS)
+        return 1;
+
+    int n = quick ? 20000 : 200000;
+    printf("bench_fabric: %d rounds each, 2 MiB allocation\n", n);
+    /* Warm both paths once, then measure them back to back. */
+    bench_bare(n / 10);
+    bench_importers(&handle, 1, n / 10);
+    double bare = bench_bare(n);
+    double t1 = bench_importers(&handle, 1, n);
+    double fabric = t1 * 1e9 / n;
+    printf("  bare mechanism (request + SCM_RIGHTS fd + mmap + munmap + close): %7.2f us\n",
+           bare / 1000);
+    printf("  fabric (import + map + unmap + release, second process):          %7.2f us\n",
+           fabric / 1000);
+    printf("  ratio fabric / bare: %.2fx\n", fabric / bare);
+    static const int concurrency[] = {1, 8, 64};
+    for (int i = 0; i < 3; i++) {
+        int procs = concurrency[i];
+        int each = n / procs;
+        double t = bench_importers(&handle, procs, each);
+        printf("  %2d concurrent importers: %9.0f imports/s\n", procs, procs * each / t);
+    }
+    if (rss) {
+        rss_per_allocation(client, 100000);
+        rss_per_allocation(client, quick ? 200000 : 1000000);
+    }
+    fab_region_release(region);
+    fab_client_close(client);
+    daemon_stop(daemon);
+    char cmd[400];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : 1;
+}
