@@ -5,6 +5,7 @@
  * at once. */
 #include "cuda_test.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -371,6 +372,31 @@ static void proc_address_resolves_every_function(void **state)
     CU_IS(cuGetProcAddress(NULL, &fn, 12000, 0, &status), CUDA_ERROR_INVALID_VALUE);
 }
 
+typedef CUresult (*getproc_fn)(const char *, void **, int, cuuint64_t,
+                               CUdriverProcAddressQueryResult *);
+
+/* How NCCL and cuda-python find the driver: dlopen by SONAME, then one symbol. */
+static void dlopen_by_soname_then_get_proc_address(void **state)
+{
+    (void)state;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        lib = dlopen("libcuda.so.1", RTLD_NOW);
+    assert_non_null(lib);
+    void *sym = dlsym(lib, "cuGetProcAddress_v2");
+    assert_non_null(sym);
+    getproc_fn getproc;
+    memcpy(&getproc, &sym, sizeof(getproc));
+    void *init = NULL;
+    CUdriverProcAddressQueryResult status;
+    CU_OK(getproc("cuInit", &init, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+    assert_non_null(init);
+    CU_OK(getproc("cuInit", &init, 12000, CU_GET_PROC_ADDRESS_DEFAULT, NULL));
+    assert_non_null(dlsym(lib, "cuMemcpyHtoD_v2"));
+    assert_non_null(dlsym(lib, "cuCtxCreate_v4"));
+    dlclose(lib);
+}
+
 /* Many threads create, map, copy and tear down at once. */
 static void *thread_cycle(void *arg)
 {
@@ -424,6 +450,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(pointer_attributes_describe_mapping),
     cmocka_unit_test(error_names_and_strings),
     cmocka_unit_test(proc_address_resolves_every_function),
+    cmocka_unit_test(dlopen_by_soname_then_get_proc_address),
     cmocka_unit_test(threads_share_the_driver),
 };
 
