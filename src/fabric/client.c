@@ -112,8 +112,11 @@ static int fab__daemon_find(char *buf, size_t cap)
         char *slash = strrchr(dir, '/');
         if (slash != NULL) {
             *slash = '\0';
+            /* Installed (lib/, lib/fabmem/), side by side, then the build
+             * tree (libfabmem.so at its top, libcuda.so.1 in lib/fabmem/). */
             static const char *const rel[] = {"/../bin/fabmemd", "/../../bin/fabmemd",
-                                              "/fabmemd", "/../src/daemon/fabmemd"};
+                                              "/fabmemd", "/src/daemon/fabmemd",
+                                              "/../../src/daemon/fabmemd"};
             for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
                 if ((size_t)snprintf(buf, cap, "%s%s", dir, rel[i]) < cap && fab__is_executable(buf))
                     return 0;
