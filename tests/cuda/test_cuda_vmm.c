@@ -36,6 +36,33 @@ static void init_reports_devices_and_version(void **state)
     }
 }
 
+/* The version is the config's ([driver] version), and cuGetProcAddress refuses
+ * versions above it, as CUDA documents. */
+static void driver_version_comes_from_the_config(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/fabmem.ini", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[driver]\nversion = 12080\n", f);
+    fclose(f);
+    setenv("FABMEM_CONFIG", path, 1);
+    CU_OK(cuInit(0));
+    int version = 0;
+    CU_OK(cuDriverGetVersion(&version));
+    assert_int_equal(version, 12080);
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult status;
+    CU_IS(cuGetProcAddress("cuMemCreate", &fn, 13000, 0, &status), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuGetProcAddress("cuMemCreate", &fn, 12080, 0, &status));
+    assert_non_null(fn);
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
 static void calls_before_init_are_refused(void **state)
 {
     (void)state;
@@ -439,6 +466,7 @@ static void threads_share_the_driver(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(init_reports_devices_and_version),
+    cmocka_unit_test(driver_version_comes_from_the_config),
     cmocka_unit_test(calls_before_init_are_refused),
     cmocka_unit_test(attributes_nccl_queries_answer),
     cmocka_unit_test(contexts_create_destroy_and_current),
