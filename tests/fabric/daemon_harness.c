@@ -102,7 +102,7 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
 int fabt_daemon_stop(fabt_daemon_t *d)
 {
     if (d->pid <= 0)
-        return 0;
+        return 0; /* stopped before: the test checked that status */
     int status = 0;
     kill(d->pid, SIGTERM);
     while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
@@ -144,14 +144,28 @@ int fabt_daemon_fd_count(const fabt_daemon_t *d)
 int fabt_teardown(void **state)
 {
     (void)state;
+    int failed = 0;
     for (int i = 0; i < fabt__count; i++) {
-        fabt_daemon_stop(&fabt__daemons[i]);
-        fab_test_rmtree(fabt__daemons[i].dir);
-        free(fabt__daemons[i].dir);
-        fabt__daemons[i].dir = NULL;
+        fabt_daemon_t *d = &fabt__daemons[i];
+        /* A daemon that does not exit 0 on SIGTERM crashed, or leaked (a
+         * sanitizer build reports leaks at exit): show its log, fail. */
+        int status = fabt_daemon_stop(d);
+        if (status != 0) {
+            fprintf(stderr, "fabmemd %s exited with status %d; its log:\n", d->socket, status);
+            FILE *f = fopen(d->log, "r");
+            char line[1024];
+            while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+                fputs(line, stderr);
+            if (f != NULL)
+                fclose(f);
+            failed = 1;
+        }
+        fab_test_rmtree(d->dir);
+        free(d->dir);
+        d->dir = NULL;
     }
     fabt__count = 0;
-    return 0;
+    return failed ? -1 : 0;
 }
 
 void fabt_hex16(const unsigned char *bytes, char out[33])

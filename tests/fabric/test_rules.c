@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fabmem.h"
@@ -408,7 +410,28 @@ static void daemon_gone_is_not_ready(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+static void daemon_exits_cleanly_on_sigint_freeing_everything(void **state)
+{
+    (void)state;
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *client = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(client, &handle);
+    kill(daemon->pid, SIGINT);
+    int status = 0;
+    assert_int_equal(waitpid(daemon->pid, &status, 0), daemon->pid);
+    daemon->pid = 0;
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_not_equal(access(daemon->socket, F_OK), 0); /* socket removed */
+    assert_true(fabt_daemon_log_contains(daemon, "signal 2, exiting"));
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(daemon_exits_cleanly_on_sigint_freeing_everything, fabt_teardown),
     cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fabt_teardown),
     cmocka_unit_test_teardown(handle_from_another_fabric_is_invalid, fabt_teardown),
     cmocka_unit_test_teardown(restarted_daemon_recognizes_its_handles, fabt_teardown),
