@@ -1,10 +1,14 @@
 /* fabmem: the command-line tool. Subcommands:
  *   decode   show the fields of a 64-byte fabric handle and whether it is intact
+ *   verify   ask the daemon whether it minted a handle and whether its memory lives
+ *   status   the daemon's counters and the topology (as nvidia-imex-ctl shows IMEX's)
  *   errors   list every status code with its name and CUDA's message
+ * status and verify talk to the daemon at $FABMEM_SOCKET (else the per-user
+ * default) and never start one.
  * The handle may be given as 128 hex digits, as a file holding the 64 raw bytes
  * or the hex text, or as "-" for standard input. Exit status: 0 an intact
- * handle, 1 a handle that is refused (its fields are still shown), 2 bad usage
- * or unreadable input. */
+ * handle (verify: minted here and live), 1 a handle that is refused (its fields
+ * are still shown) or no daemon answering, 2 bad usage or unreadable input. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +23,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: fabmem decode HANDLE    HANDLE: 128 hex digits, a file (raw or hex), or -\n"
+            "       fabmem verify HANDLE    ask the daemon: minted here? memory still live?\n"
+            "       fabmem status           the daemon's counters and the topology\n"
             "       fabmem errors           list status codes, names and messages\n"
             "       fabmem help\n");
 }
@@ -139,6 +145,105 @@ static int cmd_decode(const char *arg)
     return status == FAB_SUCCESS ? 0 : 1;
 }
 
+/* A client that never starts a daemon: these commands observe, they do not
+ * create. */
+static fab_client_t *connect_quietly(void)
+{
+    fab_client_options_t options = {.socket_path = NULL, .node = NULL, .autostart = 0};
+    fab_client_t *client = NULL;
+    fab_status_t status = fab_client_connect(&options, &client);
+    if (status != FAB_SUCCESS) {
+        const char *where = getenv("FABMEM_SOCKET");
+        fprintf(stderr, "fabmem: no daemon answers at %s: %s (%s)\n",
+                where && *where ? where : "the per-user socket", fab_status_string(status),
+                fab_status_name(status));
+        return NULL;
+    }
+    return client;
+}
+
+static int cmd_verify(const char *arg)
+{
+    uint8_t raw[FAB__INPUT_MAX];
+    long n = read_input(arg, raw, sizeof(raw));
+    if (n < 0)
+        return 2;
+    fab_handle_t handle;
+    fab_status_t status = fab_handle_from_bytes(raw, (size_t)n, &handle);
+    if (status != FAB_SUCCESS) {
+        printf("verdict    %s: %s (refused before asking the daemon)\n", fab_status_name(status),
+               fab_status_string(status));
+        return 1;
+    }
+    fab_client_t *client = connect_quietly();
+    if (client == NULL)
+        return 1;
+    bool live = false;
+    status = fab_client_verify(client, &handle, &live);
+    fab_client_close(client);
+    if (status != FAB_SUCCESS) {
+        printf("verdict    %s: %s (not minted by this fabric, or altered)\n",
+               fab_status_name(status), fab_status_string(status));
+        return 1;
+    }
+    printf("minted     by this fabric (tag verified)\n");
+    printf("memory     %s\n", live ? "live: an import would succeed as far as liveness goes"
+                                    : "gone: the handle is stale, an import gets INVALID_HANDLE");
+    return live ? 0 : 1;
+}
+
+static const char *fabric_state_name(fab_fabric_state_t state)
+{
+    switch (state) {
+    case FAB_FABRIC_STATE_NOT_SUPPORTED:
+        return "NOT_SUPPORTED";
+    case FAB_FABRIC_STATE_NOT_STARTED:
+        return "NOT_STARTED";
+    case FAB_FABRIC_STATE_IN_PROGRESS:
+        return "IN_PROGRESS";
+    case FAB_FABRIC_STATE_COMPLETED:
+        return "COMPLETED";
+    }
+    return "?";
+}
+
+static int cmd_status(void)
+{
+    fab_client_t *client = connect_quietly();
+    if (client == NULL)
+        return 1;
+    fab_daemon_stats_t stats;
+    fab_status_t status = fab_client_stats(client, &stats);
+    int node = fab_client_node_index(client);
+    fab_client_close(client);
+    if (status != FAB_SUCCESS) {
+        fprintf(stderr, "fabmem: the daemon did not answer: %s\n", fab_status_name(status));
+        return 1;
+    }
+    printf("daemon       pid %llu\n", (unsigned long long)stats.pid);
+    printf("clients      %llu\n", (unsigned long long)stats.clients);
+    printf("allocations  %llu (%llu bytes)\n", (unsigned long long)stats.allocations,
+           (unsigned long long)stats.bytes);
+    printf("references   %llu\n", (unsigned long long)stats.references);
+    printf("daemon rss   %llu bytes\n", (unsigned long long)stats.rss);
+
+    fab_topology_t *topology = NULL;
+    if (fab_topology_load(NULL, &topology) != FAB_SUCCESS)
+        return 0; /* the daemon answered; a config only it can read is fine */
+    printf("topology     %d node(s) in this process's config; it sits on node %d\n",
+           fab_topology_node_count(topology), node);
+    for (int i = 0; i < fab_topology_node_count(topology); i++) {
+        fab_node_info_t info;
+        if (fab_topology_node(topology, i, &info) != FAB_SUCCESS)
+            continue;
+        printf("  %-16s domain %-12s clique %-4u gpus %-2d fabric %s\n", info.name,
+               info.imex_domain, info.clique_id, info.device_count,
+               fabric_state_name(info.fabric_state));
+    }
+    fab_topology_destroy(topology);
+    return 0;
+}
+
 static int cmd_errors(void)
 {
 #define FAB__LIST(name, value, text) printf("%4d  %-28s %s\n", value, "FAB_" #name, text);
@@ -151,6 +256,10 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "decode") == 0)
         return cmd_decode(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "verify") == 0)
+        return cmd_verify(argv[2]);
+    if (argc == 2 && strcmp(argv[1], "status") == 0)
+        return cmd_status();
     if (argc == 2 && strcmp(argv[1], "errors") == 0)
         return cmd_errors();
     if (argc == 2 && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0)) {
