@@ -51,8 +51,19 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
         return NULL;
     char fdtext[16];
     snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
-    const char *argv[12];
+    /* FABTEST_DAEMON_LAUNCHER (the valgrind build sets it) runs the daemon
+     * under the same checker as the tests. */
+    const char *argv[48];
     int k = 0;
+    static char launcher[1024];
+    const char *wrap = getenv("FABTEST_DAEMON_LAUNCHER");
+    if (wrap != NULL && *wrap != '\0') {
+        snprintf(launcher, sizeof(launcher), "%s", wrap);
+        char *save = NULL;
+        for (char *w = strtok_r(launcher, " ", &save); w != NULL && k < 32;
+             w = strtok_r(NULL, " ", &save))
+            argv[k++] = w;
+    }
     argv[k++] = exe;
     argv[k++] = "--foreground";
     argv[k++] = "--socket";
@@ -79,7 +90,7 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
             dup2(null, 1);
         }
         fcntl(pipefd[1], F_SETFD, 0);
-        execv(exe, (char *const *)argv);
+        execv(argv[0], (char *const *)argv);
         _exit(127);
     }
     close(pipefd[1]);
