@@ -34,6 +34,7 @@
 #include "src/fabric/topology.h"
 
 #define FAB__AUTOSTART_IDLE_S 5
+#define FAB__READS_PER_WAKEUP 1
 
 typedef struct fab__client {
     struct fab__client *prev, *next; /* the loop's list, for shutdown */
@@ -204,8 +205,10 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
 
 static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
 {
-    /* A few requests per wakeup, then let the others have their turn. */
-    for (int turn = 0; turn < 16; turn++) {
+    /* One request per wakeup: clients wait for their reply, so a second read
+     * would almost always find nothing (epoll is level-triggered and reports
+     * what is left), and the others get their turn. */
+    for (int turn = 0; turn < FAB__READS_PER_WAKEUP; turn++) {
         uint8_t buf[FAB__PROTO_MAX];
         int fd = -1;
         ssize_t n = fab__proto_recv(client->sock, buf, &fd, MSG_DONTWAIT);

@@ -44,8 +44,8 @@ struct fab_client {
 };
 
 /* RELEASE does not wait for its reply: the reply (which may carry the
- * never-imported warning) is read before the next request goes out, so a
- * release costs one message instead of a round trip. At most this many stay
+ * never-imported warning) is read with the next request's, so a release
+ * costs one message instead of a round trip. At most this many stay
  * unread, so that neither side's socket buffer can fill. */
 #define FAB__DEFERRED_MAX 8
 
@@ -252,30 +252,44 @@ static fab_status_t fab__call(fab_client_t *client, fab__request_t *request, fab
                               int *fd_out)
 {
     uint8_t buf[FAB__PROTO_MAX];
-    fab__drain(client);
     if (client->sock < 0)
         return FAB_ERROR_SYSTEM_NOT_READY;
     request->seq = ++client->seq;
     size_t len = fab__request_encode(request, buf);
     if (fab__proto_send(client->sock, buf, len, -1) != 0)
         goto broken;
-    int fd = -1;
-    ssize_t n = fab__proto_recv(client->sock, buf, &fd, 0);
-    if (n <= 0)
-        goto broken;
-    fab__reply_t reply;
-    if (fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS || reply.seq != request->seq ||
-        reply.type != request->type) {
-        if (fd >= 0)
+    /* The daemon answers in order: replies to earlier releases come first. */
+    for (;;) {
+        int fd = -1;
+        ssize_t n = fab__proto_recv(client->sock, buf, &fd, 0);
+        if (n <= 0)
+            goto broken;
+        fab__reply_t reply;
+        if (fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS) {
+            if (fd >= 0)
+                close(fd);
+            goto broken;
+        }
+        if (reply.type == FAB__MSG_RELEASE && client->deferred > 0 && reply.seq != request->seq) {
+            if (fd >= 0)
+                close(fd);
+            client->deferred--;
+            if (reply.status == FAB_SUCCESS && reply.count != 0)
+                fab__warn_unimported(&reply);
+            continue;
+        }
+        if (reply.seq != request->seq || reply.type != request->type) {
+            if (fd >= 0)
+                close(fd);
+            goto broken;
+        }
+        if (fd_out != NULL)
+            *fd_out = fd;
+        else if (fd >= 0)
             close(fd);
-        goto broken;
+        *reply_out = reply;
+        return (fab_status_t)reply.status;
     }
-    if (fd_out != NULL)
-        *fd_out = fd;
-    else if (fd >= 0)
-        close(fd);
-    *reply_out = reply;
-    return (fab_status_t)reply.status;
 
 broken:
     fab__connection_lost(client);
