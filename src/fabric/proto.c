@@ -342,5 +342,12 @@ int fab__socket_dir_make(const char *path)
         errno = ENOTDIR;
         return -1;
     }
+    /* Someone else's directory, or one anybody may write without the sticky
+     * bit, could hold a planted socket: refuse it. */
+    if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+        ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)) {
+        errno = EPERM;
+        return -1;
+    }
     return 0;
 }
