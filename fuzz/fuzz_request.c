@@ -6,13 +6,14 @@
  * Input: a sequence of messages, each a 2-byte little-endian length and that
  * many bytes. One connection per input; it is closed at the end, which must
  * free everything the input allocated (the leak checker sees to that). An
- * IMPORT or VERIFY whose handle starts with a zero byte presents the last
+ * IMPORT, VERIFY or ADOPT whose handle starts with a zero byte presents the last
  * handle this input exported instead, so that the import path is reached
  * past the tag check; bytes 1 and 2 of such a handle, if nonzero, alter one
  * byte of it. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "src/daemon/registry.h"
@@ -52,7 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = size;
         fab__request_t request;
         if (fab__request_decode(data, len, &request) == FAB_SUCCESS) {
-            if ((request.type == FAB__MSG_IMPORT || request.type == FAB__MSG_VERIFY) &&
+            if ((request.type == FAB__MSG_IMPORT || request.type == FAB__MSG_VERIFY ||
+                 request.type == FAB__MSG_ADOPT) &&
                 request.u.import.handle.bytes[0] == 0) {
                 uint8_t where = request.u.import.handle.bytes[1];
                 uint8_t flip = request.u.import.handle.bytes[2];
@@ -61,10 +63,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             fab__reply_t reply;
             int fd, owned;
-            fab__daemon_handle(daemon, conn, &request, &reply, &fd, &owned);
+            /* ADOPT gets a memfd of the size its handle names, as a
+             * client would send. */
+            int fd_in = -1;
+            if (request.type == FAB__MSG_ADOPT) {
+                fd_in = memfd_create("fuzz", MFD_CLOEXEC);
+                if (fd_in >= 0 &&
+                    ftruncate(fd_in, (off_t)(fab_handle_size(&request.u.import.handle) & 0xffffffffu)) != 0) {
+                    close(fd_in);
+                    fd_in = -1;
+                }
+            }
+            fab__daemon_handle(daemon, conn, &request, fd_in, &reply, &fd, &owned);
             if (owned)
                 close(fd);
-            if (request.type == FAB__MSG_EXPORT && reply.status == FAB_SUCCESS)
+            if ((request.type == FAB__MSG_EXPORT || request.type == FAB__MSG_ALLOC) &&
+                reply.status == FAB_SUCCESS)
                 last = reply.handle;
             /* The reply must round-trip through its own codec. */
             uint8_t buf[FAB__PROTO_MAX];

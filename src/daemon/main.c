@@ -8,7 +8,8 @@
  * not read) gets no more requests read until the reply went out, so it can
  * only stall itself. A message that does not decode, or that comes with an
  * fd, closes the connection (after an error reply where there is a request
- * to answer); the peer's references are dropped with it. */
+ * to answer); the peer's references are dropped with it. ADOPT is the one
+ * request that carries an fd (a client's memory, back after a restart). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -223,9 +224,9 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         }
         fab__request_t request;
         fab_status_t status = fab__request_decode(buf, (size_t)n, &request);
-        if (status != FAB_SUCCESS || fd >= 0) {
-            /* Nobody sends the daemon an fd, and a message that does not
-             * decode leaves nothing to trust about the stream. */
+        if (status != FAB_SUCCESS || (fd >= 0 && request.type != FAB__MSG_ADOPT)) {
+            /* Only ADOPT brings an fd, and a message that does not decode
+             * leaves nothing to trust about the stream. */
             fab__log(FAB__LOG_WARN, "client pid %ld sent %s, closing", (long)client->conn->pid,
                      fd >= 0 ? "a file descriptor" : "a malformed message");
             if (fd >= 0)
@@ -241,7 +242,7 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         }
         fab__reply_t reply;
         int out_fd, owned;
-        fab__daemon_handle(loop->daemon, client->conn, &request, &reply, &out_fd, &owned);
+        fab__daemon_handle(loop->daemon, client->conn, &request, fd, &reply, &out_fd, &owned);
         client->pending_len = fab__reply_encode(&reply, client->pending);
         client->pending_fd = out_fd;
         client->pending_fd_owned = owned;

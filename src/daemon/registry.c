@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "src/core/handle_format.h"
@@ -202,6 +203,8 @@ static fab_status_t fab__ref_add(fab__conn_t *conn, fab__alloc_t *alloc, int cre
     return FAB_SUCCESS;
 }
 
+static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__alloc_t *alloc);
+
 static fab_status_t fab__handle_hello(fab__daemon_t *daemon, fab__conn_t *conn,
                                       const fab__request_t *request, fab__reply_t *reply)
 {
@@ -288,6 +291,7 @@ static fab_status_t fab__handle_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
     reply->size = props.size;
     reply->access = (uint8_t)props.peer_access;
     reply->node = device;
+    reply->handle = fab__alloc_handle(daemon, alloc);
     *fd_out = alloc->fd;
     return FAB_SUCCESS;
 
@@ -302,25 +306,33 @@ fail_memory:
     return status;
 }
 
-static fab_status_t fab__handle_export(fab__daemon_t *daemon, fab__conn_t *conn,
-                                       const fab__request_t *request, fab__reply_t *reply)
+/* The daemon's handle for an allocation: the model's layout with origin
+ * FABRIC, the exporter's IMEX domain and the tag. */
+static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__alloc_t *alloc)
 {
-    fab__alloc_t *alloc = fab__ref_get(conn, request->u.region.region, NULL);
-    if (alloc == NULL)
-        return FAB_ERROR_INVALID_HANDLE;
     fab_handle_t handle;
-    fab_status_t status = fab_memory_export(alloc->memory, &handle);
-    if (status != FAB_SUCCESS)
-        return status;
-    /* The model minted a handle of its own origin; the daemon's carries the
-     * exporter's IMEX domain and the tag. */
     fab_alloc_props_t props = fab_memory_props(alloc->memory);
     fab__handle_encode(&handle, fab_memory_uuid(alloc->memory), props.size, props.peer_access,
                        FAB_HANDLE_ORIGIN_FABRIC, daemon->domain_ids[alloc->node]);
     uint8_t tag[FAB_HANDLE_TAG_BYTES];
     fab__handle_tag(daemon, handle.bytes, tag);
     fab__handle_set_tag(&handle, tag);
-    reply->handle = handle;
+    return handle;
+}
+
+static fab_status_t fab__handle_export(fab__daemon_t *daemon, fab__conn_t *conn,
+                                       const fab__request_t *request, fab__reply_t *reply)
+{
+    fab__alloc_t *alloc = fab__ref_get(conn, request->u.region.region, NULL);
+    if (alloc == NULL)
+        return FAB_ERROR_INVALID_HANDLE;
+    /* The model decides and counts; its own (MODEL origin) handle is
+     * replaced by the daemon's. */
+    fab_handle_t model_handle;
+    fab_status_t status = fab_memory_export(alloc->memory, &model_handle);
+    if (status != FAB_SUCCESS)
+        return status;
+    reply->handle = fab__alloc_handle(daemon, alloc);
     return FAB_SUCCESS;
 }
 
@@ -437,6 +449,94 @@ static fab_status_t fab__handle_release(fab__daemon_t *daemon, fab__conn_t *conn
     return FAB_SUCCESS;
 }
 
+/* A client hands back memory it held when the previous daemon went away. */
+static fab_status_t fab__handle_adopt(fab__daemon_t *daemon, fab__conn_t *conn,
+                                      const fab__request_t *request, int *fd_in,
+                                      fab__reply_t *reply)
+{
+    int fd = *fd_in;
+    const fab_handle_t *handle = &request->u.import.handle;
+    const fab__node_t *node = &daemon->topology->nodes[conn->node];
+    int device = request->u.import.device;
+    struct stat st, have;
+    if (fd < 0)
+        return FAB_ERROR_INVALID_VALUE;
+    if (device < 0 || device >= node->info.device_count)
+        return FAB_ERROR_INVALID_DEVICE;
+    fab_status_t status;
+    fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, &status);
+    if (status != FAB_SUCCESS)
+        return status;
+    uint64_t size = fab_handle_size(handle);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < size)
+        return FAB_ERROR_INVALID_VALUE;
+    int creator = request->u.import.creator;
+    if (alloc != NULL) {
+        /* Already adopted (by its creator, or another holder): the fd must
+         * be the same memory. */
+        if (fstat(alloc->fd, &have) != 0 || have.st_dev != st.st_dev || have.st_ino != st.st_ino)
+            return FAB_ERROR_INVALID_HANDLE;
+        uint64_t id;
+        status = fab__ref_add(conn, alloc, creator, &id);
+        if (status != FAB_SUCCESS)
+            return status;
+        reply->region = id;
+    } else {
+        /* Only the creator brings memory back: an importer's fd may be
+         * read-only, and a peer must not substitute memory of its own. */
+        if (!creator)
+            return FAB_ERROR_NOT_FOUND;
+        if (fab_handle_domain(handle) != daemon->domain_ids[conn->node] ||
+            (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+            return FAB_ERROR_INVALID_HANDLE;
+        if (conn->channels == 0)
+            return FAB_ERROR_NOT_PERMITTED;
+        fab_alloc_props_t props = {
+            .device_ordinal = device,
+            .size = (size_t)size,
+            .peer_access = fab_handle_access(handle),
+            .handle_type = (fab_handle_type_t)request->u.import.handle_type,
+        };
+        uint64_t *used = &daemon->used[daemon->device_base[conn->node] + device];
+        if (props.size > node->device.total_memory - *used)
+            return FAB_ERROR_OUT_OF_MEMORY;
+        fab_uuid_t uuid = fab_handle_uuid(handle);
+        uint64_t key = fab__uuid_key(&uuid);
+        fab_memory_t *memory;
+        status = fab_memory_allocate(key, uuid, &props, &memory);
+        if (status != FAB_SUCCESS)
+            return status;
+        alloc = calloc(1, sizeof(*alloc));
+        if (alloc == NULL || key == 0 || fab__map_get(&daemon->allocs, key) != NULL ||
+            fab__map_put(&daemon->allocs, key, alloc) != 0) {
+            free(alloc);
+            fab_memory_destroy(memory);
+            return key == 0 ? FAB_ERROR_INVALID_HANDLE : FAB_ERROR_OUT_OF_MEMORY;
+        }
+        alloc->memory = memory;
+        alloc->channels = conn->channels;
+        alloc->key = key;
+        alloc->fd = fd;
+        alloc->node = (uint16_t)conn->node;
+        uint64_t id;
+        if (fab__ref_add(conn, alloc, 1, &id) != FAB_SUCCESS) {
+            fab__map_remove(&daemon->allocs, key);
+            fab_memory_destroy(memory);
+            free(alloc);
+            return FAB_ERROR_OUT_OF_MEMORY;
+        }
+        *used += props.size;
+        daemon->bytes += props.size;
+        *fd_in = -1; /* kept */
+        reply->region = id;
+    }
+    reply->uuid = fab_memory_uuid(alloc->memory);
+    reply->size = fab_memory_props(alloc->memory).size;
+    reply->access = (uint8_t)fab_handle_access(handle);
+    reply->node = device;
+    return FAB_SUCCESS;
+}
+
 static long fab__rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
@@ -450,7 +550,7 @@ static long fab__rss_bytes(void)
 }
 
 void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
-                        fab__reply_t *reply, int *fd_out, int *fd_owned)
+                        int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned)
 {
     memset(reply, 0, sizeof(*reply));
     reply->type = request->type;
@@ -459,9 +559,19 @@ void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__req
     *fd_owned = 0;
     fab_status_t status;
     if (request->type != FAB__MSG_HELLO && conn->node < 0) {
+        if (fd_in >= 0)
+            close(fd_in);
         reply->status = FAB_ERROR_ILLEGAL_STATE; /* out of order: hello first */
         return;
     }
+    if (request->type == FAB__MSG_ADOPT) {
+        reply->status = (uint32_t)fab__handle_adopt(daemon, conn, request, &fd_in, reply);
+        if (fd_in >= 0)
+            close(fd_in);
+        return;
+    }
+    if (fd_in >= 0)
+        close(fd_in); /* nothing else takes one */
     switch (request->type) {
     case FAB__MSG_HELLO:
         status = fab__handle_hello(daemon, conn, request, reply);

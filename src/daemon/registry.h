@@ -7,7 +7,11 @@
  * creator's) and a memfd; IMPORT adds a reference for the importer; RELEASE,
  * or the client's disconnection, drops references; the last drop closes the
  * memfd and forgets the uuid, so the allocation's handles become stale. Pages
- * that clients still map live on in the kernel without the daemon. */
+ * that clients still map live on in the kernel without the daemon.
+ *
+ * After a restart the registry is empty, but the key (state file) is the
+ * same: clients ADOPT their live regions back, creators first, each with its
+ * handle as proof and its memfd, and the handles work again. */
 #ifndef FABMEM_DAEMON_REGISTRY_H
 #define FABMEM_DAEMON_REGISTRY_H
 
@@ -46,12 +50,13 @@ fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, 
 /* The client went away: drop all its references. */
 void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn);
 
-/* Answer one request. The reply is always filled; *fd_out is -1 or an fd to
- * send with it, and *fd_owned says whether the caller must close it after
- * sending (a read-only reopening) or not (the registry's own memfd, valid
- * until the next call). */
+/* Answer one request. fd_in is the fd that came with it (-1: none); the
+ * registry takes it (keeps it or closes it). The reply is always filled;
+ * *fd_out is -1 or an fd to send with it, and *fd_owned says whether the
+ * caller must close it after sending (a read-only reopening) or not (the
+ * registry's own memfd, valid until the next call). */
 void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
-                        fab__reply_t *reply, int *fd_out, int *fd_owned);
+                        int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned);
 
 /* Counters for STATS and the idle check. */
 size_t fab__daemon_conn_count(const fab__daemon_t *daemon);

@@ -8,6 +8,11 @@
  *   unmap* -> release; the RELEASE request goes out once the region is both
  *   released and unmapped, and only then is the fd closed.
  *
+ * Restart: when the connection breaks, the next call connects again (starting
+ * a daemon if allowed), and ADOPTs every live region back (creators' first)
+ * with its handle and fd, then retries once; a daemon that restarted with the
+ * same state file thus honours the handles that were live.
+ *
  * Autostart: with no daemon answering, connect starts one (double fork, so it
  * is no child of ours) with --autostarted, which makes it exit once idle; it
  * says it is listening over a pipe, or closes the pipe when another daemon
@@ -41,6 +46,10 @@ struct fab_client {
     int node;
     size_t live_regions;
     unsigned deferred; /* RELEASE replies not read yet */
+    fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
+    int autostart;
+    char node_name[256];
+    char path[PATH_MAX];
 };
 
 /* RELEASE does not wait for its reply: the reply (which may carry the
@@ -58,6 +67,10 @@ struct fab_region {
     fab_uuid_t uuid;
     int device;
     bool released;
+    bool creator;          /* allocated here, not imported */
+    uint32_t handle_type;  /* creator: the types it asked for */
+    fab_handle_t handle;   /* proof of the uuid, for ADOPT */
+    fab_region_t *prev, *next;
     size_t nmaps, capmaps;
     void **maps;
 };
@@ -248,15 +261,15 @@ static void fab__drain(fab_client_t *client)
 /* Send a request and wait for its reply; the caller holds client->lock. A
  * broken connection reads as SYSTEM_NOT_READY. fd_out (may be NULL) takes
  * the fd the reply carried. */
-static fab_status_t fab__call(fab_client_t *client, fab__request_t *request, fab__reply_t *reply_out,
-                              int *fd_out)
+static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request, int fd_in,
+                                  fab__reply_t *reply_out, int *fd_out)
 {
     uint8_t buf[FAB__PROTO_MAX];
     if (client->sock < 0)
         return FAB_ERROR_SYSTEM_NOT_READY;
     request->seq = ++client->seq;
     size_t len = fab__request_encode(request, buf);
-    if (fab__proto_send(client->sock, buf, len, -1) != 0)
+    if (fab__proto_send(client->sock, buf, len, fd_in) != 0)
         goto broken;
     /* The daemon answers in order: replies to earlier releases come first. */
     for (;;) {
@@ -296,6 +309,76 @@ broken:
     return FAB_ERROR_SYSTEM_NOT_READY;
 }
 
+static fab_status_t fab__hello(fab_client_t *client)
+{
+    fab__request_t hello = {.type = FAB__MSG_HELLO};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    hello.u.hello.name_len = (uint8_t)strlen(client->node_name);
+    memcpy(hello.u.hello.name, client->node_name, hello.u.hello.name_len);
+    fab__reply_t reply;
+    fab_status_t status = fab__call_raw(client, &hello, -1, &reply, NULL);
+    if (status == FAB_SUCCESS)
+        client->node = reply.node;
+    return status;
+}
+
+/* Connect again and hand every live region to the (new) daemon. A region it
+ * will not take (its creator is gone, say) keeps working here but has no
+ * daemon reference any more (id 0). */
+static fab_status_t fab__reconnect(fab_client_t *client)
+{
+    client->sock = fab__connect(client->path, client->autostart);
+    if (client->sock < 0)
+        return FAB_ERROR_SYSTEM_NOT_READY;
+    fab_status_t status = fab__hello(client);
+    if (status != FAB_SUCCESS) {
+        if (client->sock >= 0)
+            close(client->sock);
+        client->sock = -1;
+        return FAB_ERROR_SYSTEM_NOT_READY;
+    }
+    for (int pass = 1; pass >= 0; pass--) {
+        for (fab_region_t *r = client->regions; r != NULL; r = r->next) {
+            if ((int)r->creator != pass)
+                continue;
+            fab__request_t adopt = {.type = FAB__MSG_ADOPT};
+            adopt.u.import.device = r->device;
+            adopt.u.import.handle = r->handle;
+            adopt.u.import.handle_type = r->handle_type;
+            adopt.u.import.creator = r->creator;
+            fab__reply_t reply;
+            status = fab__call_raw(client, &adopt, r->fd, &reply, NULL);
+            if (client->sock < 0)
+                return FAB_ERROR_SYSTEM_NOT_READY;
+            r->id = status == FAB_SUCCESS ? reply.region : 0;
+            if (status != FAB_SUCCESS)
+                fab__log(FAB__LOG_WARN, "the restarted fabmemd did not take a region back: %s",
+                         fab_status_name(status));
+        }
+    }
+    fab__log(FAB__LOG_INFO, "reconnected to fabmemd at %s", client->path);
+    return FAB_SUCCESS;
+}
+
+/* A request with reconnection: a broken connection is replaced (once) and
+ * the request sent again; the daemon that broke it kept no state of ours. */
+static fab_status_t fab__call(fab_client_t *client, fab__request_t *request, fab__reply_t *reply_out,
+                              int *fd_out)
+{
+    int fresh = 0;
+    if (client->sock < 0) {
+        if (fab__reconnect(client) != FAB_SUCCESS)
+            return FAB_ERROR_SYSTEM_NOT_READY;
+        fresh = 1;
+    }
+    fab_status_t status = fab__call_raw(client, request, -1, reply_out, fd_out);
+    if (client->sock >= 0 || fresh)
+        return status;
+    if (fab__reconnect(client) != FAB_SUCCESS)
+        return FAB_ERROR_SYSTEM_NOT_READY;
+    return fab__call_raw(client, request, -1, reply_out, fd_out);
+}
+
 fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_t **client_out)
 {
     if (client_out == NULL)
@@ -327,20 +410,17 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
         status = FAB_ERROR_OUT_OF_MEMORY;
         goto fail_client;
     }
+    client->autostart = autostart;
+    snprintf(client->node_name, sizeof(client->node_name), "%s", node);
+    snprintf(client->path, sizeof(client->path), "%s", path);
     client->sock = fab__connect(path, autostart);
     if (client->sock < 0) {
         fab__log(FAB__LOG_INFO, "no fabmemd answers at %s: %s", path, strerror(errno));
         goto fail_lock;
     }
-    fab__request_t hello = {.type = FAB__MSG_HELLO};
-    hello.u.hello.version = FAB__PROTO_VERSION;
-    hello.u.hello.name_len = (uint8_t)strlen(node);
-    memcpy(hello.u.hello.name, node, hello.u.hello.name_len);
-    fab__reply_t reply;
-    status = fab__call(client, &hello, &reply, NULL);
+    status = fab__hello(client);
     if (status != FAB_SUCCESS)
         goto fail_sock;
-    client->node = reply.node;
     *client_out = client;
     return FAB_SUCCESS;
 
@@ -384,6 +464,10 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_t *r
     fab_region_t *region = calloc(1, sizeof(*region));
     if (region == NULL)
         return NULL;
+    region->next = client->regions;
+    if (client->regions != NULL)
+        client->regions->prev = region;
+    client->regions = region;
     region->client = client;
     region->id = reply->region;
     region->fd = fd;
@@ -422,6 +506,11 @@ fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *
     if (status != FAB_SUCCESS)
         goto out;
     fab_region_t *region = fd >= 0 ? fab__region_new(client, &reply, fd, FAB_ACCESS_READ_WRITE) : NULL;
+    if (region != NULL) {
+        region->creator = true;
+        region->handle = reply.handle;
+        region->handle_type = request.u.alloc.handle_type;
+    }
     if (region == NULL) {
         if (fd >= 0)
             close(fd);
@@ -453,6 +542,8 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
     fab_access_t access = reply.access == FAB_ACCESS_READ_WRITE ? FAB_ACCESS_READ_WRITE
                                                                  : FAB_ACCESS_READ_ONLY;
     fab_region_t *region = fd >= 0 ? fab__region_new(client, &reply, fd, access) : NULL;
+    if (region != NULL)
+        region->handle = *handle;
     if (region == NULL) {
         if (fd >= 0)
             close(fd);
@@ -586,7 +677,15 @@ static void fab__region_finish(fab_region_t *region)
     fab_client_t *client = region->client;
     if (client->deferred >= FAB__DEFERRED_MAX)
         fab__drain(client);
-    if (client->sock >= 0) {
+    if (region->prev != NULL)
+        region->prev->next = region->next;
+    else
+        client->regions = region->next;
+    if (region->next != NULL)
+        region->next->prev = region->prev;
+    /* A broken connection is not mended here: the daemon that broke it
+     * holds nothing of ours, and a new one learns of live regions only. */
+    if (client->sock >= 0 && region->id != 0) {
         fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
         request.u.region.region = region->id;
         uint8_t buf[FAB__PROTO_MAX];

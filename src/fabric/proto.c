@@ -77,6 +77,8 @@ static size_t fab__request_body_len(uint16_t type)
         return 0;
     case FAB__MSG_VERIFY:
         return FAB_HANDLE_BYTES;
+    case FAB__MSG_ADOPT:
+        return 9 + FAB_HANDLE_BYTES;
     default:
         return 0;
     }
@@ -110,6 +112,12 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         break;
     case FAB__MSG_VERIFY:
         memcpy(b, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
+        break;
+    case FAB__MSG_ADOPT:
+        fab__put32(b, (uint32_t)request->u.import.device);
+        fab__put32(b + 4, request->u.import.handle_type);
+        b[8] = request->u.import.creator;
+        memcpy(b + 9, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
     default:
         break;
@@ -174,6 +182,14 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         memcpy(r.u.import.handle.bytes, b, FAB_HANDLE_BYTES);
+        break;
+    case FAB__MSG_ADOPT:
+        if (body != want || b[8] > 1)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.import.device = (int32_t)fab__get32(b);
+        r.u.import.handle_type = fab__get32(b + 4);
+        r.u.import.creator = b[8];
+        memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
         break;
     default:
         return FAB_ERROR_INVALID_VALUE;

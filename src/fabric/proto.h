@@ -16,7 +16,11 @@
  * followed by a body whose layout each type fixes; a body of another length
  * than its type's is malformed. The client sends one request at a time and
  * waits for its reply; the daemon answers every request it can decode, and
- * closes the connection on one it cannot. */
+ * closes the connection on one it cannot.
+ *
+ * ADOPT is how a client hands its live memory to a daemon that restarted:
+ * the handle proves the uuid was minted under the same key (state file), the
+ * memfd travels with it. It is the only request that may carry an fd. */
 #ifndef FABMEM_FABRIC_PROTO_H
 #define FABMEM_FABRIC_PROTO_H
 
@@ -39,7 +43,8 @@ enum {
     FAB__MSG_RELEASE = 5, /* u64 region id */
     FAB__MSG_STATS = 6,   /* empty */
     FAB__MSG_VERIFY = 7,  /* 64 handle bytes */
-    FAB__MSG_TYPE_MAX = 7,
+    FAB__MSG_ADOPT = 8,   /* i32 device, u32 handle types, u8 creator, 64 handle bytes; + memfd */
+    FAB__MSG_TYPE_MAX = 8,
     FAB__MSG_REPLY = 0x8000,
 };
 
@@ -65,7 +70,9 @@ typedef struct fab__request {
         struct {
             int32_t device;
             fab_handle_t handle;
-        } import; /* IMPORT and VERIFY (device unused) */
+            uint32_t handle_type; /* ADOPT only */
+            uint8_t creator;      /* ADOPT only: 1 if the sender allocated it */
+        } import; /* IMPORT, VERIFY (device unused) and ADOPT */
     } u;
 } fab__request_t;
 
@@ -80,7 +87,7 @@ typedef struct fab__reply {
     uint8_t access;      /* ALLOC, IMPORT, VERIFY (1 when live) */
     int32_t node;        /* HELLO: the node index; ALLOC/IMPORT: the device */
     uint32_t count;      /* HELLO: driver version; RELEASE: exports never imported */
-    fab_handle_t handle; /* EXPORT */
+    fab_handle_t handle; /* EXPORT; ALLOC: the allocation's own handle (no export counted) */
     uint64_t stats[6];   /* STATS: pid, clients, allocations, references, bytes, rss */
 } fab__reply_t;
 

@@ -19,36 +19,13 @@
 static fabt_daemon_t fabt__daemons[FABT_MAX_DAEMONS];
 static int fabt__count;
 
-fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file)
+/* Start fabmemd for d's socket and config; wait until it listens. */
+static int fabt__launch(fabt_daemon_t *d)
 {
     const char *exe = getenv("FABMEM_DAEMON");
-    if (exe == NULL || fabt__count == FABT_MAX_DAEMONS)
-        return NULL;
-    fabt_daemon_t *d = &fabt__daemons[fabt__count];
-    memset(d, 0, sizeof(*d));
-    d->dir = fab_test_tempdir();
-    if (d->dir == NULL)
-        return NULL;
-    fabt__count++;
-    /* Other users (the dropped-privilege tests) must reach the socket. */
-    chmod(d->dir, 0755);
-    if (snprintf(d->socket, sizeof(d->socket), "%s/fabmemd.sock", d->dir) >= (int)sizeof(d->socket))
-        return NULL;
-    snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
-    snprintf(d->state, sizeof(d->state), "%s", state_file ? state_file : "");
-    if (config_text != NULL || state_file != NULL) {
-        snprintf(d->config, sizeof(d->config), "%s/fabmem.ini", d->dir);
-        FILE *f = fopen(d->config, "w");
-        if (f == NULL)
-            return NULL;
-        if (state_file != NULL)
-            fprintf(f, "[daemon]\nstate_file = %s\n", state_file);
-        fputs(config_text ? config_text : "[channel 0]\nuids = 0\n", f);
-        fclose(f);
-    }
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return NULL;
+        return -1;
     char fdtext[16];
     snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
     /* FABTEST_DAEMON_LAUNCHER (the valgrind build sets it) runs the daemon
@@ -79,7 +56,7 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
     argv[k] = NULL;
     pid_t pid = fork();
     if (pid < 0)
-        return NULL;
+        return -1;
     if (pid == 0) {
         int log = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
         int null = open("/dev/null", O_RDWR);
@@ -103,8 +80,47 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
     close(pipefd[0]);
     if (!ready) {
         fabt_daemon_stop(d);
-        return NULL;
+        return -1;
     }
+    return 0;
+}
+
+int fabt_daemon_restart(fabt_daemon_t *d)
+{
+    if (fabt_daemon_stop(d) != 0)
+        return -1;
+    return fabt__launch(d);
+}
+
+fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file)
+{
+    const char *exe = getenv("FABMEM_DAEMON");
+    if (exe == NULL || fabt__count == FABT_MAX_DAEMONS)
+        return NULL;
+    fabt_daemon_t *d = &fabt__daemons[fabt__count];
+    memset(d, 0, sizeof(*d));
+    d->dir = fab_test_tempdir();
+    if (d->dir == NULL)
+        return NULL;
+    fabt__count++;
+    /* Other users (the dropped-privilege tests) must reach the socket. */
+    chmod(d->dir, 0755);
+    if (snprintf(d->socket, sizeof(d->socket), "%s/fabmemd.sock", d->dir) >= (int)sizeof(d->socket))
+        return NULL;
+    snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
+    snprintf(d->state, sizeof(d->state), "%s", state_file ? state_file : "");
+    if (config_text != NULL || state_file != NULL) {
+        snprintf(d->config, sizeof(d->config), "%s/fabmem.ini", d->dir);
+        FILE *f = fopen(d->config, "w");
+        if (f == NULL)
+            return NULL;
+        if (state_file != NULL)
+            fprintf(f, "[daemon]\nstate_file = %s\n", state_file);
+        fputs(config_text ? config_text : "[channel 0]\nuids = 0\n", f);
+        fclose(f);
+    }
+    if (fabt__launch(d) != 0)
+        return NULL;
     setenv("FABMEM_SOCKET", d->socket, 1);
     setenv("FABMEM_NO_AUTOSTART", "1", 1);
     return d;

@@ -26,6 +26,10 @@ typedef struct fabt_daemon {
  * Returns the daemon (owned by the harness) or NULL. */
 fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file);
 
+/* Stop it and start it again on the same socket, config and state file
+ * (a restart). 0, or -1. */
+int fabt_daemon_restart(fabt_daemon_t *daemon);
+
 /* SIGTERM it and reap it; returns its exit status (0 is a clean exit). The
  * dir stays until teardown so that its log can be read. */
 int fabt_daemon_stop(fabt_daemon_t *daemon);

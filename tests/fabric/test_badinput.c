@@ -1,5 +1,6 @@
 /* Bad input never crashes, leaks or stalls the daemon: malformed, truncated,
- * oversized, empty and out-of-order messages, stray fds, unknown regions, a
+ * oversized, empty and out-of-order messages, stray fds, unknown regions,
+ * ADOPT without proof or with other memory, a
  * client that never reads its replies, and a client that vanishes holding
  * memory. Raw connections speak the wire protocol directly (proto.h). */
 #include "daemon_harness.h"
@@ -11,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "fabmem.h"
+#include "src/core/handle_format.h"
 #include "src/fabric/proto.h"
 
 static int raw_connect(const fabt_daemon_t *daemon)
@@ -315,7 +318,64 @@ static void garbage_from_many_connections_leaves_no_trace(void **state)
     daemon_is_healthy(daemon, baseline);
 }
 
+static int raw_adopt(int sock, const fab_handle_t *handle, int creator, int fd)
+{
+    fab__request_t adopt = {.type = FAB__MSG_ADOPT, .seq = 9};
+    adopt.u.import.handle = *handle;
+    adopt.u.import.handle_type = FAB_HANDLE_TYPE_FABRIC;
+    adopt.u.import.creator = (uint8_t)creator;
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(&adopt, buf);
+    assert_int_equal(fab__proto_send(sock, buf, len, fd), 0);
+    return raw_status(sock, NULL);
+}
+
+static void adopt_needs_proof_and_the_same_memory(void **state)
+{
+    (void)state;
+    int baseline;
+    fabt_daemon_t *daemon = start(&baseline);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_region_t *region;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    int other = memfd_create("other", MFD_CLOEXEC);
+    assert_int_equal(ftruncate(other, 2u << 20), 0);
+
+    int sock = raw_connect(daemon);
+    raw_hello(sock);
+    assert_int_equal(raw_adopt(sock, &handle, 1, -1), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(raw_adopt(sock, &handle, 1, other), FAB_ERROR_INVALID_HANDLE);
+    fab_handle_t forged = handle;
+    uint8_t tag[FAB_HANDLE_TAG_BYTES] = {7};
+    fab__handle_set_tag(&forged, tag);
+    assert_int_equal(raw_adopt(sock, &forged, 1, fab_region_fd(region)), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(raw_adopt(sock, &handle, 0, fab_region_fd(region)), FAB_SUCCESS);
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 2);
+    close(sock); /* drops the adopted reference */
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    /* Nobody holds it now: an importer cannot bring it back, a creator can
+     * only with read-write memory of its size. */
+    sock = raw_connect(daemon);
+    raw_hello(sock);
+    assert_int_equal(raw_adopt(sock, &handle, 0, other), FAB_ERROR_NOT_FOUND);
+    int small = memfd_create("small", MFD_CLOEXEC);
+    assert_int_equal(raw_adopt(sock, &handle, 1, small), FAB_ERROR_INVALID_VALUE);
+    close(small);
+    assert_int_equal(raw_adopt(sock, &handle, 1, other), FAB_SUCCESS);
+    close(sock);
+    close(other);
+    fab_client_close(client);
+    daemon_is_healthy(daemon, baseline);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(adopt_needs_proof_and_the_same_memory, fabt_teardown),
     cmocka_unit_test_teardown(malformed_message_closes_the_connection, fabt_teardown),
     cmocka_unit_test_teardown(truncated_message_closes_the_connection, fabt_teardown),
     cmocka_unit_test_teardown(oversized_or_empty_message_closes_the_connection, fabt_teardown),

@@ -152,6 +152,54 @@ static void restarted_daemon_recognizes_its_handles(void **state)
     free(dir);
 }
 
+static void restarted_daemon_honours_live_handles(void **state)
+{
+    (void)state;
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *exporter = connect_node(NULL);
+    fab_client_t *holder = connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(exporter, &handle);
+    char *p, *q;
+    assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
+    strcpy(p, "written before the restart");
+    fab_region_t *held;
+    assert_int_equal(fab_client_import(holder, &handle, 1, &held), FAB_SUCCESS);
+
+    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    fab_client_t *late = connect_node(NULL);
+    /* The new daemon has the key but not yet the memory. */
+    bool live = true;
+    assert_int_equal(fab_client_verify(late, &handle, &live), FAB_SUCCESS);
+    assert_false(live);
+    expect_import(late, &handle, FAB_ERROR_INVALID_HANDLE);
+    /* The exporter's next call reconnects and hands its region back; then
+     * the holder's; the handle is live again and names the same memory. */
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(exporter, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.allocations, 1);
+    assert_int_equal(fab_client_stats(holder, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 2);
+    fab_region_t *imported;
+    assert_int_equal(fab_client_import(late, &handle, 0, &imported), FAB_SUCCESS);
+    assert_int_equal(fab_region_map(imported, FAB_ACCESS_READ_WRITE, (void **)&q), FAB_SUCCESS);
+    assert_string_equal(q, "written before the restart");
+    strcpy(q, "and after it");
+    assert_string_equal(p, "and after it");
+    fab_region_unmap(imported, q);
+    fab_region_release(imported);
+    /* Lifetime as before: the holder keeps it alive past the exporter. */
+    fab_region_unmap(region, p);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    expect_import(late, &handle, FAB_SUCCESS);
+    assert_int_equal(fab_region_release(held), FAB_SUCCESS);
+    expect_import(late, &handle, FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_client_close(exporter), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(holder), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(late), FAB_SUCCESS);
+}
+
 static void stale_handle_after_last_release_is_invalid(void **state)
 {
     (void)state;
@@ -435,6 +483,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fabt_teardown),
     cmocka_unit_test_teardown(handle_from_another_fabric_is_invalid, fabt_teardown),
     cmocka_unit_test_teardown(restarted_daemon_recognizes_its_handles, fabt_teardown),
+    cmocka_unit_test_teardown(restarted_daemon_honours_live_handles, fabt_teardown),
     cmocka_unit_test_teardown(stale_handle_after_last_release_is_invalid, fabt_teardown),
     cmocka_unit_test_teardown(release_with_unimported_exports_warns_naming_the_allocation,
                               fabt_teardown),
