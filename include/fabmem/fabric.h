@@ -19,12 +19,20 @@
  *            released and unmapped; when the last reference anywhere drops the
  *            daemon forgets the allocation and its handles become stale)
  *
+ * If the daemon goes away, the next call on a client connects again (starting
+ * a daemon if autostart allows) and hands the client's live regions to the
+ * new daemon, so that a daemon restarted with the same state file honours the
+ * handles that were live (docs/fabric.md, "Restart").
+ *
  * Environment (read when an option is left NULL / negative):
  *   FABMEM_SOCKET        daemon socket path (default $XDG_RUNTIME_DIR/fabmem/fabmemd.sock,
  *                        else /tmp/fabmem-$UID/fabmemd.sock)
  *   FABMEM_CONFIG        config file (default: the built-in topology)
  *   FABMEM_NODE          the emulated node this process sits on (default: the first)
  *   FABMEM_NO_AUTOSTART  "1": never start a daemon on demand
+ *   FABMEM_DAEMON        the fabmemd to autostart (default: next to the
+ *                        library, ../bin or ../../bin, then $PATH)
+ *   FABMEM_LOG           error, warn (default), info, debug
  *
  * Thread safety: fab_topology_* functions are safe to call concurrently on one
  * topology once it is loaded. fab_client_* and fab_region_* are thread-safe:
@@ -161,8 +169,10 @@ FAB_API fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t 
  * (region already released), FAB_ERROR_NOT_PERMITTED (peer access NONE). */
 FAB_API fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out);
 
-/* Readers. The fd is owned by the region: dup it to keep it. NULL reads as
- * -1 / zeros. */
+/* Readers. The fd is owned by the region: dup it to keep it (a read-only
+ * import's fd is opened read-only). fab_region_access is what this process
+ * may map: READ_WRITE for the allocating process, the granted access for an
+ * import. NULL reads as -1 / zeros. */
 FAB_API int fab_region_fd(const fab_region_t *region);
 FAB_API size_t fab_region_size(const fab_region_t *region);
 FAB_API fab_access_t fab_region_access(const fab_region_t *region);
