@@ -107,14 +107,25 @@ static const char *access_name(unsigned byte)
     }
 }
 
+/* Read arg (see read_input) into raw and decode it into *handle; *status is
+ * fab_handle_from_bytes's verdict. Returns the byte count, -1 if unreadable. */
+static long load_handle(const char *arg, uint8_t raw[FAB__INPUT_MAX], fab_handle_t *handle,
+                        fab_status_t *status)
+{
+    long n = read_input(arg, raw, FAB__INPUT_MAX);
+    if (n >= 0)
+        *status = fab_handle_from_bytes(raw, (size_t)n, handle);
+    return n;
+}
+
 static int cmd_decode(const char *arg)
 {
     uint8_t raw[FAB__INPUT_MAX];
-    long n = read_input(arg, raw, sizeof(raw));
+    fab_handle_t handle;
+    fab_status_t status;
+    long n = load_handle(arg, raw, &handle, &status);
     if (n < 0)
         return 2;
-    fab_handle_t handle;
-    fab_status_t status = fab_handle_from_bytes(raw, (size_t)n, &handle);
     if (n != FAB_HANDLE_BYTES) {
         printf("length     %ld bytes (a handle has %d)\n", n, FAB_HANDLE_BYTES);
         printf("verdict    %s: %s\n", fab_status_name(status), fab_status_string(status));
@@ -165,11 +176,10 @@ static fab_client_t *connect_quietly(void)
 static int cmd_verify(const char *arg)
 {
     uint8_t raw[FAB__INPUT_MAX];
-    long n = read_input(arg, raw, sizeof(raw));
-    if (n < 0)
-        return 2;
     fab_handle_t handle;
-    fab_status_t status = fab_handle_from_bytes(raw, (size_t)n, &handle);
+    fab_status_t status;
+    if (load_handle(arg, raw, &handle, &status) < 0)
+        return 2;
     if (status != FAB_SUCCESS) {
         printf("verdict    %s: %s (refused before asking the daemon)\n", fab_status_name(status),
                fab_status_string(status));
