@@ -54,6 +54,7 @@ typedef struct fab__loop {
     fab__daemon_t *daemon;
     fab__client_t *clients;
     int idle_exit; /* seconds; 0: never */
+    int accept_paused; /* out of fds: the listener is off epoll for a moment */
     struct timespec idle_since;
     int running;
 } fab__loop_t;
@@ -151,13 +152,22 @@ static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
     clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
 }
 
+static char fab__listener_tag, fab__signal_tag;
+
 static void fab__accept(fab__loop_t *loop)
 {
     for (;;) {
         int sock = accept4(loop->listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (sock < 0) {
-            if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                /* The pending connection stays pending and the listener
+                 * stays readable: take it off epoll, or we would spin. */
+                fab__log(FAB__LOG_WARN, "accept: %s; pausing new connections", strerror(errno));
+                epoll_ctl(loop->epoll, EPOLL_CTL_DEL, loop->listener, NULL);
+                loop->accept_paused = 1;
+            } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
                 fab__log(FAB__LOG_WARN, "accept: %s", strerror(errno));
+            }
             return;
         }
         struct ucred cred;
@@ -282,10 +292,9 @@ static int fab__idle_timeout_ms(fab__loop_t *loop)
 
 static void fab__loop_run(fab__loop_t *loop)
 {
-    static char listener_tag, signal_tag;
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &listener_tag};
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &fab__listener_tag};
     epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &ev);
-    ev.data.ptr = &signal_tag;
+    ev.data.ptr = &fab__signal_tag;
     epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->signals, &ev);
     clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
     loop->running = 1;
@@ -296,16 +305,23 @@ static void fab__loop_run(fab__loop_t *loop)
             fab__log(FAB__LOG_INFO, "idle for %d s, exiting", loop->idle_exit);
             break;
         }
+        if (loop->accept_paused && (timeout < 0 || timeout > 100))
+            timeout = 100; /* try accepting again ten times a second */
         int n = epoll_wait(loop->epoll, events, 64, timeout);
         if (n < 0 && errno != EINTR) {
             fab__log(FAB__LOG_ERROR, "epoll_wait: %s", strerror(errno));
             break;
         }
+        if (loop->accept_paused) {
+            struct epoll_event again = {.events = EPOLLIN, .data.ptr = &fab__listener_tag};
+            epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &again);
+            loop->accept_paused = 0;
+        }
         for (int i = 0; i < n; i++) {
             void *tag = events[i].data.ptr;
-            if (tag == &listener_tag) {
+            if (tag == &fab__listener_tag) {
                 fab__accept(loop);
-            } else if (tag == &signal_tag) {
+            } else if (tag == &fab__signal_tag) {
                 struct signalfd_siginfo info;
                 if (read(loop->signals, &info, sizeof(info)) == sizeof(info))
                     fab__log(FAB__LOG_INFO, "signal %u, exiting", info.ssi_signo);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #define FABT_MAX_DAEMONS 4
 
 static fabt_daemon_t fabt__daemons[FABT_MAX_DAEMONS];
+int fabt_daemon_nofile;
 static int fabt__count;
 
 /* Start fabmemd for d's socket and config; wait until it listens. */
@@ -67,6 +69,10 @@ static int fabt__launch(fabt_daemon_t *d)
             dup2(null, 1);
         }
         fcntl(pipefd[1], F_SETFD, 0);
+        if (fabt_daemon_nofile > 0) {
+            struct rlimit rl = {(rlim_t)fabt_daemon_nofile, (rlim_t)fabt_daemon_nofile};
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }

@@ -21,6 +21,10 @@ typedef struct fabt_daemon {
     char state[256];
 } fabt_daemon_t;
 
+/* When nonzero, the next daemons start with this RLIMIT_NOFILE (soft and
+ * hard), to run them out of fds. */
+extern int fabt_daemon_nofile;
+
 /* Start fabmemd with config_text (NULL: the built-in topology) and wait until
  * it listens. state_file (NULL: in its own dir) lets two daemons share a key.
  * Returns the daemon (owned by the harness) or NULL. */

@@ -374,7 +374,46 @@ static void adopt_needs_proof_and_the_same_memory(void **state)
     daemon_is_healthy(daemon, baseline);
 }
 
+static void daemon_out_of_fds_refuses_and_recovers(void **state)
+{
+    (void)state;
+    enum { LIMIT = 24, EXTRA = 40 };
+    if (getenv("FABTEST_DAEMON_LAUNCHER") != NULL && *getenv("FABTEST_DAEMON_LAUNCHER") != '\0')
+        skip(); /* valgrind needs fds of its own under the same limit */
+    fabt_daemon_nofile = LIMIT;
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fabt_daemon_nofile = 0;
+    assert_non_null(daemon);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    /* Allocations until the daemon has no fd left for a memfd. */
+    fab_region_t *regions[LIMIT];
+    int made = 0;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_status_t status = FAB_SUCCESS;
+    while (made < LIMIT && (status = fab_client_allocate(client, &props, &regions[made])) == FAB_SUCCESS)
+        made++;
+    assert_int_equal(status, FAB_ERROR_OUT_OF_MEMORY);
+    /* Connections it cannot accept wait in the backlog, and do not make it
+     * spin or fail; our own connection keeps working. */
+    int socks[EXTRA];
+    for (int i = 0; i < EXTRA; i++)
+        socks[i] = raw_connect(daemon);
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.allocations, (uint64_t)made);
+    for (int i = 0; i < made; i++)
+        fab_region_release(regions[i]);
+    /* With fds free again, the waiting connections are accepted and served. */
+    raw_hello(socks[0]);
+    for (int i = 0; i < EXTRA; i++)
+        close(socks[i]);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+    assert_true(fabt_daemon_log_contains(daemon, "pausing new connections"));
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(daemon_out_of_fds_refuses_and_recovers, fabt_teardown),
     cmocka_unit_test_teardown(adopt_needs_proof_and_the_same_memory, fabt_teardown),
     cmocka_unit_test_teardown(malformed_message_closes_the_connection, fabt_teardown),
     cmocka_unit_test_teardown(truncated_message_closes_the_connection, fabt_teardown),
