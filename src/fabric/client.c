@@ -487,6 +487,43 @@ static void fab__region_drop(fab_client_t *client, uint64_t id)
     (void)fab__call(client, &request, &reply, NULL);
 }
 
+/* Send a request whose reply hands out memory (ALLOC: creator, IMPORT: not)
+ * and wrap the memfd that came with it in a new region. If the reply carries
+ * no fd, or there is no memory for the region, the daemon's reference is
+ * dropped again so that nothing leaks on either side. Called with the lock
+ * held; *region_out is written only on success. */
+static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *request,
+                                         bool creator, fab_region_t **region_out)
+{
+    fab__reply_t reply;
+    int fd = -1;
+    fab_status_t status = fab__call(client, request, &reply, &fd);
+    if (status != FAB_SUCCESS)
+        return status;
+    /* The creator may do anything with its memory; an importer what it was
+     * granted. */
+    fab_access_t access = creator || reply.access == FAB_ACCESS_READ_WRITE
+                              ? FAB_ACCESS_READ_WRITE
+                              : FAB_ACCESS_READ_ONLY;
+    fab_region_t *region = fd >= 0 ? fab__region_new(client, &reply, fd, access) : NULL;
+    if (region == NULL) {
+        if (fd >= 0)
+            close(fd);
+        fab__region_drop(client, reply.region);
+        return fd >= 0 ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_SYSTEM_NOT_READY;
+    }
+    region->creator = creator;
+    if (creator) {
+        region->handle = reply.handle;
+        region->handle_type = request->u.alloc.handle_type;
+    } else {
+        region->handle = request->u.import.handle;
+    }
+    client->live_regions++;
+    *region_out = region;
+    return FAB_SUCCESS;
+}
+
 fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *props,
                                  fab_region_t **region_out)
 {
@@ -499,28 +536,8 @@ fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *
     if ((unsigned)props->peer_access > FAB_ACCESS_READ_WRITE)
         return FAB_ERROR_INVALID_VALUE;
     request.u.alloc.peer_access = (uint8_t)props->peer_access;
-    fab__reply_t reply;
-    int fd = -1;
     pthread_mutex_lock(&client->lock);
-    fab_status_t status = fab__call(client, &request, &reply, &fd);
-    if (status != FAB_SUCCESS)
-        goto out;
-    fab_region_t *region = fd >= 0 ? fab__region_new(client, &reply, fd, FAB_ACCESS_READ_WRITE) : NULL;
-    if (region != NULL) {
-        region->creator = true;
-        region->handle = reply.handle;
-        region->handle_type = request.u.alloc.handle_type;
-    }
-    if (region == NULL) {
-        if (fd >= 0)
-            close(fd);
-        fab__region_drop(client, reply.region);
-        status = fd >= 0 ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_SYSTEM_NOT_READY;
-        goto out;
-    }
-    client->live_regions++;
-    *region_out = region;
-out:
+    fab_status_t status = fab__call_for_region(client, &request, true, region_out);
     pthread_mutex_unlock(&client->lock);
     return status;
 }
@@ -533,27 +550,8 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
     fab__request_t request = {.type = FAB__MSG_IMPORT};
     request.u.import.device = device_ordinal;
     request.u.import.handle = *handle;
-    fab__reply_t reply;
-    int fd = -1;
     pthread_mutex_lock(&client->lock);
-    fab_status_t status = fab__call(client, &request, &reply, &fd);
-    if (status != FAB_SUCCESS)
-        goto out;
-    fab_access_t access = reply.access == FAB_ACCESS_READ_WRITE ? FAB_ACCESS_READ_WRITE
-                                                                 : FAB_ACCESS_READ_ONLY;
-    fab_region_t *region = fd >= 0 ? fab__region_new(client, &reply, fd, access) : NULL;
-    if (region != NULL)
-        region->handle = *handle;
-    if (region == NULL) {
-        if (fd >= 0)
-            close(fd);
-        fab__region_drop(client, reply.region);
-        status = fd >= 0 ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_SYSTEM_NOT_READY;
-        goto out;
-    }
-    client->live_regions++;
-    *region_out = region;
-out:
+    fab_status_t status = fab__call_for_region(client, &request, false, region_out);
     pthread_mutex_unlock(&client->lock);
     return status;
 }
