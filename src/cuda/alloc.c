@@ -77,13 +77,11 @@ static void fab__cu_alloc_free(fab__cu_alloc_t *a)
             break;
         }
     }
-#if defined(FABMEM_HAVE_FABRIC)
     if (a->region) {
         fab_region_release(a->region);
         free(a);
         return;
     }
-#endif
     if (a->fd >= 0)
         close(a->fd);
     free(a);
@@ -99,7 +97,6 @@ void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc)
 
 /* ---- the fabric client ------------------------------------------------------ */
 
-#if defined(FABMEM_HAVE_FABRIC)
 /* Connect on first use, so that programs that never share through the fabric
  * never need a daemon. Caller holds the write lock. */
 static CUresult fab__cu_client(fab_client_t **client_out)
@@ -107,7 +104,7 @@ static CUresult fab__cu_client(fab_client_t **client_out)
     if (!fab__cu.client) {
         fab_status_t s = fab_client_connect(NULL, &fab__cu.client);
         if (s != FAB_SUCCESS) {
-            fab__cu_log(FAB__CU_LOG_WARN, "no fabric daemon: %s (FABMEM_SOCKET)",
+            fab__log(FAB__LOG_WARN, "no fabric daemon: %s (FABMEM_SOCKET)",
                         fab_status_string(s));
             return fab__cu_from_status(s);
         }
@@ -115,7 +112,6 @@ static CUresult fab__cu_client(fab_client_t **client_out)
     *client_out = fab__cu.client;
     return CUDA_SUCCESS;
 }
-#endif
 
 /* ---- checks ------------------------------------------------------------------ */
 
@@ -202,7 +198,6 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
-#if defined(FABMEM_HAVE_FABRIC)
         fab_client_t *client;
         r = fab__cu_client(&client);
         if (r == CUDA_SUCCESS) {
@@ -218,9 +213,6 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                 a->fd = fab_region_fd(region);
             }
         }
-#else
-        r = CUDA_ERROR_NOT_SUPPORTED; /* built without the fabric layer */
-#endif
     } else {
         r = fab__cu_memfd(size, &a->fd);
     }
@@ -253,7 +245,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     if (--a->handle_refs == 0) {
         /* The seed refuses this; the driver does not. Say what will happen. */
         if (a->fabric_exports > 0)
-            fab__cu_log(FAB__CU_LOG_INFO,
+            fab__log(FAB__LOG_INFO,
                         "cuMemRelease(0x%llx): released with %u exported handles never imported "
                         "(an import after the memory is gone fails)",
                         (unsigned long long)a->id, a->fabric_exports);
@@ -306,16 +298,12 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         r = CUDA_SUCCESS;
         goto out;
     }
-#if defined(FABMEM_HAVE_FABRIC)
     fab_handle_t h;
     r = fab__cu_from_status(fab_region_export(a->region, &h));
     if (r == CUDA_SUCCESS) {
         memcpy(((CUmemFabricHandle *)shareableHandle)->data, h.bytes, FAB_HANDLE_BYTES);
         a->fabric_exports++;
     }
-#else
-    r = CUDA_ERROR_NOT_SUPPORTED;
-#endif
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -372,7 +360,6 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         r = fab__cu_import_fd((int)(uintptr_t)osHandle, a);
     } else {
-#if defined(FABMEM_HAVE_FABRIC)
         fab_client_t *client;
         r = fab__cu_client(&client);
         if (r == CUDA_SUCCESS) {
@@ -387,9 +374,6 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
                 a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
             }
         }
-#else
-        r = CUDA_ERROR_NOT_SUPPORTED;
-#endif
     }
     if (r != CUDA_SUCCESS)
         goto fail;

@@ -17,9 +17,8 @@
 #include "src/cuda/cuda_abi.h"
 #include "fabmem/status.h"
 
-#if defined(FABMEM_HAVE_FABRIC)
 #include "fabmem/fabric.h"
-#endif
+#include "src/fabric/log.h"
 
 #define FAB__CU_EXPORT __attribute__((visibility("default")))
 #define FAB__CU_MAX_DEVICES 64
@@ -121,24 +120,18 @@ typedef struct fab__cu_state {
     uint64_t used[FAB__CU_MAX_DEVICES]; /* bytes cuMemCreate holds per device */
     CUmemGenericAllocationHandle next_alloc_id;
     uint64_t next_map_id;
-#if defined(FABMEM_HAVE_FABRIC)
     fab_topology_t *topology;
     fab_client_t *client;
-#endif
-    int log_level;
 } fab__cu_state_t;
 
 extern fab__cu_state_t fab__cu;
 
-/* Log levels for FABMEM_LOG. */
-enum { FAB__CU_LOG_ERROR = 0, FAB__CU_LOG_WARN = 1, FAB__CU_LOG_INFO = 2, FAB__CU_LOG_DEBUG = 3 };
-void fab__cu_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* CUDA_SUCCESS once cuInit succeeded, else what a call must return. */
 CUresult fab__cu_check_init(void);
 
-/* The devices of this process's node: from the fabric topology when the
- * fabric is built, else the built-in default. Called once, by cuInit. */
+/* The devices of this process's node, from the fabric topology ($FABMEM_CONFIG,
+ * $FABMEM_NODE). Called once, by cuInit. */
 CUresult fab__cu_devices_load(fab__cu_state_t *st);
 
 /* The calling thread's current context (NULL when none). */

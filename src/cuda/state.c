@@ -1,14 +1,13 @@
 /* The emulation's one process context and what it is built from: the lazy,
- * once-only load of the devices (from the fabric topology, or a built-in
- * default when the fabric layer is not built), cuInit, cuDriverGetVersion,
- * the error names and messages (one table, cuda_abi.h's FAB_CU_RESULT_LIST),
- * and the FABMEM_LOG logger.
+ * once-only load of the devices (from the fabric topology), cuInit,
+ * cuDriverGetVersion, and the error names and messages (one table,
+ * cuda_abi.h's FAB_CU_RESULT_LIST). Messages go through the fabric's logger
+ * (FABMEM_LOG), so a process has one log format whatever layer speaks.
  *
  * The CUDA API implies one driver state per process, so this is the single
  * process-wide object fabmem keeps (STYLE.md, "Not to copy"). */
 #include "src/cuda/cuda_internal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,68 +23,13 @@ fab__cu_state_t fab__cu = {
 static pthread_once_t fab__cu_once = PTHREAD_ONCE_INIT;
 static CUresult fab__cu_load_result = CUDA_ERROR_NOT_INITIALIZED;
 
-/* ---- logging ------------------------------------------------------------ */
-
-static int fab__cu_log_level_from_env(void)
-{
-    const char *v = getenv("FABMEM_LOG");
-    if (!v || !*v)
-        return FAB__CU_LOG_WARN;
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    for (int i = 0; i < 4; i++) {
-        if (strcasecmp(v, names[i]) == 0)
-            return i;
-    }
-    if (v[0] >= '0' && v[0] <= '9')
-        return atoi(v);
-    return FAB__CU_LOG_WARN;
-}
-
-void fab__cu_log(int level, const char *fmt, ...)
-{
-    if (level > fab__cu.log_level)
-        return;
-    static const char *const tags[] = {"error", "warn", "info", "debug"};
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "fabmem-cuda %s: %s\n", tags[level < 0 ? 0 : level > 3 ? 3 : level], line);
-}
-
-/* ---- devices ------------------------------------------------------------ */
-
-#if !defined(FABMEM_HAVE_FABRIC)
-/* The fabric's built-in topology, used until src/fabric is built in: one node,
- * 8 devices of 80 GiB, 2 MiB granularity, POSIX_FD and FABRIC supported. */
-CUresult fab__cu_devices_load(fab__cu_state_t *st)
-{
-    st->device_count = 8;
-    st->driver_version = FAB__CU_DEFAULT_VERSION;
-    for (int i = 0; i < st->device_count; i++) {
-        fab__cu_device_t *d = &st->devices[i];
-        memset(d, 0, sizeof(*d));
-        snprintf(d->name, sizeof(d->name), "fabmem H100 (emulated)");
-        for (int b = 0; b < 16; b++)
-            d->uuid.bytes[b] = (char)(0xfa + b * 17 + i);
-        d->total_memory = 80ull << 30;
-        d->granularity = 2ull << 20;
-        d->handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC;
-        d->compute_major = 9;
-        d->compute_minor = 0;
-        d->sm_count = 132;
-    }
-    return CUDA_SUCCESS;
-}
-#else
 CUresult fab__cu_devices_load(fab__cu_state_t *st)
 {
     fab_topology_t *topo = NULL;
     fab_status_t s = fab_topology_load(NULL, &topo);
     if (s != FAB_SUCCESS) {
-        fab__cu_log(FAB__CU_LOG_ERROR, "cuInit: cannot load the fabric topology: %s",
-                    fab_status_string(s));
+        fab__log(FAB__LOG_ERROR, "cuInit: cannot load the fabric topology: %s",
+                    fab_status_name(s));
         return s == FAB_ERROR_OUT_OF_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NO_DEVICE;
     }
     int node = 0;
@@ -94,13 +38,13 @@ CUresult fab__cu_devices_load(fab__cu_state_t *st)
     if (s == FAB_SUCCESS)
         s = fab_topology_node(topo, node, &info);
     if (s != FAB_SUCCESS) {
-        fab__cu_log(FAB__CU_LOG_ERROR, "cuInit: FABMEM_NODE names no node of the topology");
+        fab__log(FAB__LOG_ERROR, "cuInit: FABMEM_NODE names no node of the topology");
         fab_topology_destroy(topo);
         return CUDA_ERROR_NO_DEVICE;
     }
     int count = info.device_count;
     if (count > FAB__CU_MAX_DEVICES) {
-        fab__cu_log(FAB__CU_LOG_WARN, "node has %d devices; the emulation shows the first %d",
+        fab__log(FAB__LOG_WARN, "node has %d devices; the emulation shows the first %d",
                     count, FAB__CU_MAX_DEVICES);
         count = FAB__CU_MAX_DEVICES;
     }
@@ -128,11 +72,9 @@ CUresult fab__cu_devices_load(fab__cu_state_t *st)
     st->topology = topo;
     return count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
-#endif
 
 static void fab__cu_load_once(void)
 {
-    fab__cu.log_level = fab__cu_log_level_from_env();
     fab__cu_load_result = fab__cu_devices_load(&fab__cu);
 }
 

@@ -367,7 +367,6 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     uint64_t gran = fab__cu.devices[range->pieces[first].alloc->device].granularity;
     if (addr % gran != 0 || size % gran != 0)
         goto out;
-#if defined(FABMEM_HAVE_FABRIC)
     if (set_w) {
         for (size_t i = first; i < end; i++) {
             void *region = range->pieces[i].alloc->region;
@@ -377,7 +376,6 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
             }
         }
     }
-#endif
     r = fab__cu_pieces_reserve(range, 2);
     if (r != CUDA_SUCCESS)
         goto out;
