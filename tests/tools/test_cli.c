@@ -71,6 +71,24 @@ static void handle_hex(const fab_handle_t *handle, char out[2 * FAB_HANDLE_BYTES
         snprintf(out + 2 * i, 3, "%02x", handle->bytes[i]);
 }
 
+/* Export region's handle now; the caller may change the daemon's state before
+ * verify_exported runs the tool on it. */
+static fab_handle_t exported(fab_region_t *region)
+{
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    return handle;
+}
+
+/* Run "fabmem verify <hex of handle>"; returns its exit status. */
+static int verify_exported(const fab_handle_t *handle, char out[OUT_MAX])
+{
+    char hex[2 * FAB_HANDLE_BYTES + 1];
+    handle_hex(handle, hex);
+    const char *args[] = {"verify", hex, NULL};
+    return run_tool(args, out);
+}
+
 static void status_shows_the_daemons_counters(void **state)
 {
     (void)state;
@@ -113,12 +131,9 @@ static void verify_says_live_for_a_live_handle(void **state)
     assert_non_null(fabt_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
-    fab_handle_t handle;
-    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
-    char hex[2 * FAB_HANDLE_BYTES + 1], out[OUT_MAX];
-    handle_hex(&handle, hex);
-    const char *args[] = {"verify", hex, NULL};
-    assert_int_equal(run_tool(args, out), 0);
+    fab_handle_t handle = exported(region);
+    char out[OUT_MAX];
+    assert_int_equal(verify_exported(&handle, out), 0);
     if (!strstr(out, "tag verified") || !strstr(out, "live"))
         fail_msg("unexpected output:\n%s", out);
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
@@ -131,16 +146,13 @@ static void verify_says_gone_after_the_last_release(void **state)
     assert_non_null(fabt_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
-    fab_handle_t handle;
-    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_handle_t handle = exported(region);
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
     /* A round trip after the release, so the daemon has handled it. */
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
-    char hex[2 * FAB_HANDLE_BYTES + 1], out[OUT_MAX];
-    handle_hex(&handle, hex);
-    const char *args[] = {"verify", hex, NULL};
-    assert_int_equal(run_tool(args, out), 1);
+    char out[OUT_MAX];
+    assert_int_equal(verify_exported(&handle, out), 1);
     if (!strstr(out, "gone: the handle is stale"))
         fail_msg("unexpected output:\n%s", out);
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
@@ -153,13 +165,10 @@ static void verify_refuses_a_handle_of_another_fabric(void **state)
     assert_non_null(fabt_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
-    fab_handle_t handle;
-    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_handle_t handle = exported(region);
     assert_non_null(fabt_daemon_start(NULL, NULL)); /* FABMEM_SOCKET now names it */
-    char hex[2 * FAB_HANDLE_BYTES + 1], out[OUT_MAX];
-    handle_hex(&handle, hex);
-    const char *args[] = {"verify", hex, NULL};
-    assert_int_equal(run_tool(args, out), 1);
+    char out[OUT_MAX];
+    assert_int_equal(verify_exported(&handle, out), 1);
     if (!strstr(out, "FAB_ERROR_INVALID_HANDLE"))
         fail_msg("unexpected output:\n%s", out);
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
