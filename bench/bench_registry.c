@@ -13,6 +13,8 @@
  *
  * Usage: bench_registry [COUNT...]   (default 100000 1000000) */
 #include <malloc.h>
+#include <stdarg.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,21 @@ int __wrap_memfd_create(const char *name, unsigned flags)
 int __wrap_close(int fd)
 {
     return fd == shared_fd ? 0 : __real_close(fd);
+}
+
+/* The shared memfd is sealed once; later allocations' seals are already on. */
+int __real_fcntl(int fd, int cmd, ...);
+int __wrap_fcntl(int fd, int cmd, ...);
+
+int __wrap_fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);
+    va_end(ap);
+    if (fd == shared_fd && cmd == F_ADD_SEALS)
+        return 0;
+    return __real_fcntl(fd, cmd, arg);
 }
 
 static long rss_bytes(void)
@@ -75,9 +92,12 @@ static int measure(long count)
     int cfd = mkstemp(config);
     if (cfd < 0)
         return 1;
-    /* Room for a million 2 MiB allocations over 8 GPUs, and a channel for us. */
-    char text[128];
-    int len = snprintf(text, sizeof(text), "[node n0]\ngpu_memory = 1T\n[channel 0]\nuids = %u\n",
+    /* Room for a million 2 MiB allocations over 8 GPUs, a channel for us,
+     * and no per-user limit on allocations. */
+    char text[192];
+    int len = snprintf(text, sizeof(text),
+                       "[daemon]\nmax_allocations_per_uid = 0\n"
+                       "[node n0]\ngpu_memory = 1T\n[channel 0]\nuids = %u\n",
                        (unsigned)getuid());
     if (write(cfd, text, (size_t)len) != len)
         return 1;

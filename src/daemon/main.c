@@ -6,10 +6,18 @@
  * The loop: one thread, non-blocking sockets. Each client sends one request
  * and reads one reply; a client whose reply cannot be sent at once (it does
  * not read) gets no more requests read until the reply went out, so it can
- * only stall itself. A message that does not decode, or that comes with an
- * fd, closes the connection (after an error reply where there is a request
- * to answer); the peer's references are dropped with it. ADOPT is the one
- * request that carries an fd (a client's memory, back after a restart). */
+ * only stall itself. Each connection's send buffer is kept small
+ * (FAB__CONN_SNDBUF), so a client that sends requests without reading its
+ * replies runs into that after a handful of replies: what one connection can
+ * keep in flight, memfds included, is bounded, and with the per-uid
+ * connection limit so is what one user can. A reply that cannot be sent for
+ * any other reason (the kernel refuses more fds in flight: ETOOMANYREFS) is
+ * undone and replaced by an error reply: the failure is that one request's,
+ * never the connection's or another user's. A message that does not decode,
+ * or that comes with an fd, closes the connection (after an error reply where
+ * there is a request to answer); the peer's references are dropped with it.
+ * ADOPT is the one request that carries an fd (a client's memory, back after a
+ * restart). Nothing on the request path blocks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -19,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -36,6 +45,10 @@
 
 #define FAB__AUTOSTART_IDLE_S 5
 #define FAB__READS_PER_WAKEUP 1
+/* Asked of the kernel, which doubles it: room for about sixteen replies, more
+ * than a client that reads them ever leaves unread (eight deferred RELEASE
+ * replies and the one it waits for). */
+#define FAB__CONN_SNDBUF 6144
 
 typedef struct fab__client {
     struct fab__client *prev, *next; /* the loop's list, for shutdown */
@@ -55,6 +68,7 @@ typedef struct fab__loop {
     fab__client_t *clients;
     int idle_exit; /* seconds; 0: never */
     int accept_paused; /* out of fds: the listener is off epoll for a moment */
+    fab__log_limit_t pause_log;
     struct timespec idle_since;
     int running;
 } fab__loop_t;
@@ -74,11 +88,24 @@ static void fab__usage(FILE *out)
             "  --autostarted     started by a client: exit when idle, give way quietly\n");
 }
 
+/* A whole decimal number in [min, max]; 0, or -1. */
+static int fab__parse_int(const char *text, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 /* The key: 32 random bytes in a 0600 file, created on first start and read
  * on every later one, so a restarted daemon recognizes its handles. */
 static int fab__key_load(const char *path, uint8_t key[FAB__KEY_BYTES])
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* Non-blocking: a FIFO planted there must not hang the start. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (fd >= 0) {
         struct stat st;
         int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
@@ -86,7 +113,8 @@ static int fab__key_load(const char *path, uint8_t key[FAB__KEY_BYTES])
                  read(fd, key, FAB__KEY_BYTES) == FAB__KEY_BYTES;
         close(fd);
         if (!ok)
-            fab__log(FAB__LOG_ERROR, "state file %s: not a 32-byte file of ours with mode 0600", path);
+            fab__log(FAB__LOG_ERROR, "state file %s: not a regular 32-byte file of ours with mode 0600",
+                     path);
         return ok ? 0 : -1;
     }
     if (errno != ENOENT) {
@@ -134,9 +162,21 @@ static int fab__listen(const char *path, unsigned mode)
     return sock;
 }
 
+/* Change what epoll waits for on a client. A failure here would leave a
+ * client that is never served again; the only sane answer is to let it go. */
+static int fab__client_watch(fab__loop_t *loop, fab__client_t *client, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = client};
+    if (epoll_ctl(loop->epoll, EPOLL_CTL_MOD, client->sock, &ev) == 0)
+        return 0;
+    fab__log(FAB__LOG_ERROR, "epoll_ctl for client pid %ld: %s", (long)client->conn->pid,
+             strerror(errno));
+    return -1;
+}
+
 static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
 {
-    epoll_ctl(loop->epoll, EPOLL_CTL_DEL, client->sock, NULL);
+    /* Closing the socket takes it off epoll: nothing to check here. */
     close(client->sock);
     if (client->prev != NULL)
         client->prev->next = client->next;
@@ -162,9 +202,10 @@ static void fab__accept(fab__loop_t *loop)
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
                 /* The pending connection stays pending and the listener
                  * stays readable: take it off epoll, or we would spin. */
-                fab__log(FAB__LOG_WARN, "accept: %s; pausing new connections", strerror(errno));
-                epoll_ctl(loop->epoll, EPOLL_CTL_DEL, loop->listener, NULL);
-                loop->accept_paused = 1;
+                fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
+                                 "accept: %s; pausing new connections", strerror(errno));
+                if (epoll_ctl(loop->epoll, EPOLL_CTL_DEL, loop->listener, NULL) == 0)
+                    loop->accept_paused = 1;
             } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
                 fab__log(FAB__LOG_WARN, "accept: %s", strerror(errno));
             }
@@ -177,9 +218,13 @@ static void fab__accept(fab__loop_t *loop)
             goto fail;
         client->sock = sock;
         client->pending_fd = -1;
+        /* Over its uid's connection limit: closed at once, so that it holds
+         * no descriptor of ours (the registry logged why). */
         client->conn = fab__daemon_conn_open(loop->daemon, cred.uid, cred.gid, cred.pid);
         if (client->conn == NULL)
             goto fail;
+        int sndbuf = FAB__CONN_SNDBUF;
+        (void)setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = client};
         if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, sock, &ev) != 0) {
             fab__daemon_conn_close(loop->daemon, client->conn);
@@ -197,14 +242,32 @@ static void fab__accept(fab__loop_t *loop)
 }
 
 /* Try to send the pending reply; 1 if it went (or the peer is gone and the
- * client was closed: -1), 0 if the socket is full. */
+ * client was closed: -1), 0 if the socket is full. A reply whose fd cannot
+ * travel (ETOOMANYREFS, and any other error while an fd rides along) is
+ * undone and answered OUT_OF_MEMORY instead. */
 static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
 {
     if (fab__proto_send(client->sock, client->pending, client->pending_len, client->pending_fd) != 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             return 0;
-        fab__client_close(loop, client);
-        return -1;
+        fab__reply_t reply;
+        if (client->pending_fd < 0 || errno == EPIPE || errno == ECONNRESET ||
+            fab__reply_decode(client->pending, client->pending_len, &reply) != FAB_SUCCESS) {
+            fab__client_close(loop, client);
+            return -1;
+        }
+        fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
+                         "reply to pid %ld could not carry its fd (%s): refused instead",
+                         (long)client->conn->pid, strerror(errno));
+        fab__daemon_reply_undo(loop->daemon, client->conn, &reply);
+        if (client->pending_fd_owned)
+            close(client->pending_fd);
+        client->pending_fd = -1;
+        client->pending_fd_owned = 0;
+        memset(&reply.region, 0, sizeof(reply) - offsetof(fab__reply_t, region));
+        reply.status = FAB_ERROR_OUT_OF_MEMORY;
+        client->pending_len = fab__reply_encode(&reply, client->pending);
+        return fab__client_flush(loop, client);
     }
     if (client->pending_fd_owned)
         close(client->pending_fd);
@@ -234,11 +297,11 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         }
         fab__request_t request;
         fab_status_t status = fab__request_decode(buf, (size_t)n, &request);
-        if (status != FAB_SUCCESS || (fd >= 0 && request.type != FAB__MSG_ADOPT)) {
+        if (status != FAB_SUCCESS || (fd != -1 && request.type != FAB__MSG_ADOPT)) {
             /* Only ADOPT brings an fd, and a message that does not decode
              * leaves nothing to trust about the stream. */
             fab__log(FAB__LOG_WARN, "client pid %ld sent %s, closing", (long)client->conn->pid,
-                     fd >= 0 ? "a file descriptor" : "a malformed message");
+                     fd != -1 ? "a file descriptor" : "a malformed message");
             if (fd >= 0)
                 close(fd);
             if (status == FAB_SUCCESS) {
@@ -262,8 +325,8 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         if (sent == 0) {
             /* Stop reading this client until its reply is out. A memfd in
              * the pending reply stays open: the client holds a reference. */
-            struct epoll_event ev = {.events = EPOLLOUT, .data.ptr = client};
-            epoll_ctl(loop->epoll, EPOLL_CTL_MOD, client->sock, &ev);
+            if (fab__client_watch(loop, client, EPOLLOUT) != 0)
+                fab__client_close(loop, client);
             return;
         }
     }
@@ -271,10 +334,8 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
 
 static void fab__client_writable(fab__loop_t *loop, fab__client_t *client)
 {
-    if (fab__client_flush(loop, client) == 1) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = client};
-        epoll_ctl(loop->epoll, EPOLL_CTL_MOD, client->sock, &ev);
-    }
+    if (fab__client_flush(loop, client) == 1 && fab__client_watch(loop, client, EPOLLIN) != 0)
+        fab__client_close(loop, client);
 }
 
 static int fab__idle_timeout_ms(fab__loop_t *loop)
@@ -290,12 +351,15 @@ static int fab__idle_timeout_ms(fab__loop_t *loop)
     return left > 0 ? (int)left : 0;
 }
 
-static void fab__loop_run(fab__loop_t *loop)
+static int fab__loop_run(fab__loop_t *loop)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &fab__listener_tag};
-    epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &ev);
-    ev.data.ptr = &fab__signal_tag;
-    epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->signals, &ev);
+    struct epoll_event sig = {.events = EPOLLIN, .data.ptr = &fab__signal_tag};
+    if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &ev) != 0 ||
+        epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->signals, &sig) != 0) {
+        fab__log(FAB__LOG_ERROR, "epoll_ctl: %s", strerror(errno));
+        return -1;
+    }
     clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
     loop->running = 1;
     while (loop->running) {
@@ -310,12 +374,12 @@ static void fab__loop_run(fab__loop_t *loop)
         int n = epoll_wait(loop->epoll, events, 64, timeout);
         if (n < 0 && errno != EINTR) {
             fab__log(FAB__LOG_ERROR, "epoll_wait: %s", strerror(errno));
-            break;
+            return -1;
         }
         if (loop->accept_paused) {
             struct epoll_event again = {.events = EPOLLIN, .data.ptr = &fab__listener_tag};
-            epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &again);
-            loop->accept_paused = 0;
+            if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, loop->listener, &again) == 0)
+                loop->accept_paused = 0;
         }
         for (int i = 0; i < n; i++) {
             void *tag = events[i].data.ptr;
@@ -335,6 +399,7 @@ static void fab__loop_run(fab__loop_t *loop)
             }
         }
     }
+    return 0;
 }
 
 /* Every client still connected at exit: close them so that nothing leaks. */
@@ -367,8 +432,18 @@ int main(int argc, char **argv)
             }
             fab__log_set_level((fab__log_level_t)fab__log_level_parse(optarg));
             break;
-        case 'i': idle_exit = atoi(optarg); break;
-        case 'r': ready_fd = atoi(optarg); break;
+        case 'i':
+            if (fab__parse_int(optarg, 0, 86400 * 365, &idle_exit) != 0) {
+                fprintf(stderr, "fabmemd: --idle-exit: not a number of seconds: %s\n", optarg);
+                return 2;
+            }
+            break;
+        case 'r':
+            if (fab__parse_int(optarg, 0, INT_MAX, &ready_fd) != 0) {
+                fprintf(stderr, "fabmemd: --ready-fd: not a file descriptor: %s\n", optarg);
+                return 2;
+            }
+            break;
         case 'a': autostarted = 1; break;
         case 'h': fab__usage(stdout); return 0;
         default: fab__usage(stderr); return 2;
@@ -401,8 +476,9 @@ int main(int argc, char **argv)
         fab__log(FAB__LOG_ERROR, "socket path too long");
         goto out_topology;
     }
-    if (fab__socket_dir_make(path) != 0) {
-        fab__log(FAB__LOG_ERROR, "socket directory for %s: %s", path, strerror(errno));
+    char why[PATH_MAX + 160];
+    if (fab__socket_dir_make(path, FAB__DIR_DAEMON, why, sizeof(why)) != 0) {
+        fab__log(FAB__LOG_ERROR, "refusing to listen: %s", why);
         goto out_topology;
     }
     snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
@@ -483,10 +559,9 @@ int main(int argc, char **argv)
         close(ready_fd);
         ready_fd = -1;
     }
-    fab__loop_run(&loop);
+    status = fab__loop_run(&loop) == 0 ? 0 : 1;
     fab__loop_shutdown(&loop);
     unlink(path);
-    status = 0;
 
 out_loop:
     if (loop.listener >= 0)

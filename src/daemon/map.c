@@ -4,12 +4,17 @@
 
 #include <stdlib.h>
 
-static size_t fab__map_slot(const fab__map_t *map, uint64_t key)
+static size_t fab__mix(uint64_t key, size_t cap)
 {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdull;
     key ^= key >> 33;
-    return (size_t)key & (map->cap - 1);
+    return (size_t)key & (cap - 1);
+}
+
+static size_t fab__map_slot(const fab__map_t *map, uint64_t key)
+{
+    return fab__mix(key, map->cap);
 }
 
 void *fab__map_get(const fab__map_t *map, uint64_t key)
@@ -99,4 +104,53 @@ void fab__map_free(fab__map_t *map)
     map->slots = NULL;
     map->cap = 0;
     map->count = 0;
+}
+
+int fab__set_has(const fab__set_t *set, uint64_t key)
+{
+    if (set->cap == 0 || key == 0)
+        return 0;
+    for (size_t i = fab__mix(key, set->cap);; i = (i + 1) & (set->cap - 1)) {
+        if (set->slots[i] == key)
+            return 1;
+        if (set->slots[i] == 0)
+            return 0;
+    }
+}
+
+static void fab__set_insert(uint64_t *slots, size_t cap, uint64_t key)
+{
+    size_t i = fab__mix(key, cap);
+    while (slots[i] != 0 && slots[i] != key)
+        i = (i + 1) & (cap - 1);
+    slots[i] = key;
+}
+
+int fab__set_add(fab__set_t *set, uint64_t key)
+{
+    if (key == 0 || fab__set_has(set, key))
+        return 0;
+    if ((set->count + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 64;
+        uint64_t *slots = calloc(cap, sizeof(*slots));
+        if (slots == NULL)
+            return -1;
+        for (size_t i = 0; i < set->cap; i++) {
+            if (set->slots[i] != 0)
+                fab__set_insert(slots, cap, set->slots[i]);
+        }
+        free(set->slots);
+        set->slots = slots;
+        set->cap = cap;
+    }
+    fab__set_insert(set->slots, set->cap, key);
+    set->count++;
+    return 0;
+}
+
+void fab__set_free(fab__set_t *set)
+{
+    free(set->slots);
+    set->slots = NULL;
+    set->cap = set->count = 0;
 }

@@ -32,4 +32,17 @@ void *fab__map_remove(fab__map_t *map, uint64_t key);
 /* Free the table (not the values). */
 void fab__map_free(fab__map_t *map);
 
+/* A set of nonzero 64-bit keys that only grows (the daemon's tombstones: the
+ * uuids it freed), at 8 bytes a slot and at most half full. */
+typedef struct fab__set {
+    uint64_t *slots; /* 0: empty */
+    size_t cap;
+    size_t count;
+} fab__set_t;
+
+int fab__set_has(const fab__set_t *set, uint64_t key);
+/* Add key (nonzero; adding one already there is a no-op). 0, or -1 (no memory). */
+int fab__set_add(fab__set_t *set, uint64_t key);
+void fab__set_free(fab__set_t *set);
+
 #endif /* FABMEM_DAEMON_MAP_H */

@@ -7,7 +7,17 @@
  * Order of checks on IMPORT, so that each failure reports what the driver
  * would: hello, device (INVALID_DEVICE); handle bytes, origin, tag, IMEX
  * domain, liveness (INVALID_HANDLE); channel (NOT_PERMITTED); reachability
- * and grant, by the model (NOT_SUPPORTED, NOT_PERMITTED). */
+ * and grant, by the model (NOT_SUPPORTED, NOT_PERMITTED).
+ *
+ * Objects and their lifetimes:
+ *   user   one per uid with a connection or a live allocation; counters only
+ *   conn   HELLO .. disconnection; owns its refs
+ *   ref    ALLOC / IMPORT / ADOPT .. RELEASE or disconnection; one count on
+ *          its alloc; {alloc, creator} plus, while parked, the memory its
+ *          holder showed
+ *   alloc  first ref .. last ref; live (memfd) or pending (parked importers
+ *          only, waiting for the creator); the last ref of a live one closes
+ *          the memfd and leaves a tombstone */
 #include "src/daemon/registry.h"
 
 #include <errno.h>
@@ -22,29 +32,55 @@
 
 #include "src/core/handle_format.h"
 #include "src/fabric/log.h"
+#include "src/fabric/memfd.h"
 #include "src/fabric/topology.h"
+
+typedef struct fab__ref fab__ref_t;
 
 typedef struct fab__alloc {
     fab_memory_t *memory; /* the model's object: uuid, props, export count */
-    uint64_t channels;    /* the creator's channels when it allocated */
+    uint64_t channels;    /* the creator's channels (0 while pending) */
     uint64_t key;         /* its key in daemon->allocs */
-    int fd;               /* the memfd */
+    int fd;               /* the memfd; -1 while pending */
+    int node;             /* the creator's node */
     uint32_t refs;
-    uint16_t node;
+    fab__user_t *owner;   /* charged for it while live */
+    fab__ref_t *parked;   /* importers waiting for the creator (pending only) */
 } fab__alloc_t;
+
+struct fab__ref {
+    fab__alloc_t *alloc;
+    fab__conn_t *conn;
+    uint64_t id;
+    bool creator;
+    bool parked;
+    dev_t dev; /* parked: the memory the importer holds */
+    ino_t ino;
+    fab__ref_t *next_parked;
+};
+
+struct fab__user {
+    uid_t uid;
+    uint64_t connections;
+    uint64_t allocations;
+    uint64_t bytes;
+    uint64_t references;
+};
 
 struct fab__daemon {
     const fab_topology_t *topology;
     uint8_t key[FAB__KEY_BYTES];
+    uid_t uid;            /* the daemon's own: sees global STATS */
     uint64_t *domain_ids; /* per node: id of its IMEX domain */
     uint64_t *used;       /* per node and device: bytes allocated */
     int *device_base;     /* per node: its first entry in used */
     fab__map_t allocs;    /* uuid word -> fab__alloc_t */
+    fab__map_t users;     /* uid + 1 -> fab__user_t */
+    fab__set_t tombstones; /* uuid words of freed allocations */
     size_t nconns;
     uint64_t bytes;
+    fab__log_limit_t limit_log;
 };
-
-#define FAB__REF_CREATOR 1u
 
 static uint64_t fab__uuid_key(const fab_uuid_t *uuid)
 {
@@ -68,6 +104,17 @@ static void fab__handle_tag(const fab__daemon_t *daemon, const uint8_t *bytes,
                        sizeof(daemon->key));
 }
 
+/* The creator token: keyed BLAKE2b over a label and the uuid. Only the ALLOC
+ * reply carries it, so holding it proves having made the allocation; the
+ * label keeps it from ever equalling a tag. */
+static void fab__creator_token(const fab__daemon_t *daemon, const fab_uuid_t *uuid,
+                               uint8_t token[FAB__TOKEN_BYTES])
+{
+    uint8_t in[8 + 16] = {'c', 'r', 'e', 'a', 't', 'o', 'r', 0};
+    memcpy(in + 8, uuid->bytes, 16);
+    crypto_generichash(token, FAB__TOKEN_BYTES, in, sizeof(in), daemon->key, sizeof(daemon->key));
+}
+
 fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t key[FAB__KEY_BYTES])
 {
     if (sodium_init() < 0)
@@ -76,6 +123,7 @@ fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t 
     if (daemon == NULL)
         return NULL;
     daemon->topology = topology;
+    daemon->uid = geteuid();
     memcpy(daemon->key, key, FAB__KEY_BYTES);
     int n = topology->nnodes, total = 0;
     daemon->domain_ids = calloc((size_t)n, sizeof(*daemon->domain_ids));
@@ -105,6 +153,62 @@ fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t 
     return daemon;
 }
 
+/* ---- users ------------------------------------------------------------------ */
+
+static fab__user_t *fab__user_get(fab__daemon_t *daemon, uid_t uid)
+{
+    uint64_t key = (uint64_t)uid + 1;
+    fab__user_t *user = fab__map_get(&daemon->users, key);
+    if (user != NULL)
+        return user;
+    user = calloc(1, sizeof(*user));
+    if (user == NULL)
+        return NULL;
+    user->uid = uid;
+    if (fab__map_put(&daemon->users, key, user) != 0) {
+        free(user);
+        return NULL;
+    }
+    return user;
+}
+
+/* Forget a user that holds nothing any more. */
+static void fab__user_put(fab__daemon_t *daemon, fab__user_t *user)
+{
+    if (user->connections != 0 || user->allocations != 0 || user->references != 0)
+        return;
+    fab__map_remove(&daemon->users, (uint64_t)user->uid + 1);
+    free(user);
+}
+
+/* ---- allocations and references ------------------------------------------------ */
+
+static bool fab__alloc_live(const fab__alloc_t *alloc)
+{
+    return alloc->fd >= 0;
+}
+
+static uint64_t *fab__device_used(fab__daemon_t *daemon, int node, int device)
+{
+    return &daemon->used[daemon->device_base[node] + device];
+}
+
+static void fab__alloc_free(fab__daemon_t *daemon, fab__alloc_t *alloc)
+{
+    fab__map_remove(&daemon->allocs, alloc->key);
+    if (fab__alloc_live(alloc)) {
+        fab_alloc_props_t props = fab_memory_props(alloc->memory);
+        *fab__device_used(daemon, alloc->node, props.device_ordinal) -= props.size;
+        daemon->bytes -= props.size;
+        alloc->owner->allocations--;
+        alloc->owner->bytes -= props.size;
+        fab__user_put(daemon, alloc->owner);
+        close(alloc->fd);
+    }
+    fab_memory_destroy(alloc->memory);
+    free(alloc);
+}
+
 static void fab__alloc_unref(fab__daemon_t *daemon, fab__alloc_t *alloc)
 {
     if (--alloc->refs != 0)
@@ -112,26 +216,84 @@ static void fab__alloc_unref(fab__daemon_t *daemon, fab__alloc_t *alloc)
     char hex[33];
     fab_uuid_t uuid = fab_memory_uuid(alloc->memory);
     fab__uuid_hex(&uuid, hex);
+    /* A pending allocation was never brought back: its creator may still
+     * come, so it leaves no tombstone. */
+    if (fab__alloc_live(alloc) && fab__set_add(&daemon->tombstones, alloc->key) != 0)
+        fab__log(FAB__LOG_WARN, "allocation %s: no memory to remember it was freed", hex);
     fab__log(FAB__LOG_DEBUG, "allocation %s freed", hex);
-    fab_alloc_props_t props = fab_memory_props(alloc->memory);
-    daemon->used[daemon->device_base[alloc->node] + props.device_ordinal] -= props.size;
-    daemon->bytes -= props.size;
-    fab__map_remove(&daemon->allocs, alloc->key);
-    close(alloc->fd);
-    fab_memory_destroy(alloc->memory);
-    free(alloc);
+    fab__alloc_free(daemon, alloc);
 }
+
+static fab_status_t fab__ref_add(fab__conn_t *conn, fab__alloc_t *alloc, bool creator,
+                                 fab__ref_t **ref_out)
+{
+    fab__ref_t *ref = calloc(1, sizeof(*ref));
+    if (ref == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    ref->alloc = alloc;
+    ref->conn = conn;
+    ref->id = conn->next_ref++;
+    ref->creator = creator;
+    if (fab__map_put(&conn->refs, ref->id, ref) != 0) {
+        free(ref);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    alloc->refs++;
+    conn->user->references++;
+    *ref_out = ref;
+    return FAB_SUCCESS;
+}
+
+static void fab__parked_unlink(fab__ref_t *ref)
+{
+    for (fab__ref_t **p = &ref->alloc->parked; *p != NULL; p = &(*p)->next_parked) {
+        if (*p == ref) {
+            *p = ref->next_parked;
+            break;
+        }
+    }
+}
+
+/* Drop one reference: out of its connection's map, off its allocation. */
+static void fab__ref_drop(fab__daemon_t *daemon, fab__ref_t *ref)
+{
+    fab__conn_t *conn = ref->conn;
+    fab__map_remove(&conn->refs, ref->id);
+    if (ref->parked)
+        fab__parked_unlink(ref);
+    conn->user->references--;
+    fab__alloc_unref(daemon, ref->alloc);
+    free(ref);
+}
+
+/* ---- connections ------------------------------------------------------------------ */
 
 fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, pid_t pid)
 {
-    fab__conn_t *conn = calloc(1, sizeof(*conn));
-    if (conn == NULL)
+    fab__user_t *user = fab__user_get(daemon, uid);
+    if (user == NULL)
         return NULL;
+    uint64_t max = daemon->topology->limits.connections;
+    if (max != 0 && user->connections >= max) {
+        fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+                         "uid %lu (pid %ld) refused: it holds %llu connections, "
+                         "max_connections_per_uid is %llu", (unsigned long)uid, (long)pid,
+                         (unsigned long long)user->connections, (unsigned long long)max);
+        fab__user_put(daemon, user);
+        return NULL;
+    }
+    fab__conn_t *conn = calloc(1, sizeof(*conn));
+    if (conn == NULL) {
+        fab__user_put(daemon, user);
+        return NULL;
+    }
+    conn->user = user;
     conn->uid = uid;
     conn->gid = gid;
     conn->pid = pid;
     conn->node = -1;
     conn->next_ref = 1;
+    user->connections++;
     daemon->nconns++;
     return conn;
 }
@@ -140,14 +302,19 @@ void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn)
 {
     if (conn == NULL)
         return;
-    for (size_t i = 0; i < conn->refs.cap; i++) {
-        if (conn->refs.slots[i].key != 0) {
-            uintptr_t v = (uintptr_t)conn->refs.slots[i].value;
-            fab__alloc_unref(daemon, (fab__alloc_t *)(v & ~(uintptr_t)FAB__REF_CREATOR));
+    /* Dropping shrinks the map under us: take the first entry each time. */
+    while (conn->refs.count != 0) {
+        for (size_t i = 0; i < conn->refs.cap; i++) {
+            if (conn->refs.slots[i].key != 0) {
+                fab__ref_drop(daemon, conn->refs.slots[i].value);
+                break;
+            }
         }
     }
     fab__map_free(&conn->refs);
     daemon->nconns--;
+    conn->user->connections--;
+    fab__user_put(daemon, conn->user);
     free(conn);
 }
 
@@ -160,12 +327,19 @@ void fab__daemon_destroy(fab__daemon_t *daemon)
     for (size_t i = 0; i < daemon->allocs.cap; i++) {
         fab__alloc_t *alloc = daemon->allocs.slots[i].value;
         if (daemon->allocs.slots[i].key != 0) {
-            close(alloc->fd);
+            if (alloc->fd >= 0)
+                close(alloc->fd);
             fab_memory_destroy(alloc->memory);
             free(alloc);
         }
     }
     fab__map_free(&daemon->allocs);
+    for (size_t i = 0; i < daemon->users.cap; i++) {
+        if (daemon->users.slots[i].key != 0)
+            free(daemon->users.slots[i].value);
+    }
+    fab__map_free(&daemon->users);
+    fab__set_free(&daemon->tombstones);
     sodium_memzero(daemon->key, sizeof(daemon->key));
     free(daemon->domain_ids);
     free(daemon->used);
@@ -183,30 +357,81 @@ size_t fab__daemon_alloc_count(const fab__daemon_t *daemon)
     return daemon->allocs.count;
 }
 
-static fab__alloc_t *fab__ref_get(fab__conn_t *conn, uint64_t id, int *creator)
+static fab__ref_t *fab__ref_get(fab__conn_t *conn, uint64_t id)
 {
-    uintptr_t v = (uintptr_t)fab__map_get(&conn->refs, id);
-    if (creator != NULL)
-        *creator = (v & FAB__REF_CREATOR) != 0;
-    return (fab__alloc_t *)(v & ~(uintptr_t)FAB__REF_CREATOR);
+    return fab__map_get(&conn->refs, id);
 }
 
-static fab_status_t fab__ref_add(fab__conn_t *conn, fab__alloc_t *alloc, int creator,
-                                 uint64_t *id_out)
+void fab__daemon_reply_undo(fab__daemon_t *daemon, fab__conn_t *conn, const fab__reply_t *reply)
 {
-    uint64_t id = conn->next_ref++;
-    void *value = (void *)((uintptr_t)alloc | (creator ? FAB__REF_CREATOR : 0));
-    if (fab__map_put(&conn->refs, id, value) != 0)
-        return FAB_ERROR_OUT_OF_MEMORY;
-    alloc->refs++;
-    *id_out = id;
-    return FAB_SUCCESS;
+    if (reply->status != FAB_SUCCESS ||
+        (reply->type != FAB__MSG_ALLOC && reply->type != FAB__MSG_IMPORT))
+        return;
+    fab__ref_t *ref = fab__ref_get(conn, reply->region);
+    if (ref != NULL)
+        fab__ref_drop(daemon, ref);
 }
+
+/* Whether user may hold one more live allocation of size bytes; says why
+ * not in the log. */
+static bool fab__user_may_allocate(fab__daemon_t *daemon, const fab__user_t *user, uint64_t size)
+{
+    const fab__limits_t *limits = &daemon->topology->limits;
+    if (limits->allocations != 0 && user->allocations >= limits->allocations) {
+        fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+                         "uid %lu refused an allocation: it holds %llu, "
+                         "max_allocations_per_uid is %llu", (unsigned long)user->uid,
+                         (unsigned long long)user->allocations,
+                         (unsigned long long)limits->allocations);
+        return false;
+    }
+    if (limits->bytes != 0 && size > limits->bytes - user->bytes) {
+        fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+                         "uid %lu refused %llu bytes: it holds %llu, max_bytes_per_uid is %llu",
+                         (unsigned long)user->uid, (unsigned long long)size,
+                         (unsigned long long)user->bytes, (unsigned long long)limits->bytes);
+        return false;
+    }
+    return true;
+}
+
+/* Make alloc live with memfd fd, charged to conn's user and node. */
+static void fab__alloc_bring_live(fab__daemon_t *daemon, fab__alloc_t *alloc, fab__conn_t *conn,
+                                  int fd)
+{
+    fab_alloc_props_t props = fab_memory_props(alloc->memory);
+    alloc->fd = fd;
+    alloc->channels = conn->channels;
+    alloc->node = conn->node;
+    alloc->owner = conn->user;
+    conn->user->allocations++;
+    conn->user->bytes += props.size;
+    *fab__device_used(daemon, conn->node, props.device_ordinal) += props.size;
+    daemon->bytes += props.size;
+}
+
+/* A new allocation record for memory the model calls memory (pending: no fd). */
+static fab__alloc_t *fab__alloc_new(fab__daemon_t *daemon, fab_memory_t *memory, uint64_t key)
+{
+    fab__alloc_t *alloc = calloc(1, sizeof(*alloc));
+    if (alloc == NULL)
+        return NULL;
+    alloc->memory = memory;
+    alloc->key = key;
+    alloc->fd = -1;
+    if (fab__map_put(&daemon->allocs, key, alloc) != 0) {
+        free(alloc);
+        return NULL;
+    }
+    return alloc;
+}
+
+/* ---- requests ------------------------------------------------------------------- */
 
 static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__alloc_t *alloc);
 
-static fab_status_t fab__handle_hello(fab__daemon_t *daemon, fab__conn_t *conn,
-                                      const fab__request_t *request, fab__reply_t *reply)
+static fab_status_t fab__request_hello(fab__daemon_t *daemon, fab__conn_t *conn,
+                                       const fab__request_t *request, fab__reply_t *reply)
 {
     if (conn->node >= 0)
         return FAB_ERROR_ILLEGAL_STATE;
@@ -228,9 +453,9 @@ static fab_status_t fab__handle_hello(fab__daemon_t *daemon, fab__conn_t *conn,
     return FAB_SUCCESS;
 }
 
-static fab_status_t fab__handle_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
-                                      const fab__request_t *request, fab__reply_t *reply,
-                                      int *fd_out)
+static fab_status_t fab__request_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
+                                       const fab__request_t *request, fab__reply_t *reply,
+                                       int *fd_out)
 {
     const fab__node_t *node = &daemon->topology->nodes[conn->node];
     int device = request->u.alloc.device;
@@ -247,7 +472,8 @@ static fab_status_t fab__handle_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
     do {
         randombytes_buf(uuid.bytes, sizeof(uuid.bytes));
         key = fab__uuid_key(&uuid);
-    } while (key == 0 || fab__map_get(&daemon->allocs, key) != NULL);
+    } while (key == 0 || fab__map_get(&daemon->allocs, key) != NULL ||
+             fab__set_has(&daemon->tombstones, key));
     fab_memory_t *memory;
     fab_status_t status = fab_memory_allocate(key, uuid, &props, &memory);
     if (status != FAB_SUCCESS)
@@ -261,46 +487,38 @@ static fab_status_t fab__handle_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
     status = FAB_ERROR_NOT_PERMITTED;
     if (conn->channels == 0)
         goto fail_memory;
-    uint64_t *used = &daemon->used[daemon->device_base[conn->node] + device];
     status = FAB_ERROR_OUT_OF_MEMORY;
-    if (props.size > node->device.total_memory - *used)
-        goto fail_memory;
-    fab__alloc_t *alloc = calloc(1, sizeof(*alloc));
-    if (alloc == NULL)
+    if (props.size > node->device.total_memory - *fab__device_used(daemon, conn->node, device) ||
+        !fab__user_may_allocate(daemon, conn->user, props.size))
         goto fail_memory;
     char name[40];
     snprintf(name, sizeof(name), "fabmem:%016llx", (unsigned long long)key);
-    alloc->fd = memfd_create(name, MFD_CLOEXEC);
-    if (alloc->fd < 0)
-        goto fail_alloc;
-    if (ftruncate(alloc->fd, (off_t)props.size) != 0)
+    int fd;
+    status = fab__memfd_create(name, props.size, &fd);
+    if (status != FAB_SUCCESS)
+        goto fail_memory;
+    status = FAB_ERROR_OUT_OF_MEMORY;
+    fab__alloc_t *alloc = fab__alloc_new(daemon, memory, key);
+    if (alloc == NULL)
         goto fail_fd;
-    alloc->memory = memory;
-    alloc->channels = conn->channels;
-    alloc->key = key;
-    alloc->node = (uint16_t)conn->node;
-    if (fab__map_put(&daemon->allocs, key, alloc) != 0)
-        goto fail_fd;
-    uint64_t id;
-    if (fab__ref_add(conn, alloc, 1, &id) != FAB_SUCCESS)
-        goto fail_registered;
-    *used += props.size;
-    daemon->bytes += props.size;
-    reply->region = id;
+    fab__alloc_bring_live(daemon, alloc, conn, fd);
+    fab__ref_t *ref;
+    if (fab__ref_add(conn, alloc, true, &ref) != FAB_SUCCESS) {
+        fab__alloc_free(daemon, alloc); /* closes the fd */
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    reply->region = ref->id;
     reply->uuid = uuid;
     reply->size = props.size;
     reply->access = (uint8_t)props.peer_access;
     reply->node = device;
     reply->handle = fab__alloc_handle(daemon, alloc);
+    fab__creator_token(daemon, &uuid, reply->token);
     *fd_out = alloc->fd;
     return FAB_SUCCESS;
 
-fail_registered:
-    fab__map_remove(&daemon->allocs, key);
 fail_fd:
-    close(alloc->fd);
-fail_alloc:
-    free(alloc);
+    close(fd);
 fail_memory:
     fab_memory_destroy(memory);
     return status;
@@ -320,24 +538,25 @@ static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__al
     return handle;
 }
 
-static fab_status_t fab__handle_export(fab__daemon_t *daemon, fab__conn_t *conn,
-                                       const fab__request_t *request, fab__reply_t *reply)
+static fab_status_t fab__request_export(fab__daemon_t *daemon, fab__conn_t *conn,
+                                        const fab__request_t *request, fab__reply_t *reply)
 {
-    fab__alloc_t *alloc = fab__ref_get(conn, request->u.region.region, NULL);
-    if (alloc == NULL)
+    fab__ref_t *ref = fab__ref_get(conn, request->u.region.region);
+    if (ref == NULL)
         return FAB_ERROR_INVALID_HANDLE;
     /* The model decides and counts; its own (MODEL origin) handle is
      * replaced by the daemon's. */
     fab_handle_t model_handle;
-    fab_status_t status = fab_memory_export(alloc->memory, &model_handle);
+    fab_status_t status = fab_memory_export(ref->alloc->memory, &model_handle);
     if (status != FAB_SUCCESS)
         return status;
-    reply->handle = fab__alloc_handle(daemon, alloc);
+    reply->handle = fab__alloc_handle(daemon, ref->alloc);
     return FAB_SUCCESS;
 }
 
 /* The allocation a handle names if the handle is authentic (bytes, origin,
- * tag) and of one of this daemon's domains; *status_out says why not. */
+ * tag); NULL with FAB_SUCCESS when it names none (freed, or not adopted
+ * yet). *status_out says why a handle is not authentic. */
 static fab__alloc_t *fab__handle_lookup(fab__daemon_t *daemon, const fab_handle_t *handle,
                                         fab_status_t *status_out)
 {
@@ -360,6 +579,28 @@ static fab__alloc_t *fab__handle_lookup(fab__daemon_t *daemon, const fab_handle_
     return alloc;
 }
 
+/* The live allocation an authentic handle of this domain names, for a
+ * connection that shares a channel with its creator: what IMPORT and VERIFY
+ * both require. NULL with FAB_SUCCESS: authentic, but not live. */
+static fab__alloc_t *fab__handle_live(fab__daemon_t *daemon, const fab__conn_t *conn,
+                                      const fab_handle_t *handle, fab_status_t *status_out)
+{
+    fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, status_out);
+    if (*status_out != FAB_SUCCESS)
+        return NULL;
+    if (fab_handle_domain(handle) != daemon->domain_ids[conn->node]) {
+        *status_out = FAB_ERROR_INVALID_HANDLE;
+        return NULL;
+    }
+    if (alloc == NULL || !fab__alloc_live(alloc))
+        return NULL;
+    if ((conn->channels & alloc->channels) == 0) {
+        *status_out = FAB_ERROR_NOT_PERMITTED;
+        return NULL;
+    }
+    return alloc;
+}
+
 static int fab__reachable(const fab__node_t *a, const fab__node_t *b)
 {
     return a->info.fabric_state == FAB_FABRIC_STATE_COMPLETED &&
@@ -368,9 +609,9 @@ static int fab__reachable(const fab__node_t *a, const fab__node_t *b)
            fab_uuid_equal(&a->info.cluster_uuid, &b->info.cluster_uuid);
 }
 
-static fab_status_t fab__handle_import(fab__daemon_t *daemon, fab__conn_t *conn,
-                                       const fab__request_t *request, fab__reply_t *reply,
-                                       int *fd_out, int *fd_owned)
+static fab_status_t fab__request_import(fab__daemon_t *daemon, fab__conn_t *conn,
+                                        const fab__request_t *request, fab__reply_t *reply,
+                                        int *fd_out, int *fd_owned)
 {
     const fab_topology_t *topology = daemon->topology;
     int device = request->u.import.device;
@@ -378,13 +619,11 @@ static fab_status_t fab__handle_import(fab__daemon_t *daemon, fab__conn_t *conn,
     if (device < 0 || device >= topology->nodes[conn->node].info.device_count)
         return FAB_ERROR_INVALID_DEVICE;
     fab_status_t status;
-    fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, &status);
+    fab__alloc_t *alloc = fab__handle_live(daemon, conn, handle, &status);
     if (status != FAB_SUCCESS)
         return status;
-    if (fab_handle_domain(handle) != daemon->domain_ids[conn->node] || alloc == NULL)
+    if (alloc == NULL)
         return FAB_ERROR_INVALID_HANDLE;
-    if ((conn->channels & alloc->channels) == 0)
-        return FAB_ERROR_NOT_PERMITTED;
     fab_importer_t *importer;
     status = fab_importer_create(device, &importer);
     if (status != FAB_SUCCESS)
@@ -400,16 +639,18 @@ static fab_status_t fab__handle_import(fab__daemon_t *daemon, fab__conn_t *conn,
     int owned = 0;
     if (fab_import_access(&import) != FAB_ACCESS_READ_WRITE) {
         /* A read-only open of the same memory: the importer cannot map it
-         * writable, whatever it tries. */
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", alloc->fd);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+         * writable, whatever it tries (the inode's mode is 0400). It never
+         * blocks: the memfd is ours, and a lease on it makes this fail. */
+        fd = fab__memfd_reopen_read_only(alloc->fd);
+        if (fd < 0) {
+            fab__log(FAB__LOG_WARN, "read-only descriptor for pid %ld: %s", (long)conn->pid,
+                     strerror(errno));
             return FAB_ERROR_OUT_OF_MEMORY;
+        }
         owned = 1;
     }
-    uint64_t id;
-    status = fab__ref_add(conn, alloc, 0, &id);
+    fab__ref_t *ref;
+    status = fab__ref_add(conn, alloc, false, &ref);
     if (status != FAB_SUCCESS) {
         if (owned)
             close(fd);
@@ -417,7 +658,7 @@ static fab_status_t fab__handle_import(fab__daemon_t *daemon, fab__conn_t *conn,
     }
     if (fab_memory_export_count(alloc->memory) != 0)
         (void)fab_memory_retire_export(alloc->memory);
-    reply->region = id;
+    reply->region = ref->id;
     reply->uuid = fab_import_uuid(&import);
     reply->size = fab_import_size(&import);
     reply->access = (uint8_t)fab_import_access(&import);
@@ -427,17 +668,16 @@ static fab_status_t fab__handle_import(fab__daemon_t *daemon, fab__conn_t *conn,
     return FAB_SUCCESS;
 }
 
-static fab_status_t fab__handle_release(fab__daemon_t *daemon, fab__conn_t *conn,
-                                        const fab__request_t *request, fab__reply_t *reply)
+static fab_status_t fab__request_release(fab__daemon_t *daemon, fab__conn_t *conn,
+                                         const fab__request_t *request, fab__reply_t *reply)
 {
-    int creator;
-    fab__alloc_t *alloc = fab__ref_get(conn, request->u.region.region, &creator);
-    if (alloc == NULL)
+    fab__ref_t *ref = fab__ref_get(conn, request->u.region.region);
+    if (ref == NULL)
         return FAB_ERROR_INVALID_HANDLE;
-    fab__map_remove(&conn->refs, request->u.region.region);
+    fab__alloc_t *alloc = ref->alloc;
     reply->uuid = fab_memory_uuid(alloc->memory);
     uint32_t pending = fab_memory_export_count(alloc->memory);
-    if (creator && pending != 0) {
+    if (ref->creator && pending != 0) {
         /* The model refuses this release; the driver allows it. Say so. */
         char hex[33];
         fab__uuid_hex(&reply->uuid, hex);
@@ -445,92 +685,155 @@ static fab_status_t fab__handle_release(fab__daemon_t *daemon, fab__conn_t *conn
                  "never imported", hex, (long)conn->pid, pending);
         reply->count = pending;
     }
-    fab__alloc_unref(daemon, alloc);
+    fab__ref_drop(daemon, ref);
     return FAB_SUCCESS;
 }
 
-/* A client hands back memory it held when the previous daemon went away. */
-static fab_status_t fab__handle_adopt(fab__daemon_t *daemon, fab__conn_t *conn,
-                                      const fab__request_t *request, int *fd_in,
-                                      fab__reply_t *reply)
+/* The creator is back with its memory: each importer parked on alloc keeps
+ * its reference only if it showed the same memory and shares a channel with
+ * the creator; the others held something else and lose theirs. */
+static void fab__parked_settle(fab__daemon_t *daemon, fab__alloc_t *alloc, const struct stat *st)
 {
-    int fd = *fd_in;
+    fab__ref_t *ref = alloc->parked;
+    alloc->parked = NULL;
+    while (ref != NULL) {
+        fab__ref_t *next = ref->next_parked;
+        ref->parked = false;
+        ref->next_parked = NULL;
+        if (ref->dev != st->st_dev || ref->ino != st->st_ino ||
+            (ref->conn->channels & alloc->channels) == 0) {
+            fab__log(FAB__LOG_WARN, "pid %ld held other memory than the creator brought back, "
+                     "or shares no channel with it: its reference is dropped", (long)ref->conn->pid);
+            fab__ref_drop(daemon, ref);
+        }
+        ref = next;
+    }
+}
+
+/* A client hands back memory it held when the previous daemon went away.
+ * Every ADOPT needs: an authentic handle of the client's IMEX domain whose
+ * uuid this daemon never freed, a channel, and a sealed memfd of the
+ * handle's size. A creator also needs its token and a read-write memfd; an
+ * importer of live memory the same memory and a channel shared with it. */
+static fab_status_t fab__request_adopt(fab__daemon_t *daemon, fab__conn_t *conn,
+                                       const fab__request_t *request, int *fd_in,
+                                       fab__reply_t *reply)
+{
     const fab_handle_t *handle = &request->u.import.handle;
     const fab__node_t *node = &daemon->topology->nodes[conn->node];
     int device = request->u.import.device;
-    struct stat st, have;
-    if (fd < 0)
-        return FAB_ERROR_INVALID_VALUE;
+    bool creator = request->u.import.creator != 0;
+    if (*fd_in < 0)
+        return *fd_in == FAB__FD_LOST ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_INVALID_VALUE;
     if (device < 0 || device >= node->info.device_count)
         return FAB_ERROR_INVALID_DEVICE;
     fab_status_t status;
     fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, &status);
     if (status != FAB_SUCCESS)
         return status;
-    uint64_t size = fab_handle_size(handle);
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < size)
+    fab_uuid_t uuid = fab_handle_uuid(handle);
+    uint64_t key = fab__uuid_key(&uuid);
+    char hex[33];
+    fab__uuid_hex(&uuid, hex);
+    if (fab_handle_domain(handle) != daemon->domain_ids[conn->node] || key == 0)
+        return FAB_ERROR_INVALID_HANDLE;
+    if (fab__set_has(&daemon->tombstones, key)) {
+        fab__log(FAB__LOG_WARN, "pid %ld tried to bring back allocation %s, freed before",
+                 (long)conn->pid, hex);
+        return FAB_ERROR_INVALID_HANDLE;
+    }
+    char why[160];
+    if (fab__memfd_check(*fd_in, fab_handle_size(handle), creator, why, sizeof(why)) != FAB_SUCCESS) {
+        fab__log(FAB__LOG_WARN, "ADOPT of %s by pid %ld refused: %s", hex, (long)conn->pid, why);
         return FAB_ERROR_INVALID_VALUE;
-    int creator = request->u.import.creator;
-    if (alloc != NULL) {
-        /* Already adopted (by its creator, or another holder): the fd must
-         * be the same memory. */
+    }
+    if (conn->channels == 0)
+        return FAB_ERROR_NOT_PERMITTED;
+    if (creator) {
+        uint8_t token[FAB__TOKEN_BYTES];
+        fab__creator_token(daemon, &uuid, token);
+        if (sodium_memcmp(token, request->u.import.token, sizeof(token)) != 0) {
+            fab__log(FAB__LOG_WARN, "pid %ld claimed to have created %s without its token",
+                     (long)conn->pid, hex);
+            return FAB_ERROR_NOT_PERMITTED;
+        }
+    }
+    struct stat st, have;
+    if (fstat(*fd_in, &st) != 0)
+        return FAB_ERROR_INVALID_VALUE;
+    fab__ref_t *ref;
+    if (alloc != NULL && fab__alloc_live(alloc)) {
+        /* Already back: the fd must be the same memory. */
         if (fstat(alloc->fd, &have) != 0 || have.st_dev != st.st_dev || have.st_ino != st.st_ino)
             return FAB_ERROR_INVALID_HANDLE;
-        uint64_t id;
-        status = fab__ref_add(conn, alloc, creator, &id);
+        if (!creator && (conn->channels & alloc->channels) == 0)
+            return FAB_ERROR_NOT_PERMITTED;
+        status = fab__ref_add(conn, alloc, creator, &ref);
         if (status != FAB_SUCCESS)
             return status;
-        reply->region = id;
     } else {
-        /* Only the creator brings memory back: an importer's fd may be
-         * read-only, and a peer must not substitute memory of its own. */
-        if (!creator)
-            return FAB_ERROR_NOT_FOUND;
-        if (fab_handle_domain(handle) != daemon->domain_ids[conn->node] ||
-            (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
-            return FAB_ERROR_INVALID_HANDLE;
-        if (conn->channels == 0)
-            return FAB_ERROR_NOT_PERMITTED;
+        /* The model's record: the creator's props replace what a parked
+         * importer could only guess. */
         fab_alloc_props_t props = {
             .device_ordinal = device,
-            .size = (size_t)size,
+            .size = (size_t)fab_handle_size(handle),
             .peer_access = fab_handle_access(handle),
-            .handle_type = (fab_handle_type_t)request->u.import.handle_type,
+            .handle_type = creator ? (fab_handle_type_t)request->u.import.handle_type
+                                   : FAB_HANDLE_TYPE_FABRIC,
         };
-        uint64_t *used = &daemon->used[daemon->device_base[conn->node] + device];
-        if (props.size > node->device.total_memory - *used)
-            return FAB_ERROR_OUT_OF_MEMORY;
-        fab_uuid_t uuid = fab_handle_uuid(handle);
-        uint64_t key = fab__uuid_key(&uuid);
-        fab_memory_t *memory;
-        status = fab_memory_allocate(key, uuid, &props, &memory);
+        bool made = alloc == NULL;
+        fab_memory_t *memory = NULL;
+        if (made || creator) {
+            status = fab_memory_allocate(key, uuid, &props, &memory);
+            if (status != FAB_SUCCESS)
+                return status;
+        }
+        if (made) {
+            alloc = fab__alloc_new(daemon, memory, key);
+            if (alloc == NULL) {
+                fab_memory_destroy(memory);
+                return FAB_ERROR_OUT_OF_MEMORY;
+            }
+            memory = NULL;
+        }
+        uint64_t size = fab_handle_size(handle);
+        status = FAB_ERROR_OUT_OF_MEMORY;
+        if (creator && (size > node->device.total_memory -
+                                   *fab__device_used(daemon, conn->node, device) ||
+                        !fab__user_may_allocate(daemon, conn->user, size)))
+            goto fail_made;
+        status = fab__ref_add(conn, alloc, creator, &ref);
         if (status != FAB_SUCCESS)
-            return status;
-        alloc = calloc(1, sizeof(*alloc));
-        if (alloc == NULL || key == 0 || fab__map_get(&daemon->allocs, key) != NULL ||
-            fab__map_put(&daemon->allocs, key, alloc) != 0) {
-            free(alloc);
-            fab_memory_destroy(memory);
-            return key == 0 ? FAB_ERROR_INVALID_HANDLE : FAB_ERROR_OUT_OF_MEMORY;
+            goto fail_made;
+        if (creator) {
+            if (memory != NULL) {
+                fab_memory_destroy(alloc->memory);
+                alloc->memory = memory;
+            }
+            fab__alloc_bring_live(daemon, alloc, conn, *fd_in);
+            *fd_in = -1; /* kept */
+            fab__parked_settle(daemon, alloc, &st);
+        } else {
+            /* Its creator is not back yet: the reference counts from now
+             * on, the memory is checked when the creator brings it. */
+            ref->parked = true;
+            ref->dev = st.st_dev;
+            ref->ino = st.st_ino;
+            ref->next_parked = alloc->parked;
+            alloc->parked = ref;
+            fab__log(FAB__LOG_INFO, "pid %ld holds %s before its creator is back: parked",
+                     (long)conn->pid, hex);
         }
-        alloc->memory = memory;
-        alloc->channels = conn->channels;
-        alloc->key = key;
-        alloc->fd = fd;
-        alloc->node = (uint16_t)conn->node;
-        uint64_t id;
-        if (fab__ref_add(conn, alloc, 1, &id) != FAB_SUCCESS) {
-            fab__map_remove(&daemon->allocs, key);
-            fab_memory_destroy(memory);
-            free(alloc);
-            return FAB_ERROR_OUT_OF_MEMORY;
-        }
-        *used += props.size;
-        daemon->bytes += props.size;
-        *fd_in = -1; /* kept */
-        reply->region = id;
+        goto adopted;
+    fail_made:
+        fab_memory_destroy(memory);
+        if (made)
+            fab__alloc_free(daemon, alloc);
+        return status;
     }
-    reply->uuid = fab_memory_uuid(alloc->memory);
+adopted:
+    reply->region = ref->id;
+    reply->uuid = uuid;
     reply->size = fab_memory_props(alloc->memory).size;
     reply->access = (uint8_t)fab_handle_access(handle);
     reply->node = device;
@@ -549,6 +852,55 @@ static long fab__rss_bytes(void)
     return resident * sysconf(_SC_PAGESIZE);
 }
 
+/* Whether this fabric minted the handle (any of its domains); whether its
+ * memory is live only to a connection that could import it, as IMPORT asks:
+ * a channel shared with the creator. */
+static fab_status_t fab__request_verify(fab__daemon_t *daemon, const fab__conn_t *conn,
+                                        const fab__request_t *request, fab__reply_t *reply)
+{
+    const fab_handle_t *handle = &request->u.import.handle;
+    fab_status_t status;
+    const fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, &status);
+    if (status != FAB_SUCCESS)
+        return status;
+    bool ours = false;
+    for (int i = 0; i < daemon->topology->nnodes; i++)
+        ours = ours || daemon->domain_ids[i] == fab_handle_domain(handle);
+    if (!ours)
+        return FAB_ERROR_INVALID_HANDLE;
+    if (alloc != NULL && fab__alloc_live(alloc)) {
+        if ((conn->channels & alloc->channels) == 0)
+            return FAB_ERROR_NOT_PERMITTED;
+        reply->access = 1;
+    }
+    return FAB_SUCCESS;
+}
+
+/* Global figures for the daemon's own uid and root; anyone else sees only
+ * what its own uid holds. */
+static void fab__request_stats(fab__daemon_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
+{
+    reply->stats[0] = (uint64_t)getpid();
+    if (conn->uid != daemon->uid && conn->uid != 0) {
+        const fab__user_t *user = conn->user;
+        reply->stats[1] = user->connections;
+        reply->stats[2] = user->allocations;
+        reply->stats[3] = user->references;
+        reply->stats[4] = user->bytes;
+        return;
+    }
+    reply->stats[1] = daemon->nconns;
+    reply->stats[2] = daemon->allocs.count;
+    reply->stats[3] = 0;
+    for (size_t i = 0; i < daemon->allocs.cap; i++) {
+        const fab__alloc_t *a = daemon->allocs.slots[i].value;
+        if (daemon->allocs.slots[i].key != 0)
+            reply->stats[3] += a->refs;
+    }
+    reply->stats[4] = daemon->bytes;
+    reply->stats[5] = (uint64_t)fab__rss_bytes();
+}
+
 void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned)
 {
@@ -565,7 +917,7 @@ void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__req
         return;
     }
     if (request->type == FAB__MSG_ADOPT) {
-        reply->status = (uint32_t)fab__handle_adopt(daemon, conn, request, &fd_in, reply);
+        reply->status = (uint32_t)fab__request_adopt(daemon, conn, request, &fd_in, reply);
         if (fd_in >= 0)
             close(fd_in);
         return;
@@ -574,48 +926,27 @@ void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__req
         close(fd_in); /* nothing else takes one */
     switch (request->type) {
     case FAB__MSG_HELLO:
-        status = fab__handle_hello(daemon, conn, request, reply);
+        status = fab__request_hello(daemon, conn, request, reply);
         break;
     case FAB__MSG_ALLOC:
-        status = fab__handle_alloc(daemon, conn, request, reply, fd_out);
+        status = fab__request_alloc(daemon, conn, request, reply, fd_out);
         break;
     case FAB__MSG_EXPORT:
-        status = fab__handle_export(daemon, conn, request, reply);
+        status = fab__request_export(daemon, conn, request, reply);
         break;
     case FAB__MSG_IMPORT:
-        status = fab__handle_import(daemon, conn, request, reply, fd_out, fd_owned);
+        status = fab__request_import(daemon, conn, request, reply, fd_out, fd_owned);
         break;
     case FAB__MSG_RELEASE:
-        status = fab__handle_release(daemon, conn, request, reply);
+        status = fab__request_release(daemon, conn, request, reply);
         break;
-    case FAB__MSG_STATS: {
-        reply->stats[0] = (uint64_t)getpid();
-        reply->stats[1] = daemon->nconns;
-        reply->stats[2] = daemon->allocs.count;
-        reply->stats[3] = 0;
-        for (size_t i = 0; i < daemon->allocs.cap; i++) {
-            const fab__alloc_t *a = daemon->allocs.slots[i].value;
-            if (daemon->allocs.slots[i].key != 0)
-                reply->stats[3] += a->refs;
-        }
-        reply->stats[4] = daemon->bytes;
-        reply->stats[5] = (uint64_t)fab__rss_bytes();
+    case FAB__MSG_STATS:
+        fab__request_stats(daemon, conn, reply);
         status = FAB_SUCCESS;
         break;
-    }
-    case FAB__MSG_VERIFY: {
-        fab__alloc_t *alloc = fab__handle_lookup(daemon, &request->u.import.handle, &status);
-        if (status == FAB_SUCCESS) {
-            uint64_t domain = fab_handle_domain(&request->u.import.handle);
-            status = FAB_ERROR_INVALID_HANDLE;
-            for (int i = 0; i < daemon->topology->nnodes; i++) {
-                if (daemon->domain_ids[i] == domain)
-                    status = FAB_SUCCESS;
-            }
-            reply->access = alloc != NULL;
-        }
+    case FAB__MSG_VERIFY:
+        status = fab__request_verify(daemon, conn, request, reply);
         break;
-    }
     default:
         status = FAB_ERROR_INVALID_VALUE;
         break;

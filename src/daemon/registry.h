@@ -9,9 +9,19 @@
  * memfd and forgets the uuid, so the allocation's handles become stale. Pages
  * that clients still map live on in the kernel without the daemon.
  *
+ * A freed allocation's uuid is remembered (a tombstone, 8 bytes) for the
+ * daemon's lifetime, so that nothing can bring it back: its handles stay
+ * stale.
+ *
  * After a restart the registry is empty, but the key (state file) is the
- * same: clients ADOPT their live regions back, creators first, each with its
- * handle as proof and its memfd, and the handles work again. */
+ * same: clients ADOPT their live regions back, each with its handle and its
+ * memfd. The creator proves it is one with the creator token that only its
+ * ALLOC reply carried, and brings the memory back; an importer that comes
+ * first is parked (its reference counts, but the handle is not live) until
+ * the creator returns with the same memory.
+ *
+ * Per uid, the daemon counts connections, live allocations, their bytes and
+ * references, and refuses what goes over the [daemon] limits. */
 #ifndef FABMEM_DAEMON_REGISTRY_H
 #define FABMEM_DAEMON_REGISTRY_H
 
@@ -26,14 +36,17 @@
 
 typedef struct fab__daemon fab__daemon_t;
 
+typedef struct fab__user fab__user_t;
+
 typedef struct fab__conn {
+    fab__user_t *user; /* the per-uid counters this connection is charged to */
     uid_t uid;
     gid_t gid;
     pid_t pid;
     int node;          /* -1 until HELLO */
     uint64_t channels; /* bit n: IMEX channel n */
     uint64_t next_ref;
-    fab__map_t refs; /* ref id -> allocation (bit 0 set: the creator's) */
+    fab__map_t refs; /* ref id -> fab__ref_t */
 } fab__conn_t;
 
 /* Create the registry for topology (kept, not copied) and key. Returns NULL
@@ -44,7 +57,8 @@ fab__daemon_t *fab__daemon_create(const fab_topology_t *topology,
 /* Drop every reference of every connection still open, then free. */
 void fab__daemon_destroy(fab__daemon_t *daemon);
 
-/* A new client with these credentials; NULL on no memory. */
+/* A new client with these credentials; NULL on no memory, or when its uid
+ * already holds max_connections_per_uid connections (logged). */
 fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, pid_t pid);
 
 /* The client went away: drop all its references. */
@@ -57,6 +71,11 @@ void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn);
  * registry's own memfd, valid until the next call). */
 void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned);
+
+/* The reply to request was built but could not be sent (the fd it carried
+ * could not travel): drop the reference it handed out, if any, so that
+ * nothing is held for a reply the client never got. */
+void fab__daemon_reply_undo(fab__daemon_t *daemon, fab__conn_t *conn, const fab__reply_t *reply);
 
 /* Counters for STATS and the idle check. */
 size_t fab__daemon_conn_count(const fab__daemon_t *daemon);

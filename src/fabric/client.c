@@ -8,10 +8,28 @@
  *   unmap* -> release; the RELEASE request goes out once the region is both
  *   released and unmapped, and only then is the fd closed.
  *
+ * Trust: before connecting, the socket's directory must be a real directory
+ * (not a symbolic link) of this user's or root's that nobody else may write;
+ * after connecting, the daemon must run as this user or as root
+ * (SO_PEERCRED). Anything else could be a daemon planted by another user, who
+ * would then read and write all our memory: it is refused with
+ * NOT_PERMITTED, and the log names the path and the rule.
+ *
+ * Deadlines: every wait for the daemon ends after FABMEM_TIMEOUT_MS
+ * (default 10000; 0: never) with SYSTEM_NOT_READY. The connection stays: the
+ * late reply is read with a later one and undone (a region it handed out is
+ * released), as a RELEASE reply is.
+ *
  * Restart: when the connection breaks, the next call connects again (starting
- * a daemon if allowed), and ADOPTs every live region back (creators' first)
- * with its handle and fd, then retries once; a daemon that restarted with the
- * same state file thus honours the handles that were live.
+ * a daemon if allowed), and ADOPTs every live region back (creators' first,
+ * with the creator token of their ALLOC reply) with its handle and fd, then
+ * sends the call again, rebuilt from the region it names (the new daemon
+ * gave the region a new id); a daemon that restarted with the same state file
+ * thus honours the handles that were live.
+ *
+ * Fork: a client belongs to the process that connected it. In a child after
+ * fork() every call on it or its regions returns ILLEGAL_STATE and touches
+ * nothing: the socket is the parent's.
  *
  * Autostart: with no daemon answering, connect starts one (double fork, so it
  * is no child of ours) with --autostarted, which makes it exit once idle; it
@@ -41,11 +59,13 @@
 
 struct fab_client {
     pthread_mutex_t lock;
+    pid_t pid;       /* the process that owns the connection */
+    int timeout_ms;  /* FABMEM_TIMEOUT_MS; 0: no deadline */
     int sock;
     uint32_t seq;
     int node;
     size_t live_regions;
-    unsigned deferred; /* RELEASE replies not read yet */
+    unsigned deferred; /* replies not read yet: RELEASEs, and calls that timed out */
     fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
     int autostart;
     char node_name[256];
@@ -57,6 +77,8 @@ struct fab_client {
  * costs one message instead of a round trip. At most this many stay
  * unread, so that neither side's socket buffer can fill. */
 #define FAB__DEFERRED_MAX 8
+
+#define FAB__TIMEOUT_DEFAULT_MS 10000
 
 struct fab_region {
     fab_client_t *client;
@@ -70,6 +92,7 @@ struct fab_region {
     bool creator;          /* allocated here, not imported */
     uint32_t handle_type;  /* creator: the types it asked for */
     fab_handle_t handle;   /* proof of the uuid, for ADOPT */
+    uint8_t token[FAB__TOKEN_BYTES]; /* creator: proof of having made it, for ADOPT */
     fab_region_t *prev, *next;
     size_t nmaps, capmaps;
     void **maps;
@@ -149,8 +172,10 @@ static int fab__daemon_find(char *buf, size_t cap)
     return -1;
 }
 
+extern char **environ;
+
 /* Start a daemon for socket path and wait until it listens or gives way. */
-static int fab__daemon_start(const char *socket_path)
+static int fab__daemon_start(const char *socket_path, int timeout_ms)
 {
     char exe[PATH_MAX];
     if (fab__daemon_find(exe, sizeof(exe)) != 0) {
@@ -160,14 +185,31 @@ static int fab__daemon_start(const char *socket_path)
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
         return -1;
-    /* Everything the child needs is prepared before fork: after it, only
-     * async-signal-safe calls. */
+    /* Everything the child needs, its environment included, is made before
+     * fork: between fork and exec a threaded process may only make
+     * async-signal-safe calls, and putenv/malloc are not. */
     char fdtext[16], sockenv[PATH_MAX + 16];
     snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
     snprintf(sockenv, sizeof(sockenv), "FABMEM_SOCKET=%s", socket_path);
+    size_t nenv = 0;
+    while (environ != NULL && environ[nenv] != NULL)
+        nenv++;
+    char **envp = calloc(nenv + 2, sizeof(*envp));
+    if (envp == NULL) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < nenv; i++) {
+        if (strncmp(environ[i], "FABMEM_SOCKET=", 14) != 0)
+            envp[k++] = environ[i];
+    }
+    envp[k++] = sockenv;
     char *const argv[] = {exe, "--foreground", "--autostarted", "--ready-fd", fdtext, NULL};
     pid_t pid = fork();
     if (pid < 0) {
+        free(envp);
         close(pipefd[0]);
         close(pipefd[1]);
         return -1;
@@ -183,43 +225,82 @@ static int fab__daemon_start(const char *socket_path)
             dup2(null, 2);
         }
         fcntl(pipefd[1], F_SETFD, 0);
-        putenv(sockenv);
-        execv(exe, argv);
+        execve(exe, argv, envp);
         _exit(127);
     }
+    free(envp);
     close(pipefd[1]);
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
         ;
-    struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
-    int ready = poll(&p, 1, 10000) > 0;
+    int64_t deadline = timeout_ms > 0 ? fab__now_ms() + timeout_ms : -1;
     char byte = 0;
-    ready = ready && read(pipefd[0], &byte, 1) == 1;
+    int ready = fab__proto_wait(pipefd[0], deadline) == 1 && read(pipefd[0], &byte, 1) == 1;
     close(pipefd[0]);
     fab__log(FAB__LOG_INFO, "started %s for %s: %s", exe, socket_path,
              ready ? "ready" : "it gave way or failed");
     return 0;
 }
 
-static int fab__connect(const char *path, int autostart)
+/* Whether the daemon at the other end of sock may be trusted with our
+ * memory: it runs as us or as root. */
+static int fab__peer_trusted(int sock, const char *path)
 {
-    int sock = fab__connect_once(path);
-    if (sock >= 0 || !autostart)
-        return sock;
-    if (errno != ENOENT && errno != ECONNREFUSED)
-        return -1;
-    if (fab__socket_dir_make(path) != 0)
-        return -1;
-    if (fab__daemon_start(path) != 0)
-        return -1;
-    /* The daemon that won a start race may still be binding: retry briefly. */
-    for (int i = 0; i < 500; i++) {
-        sock = fab__connect_once(path);
-        if (sock >= 0 || (errno != ENOENT && errno != ECONNREFUSED))
-            return sock;
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+        fab__log(FAB__LOG_WARN, "fabmemd at %s: SO_PEERCRED: %s", path, strerror(errno));
+        return 0;
     }
-    return -1;
+    if (cred.uid == geteuid() || cred.uid == 0)
+        return 1;
+    fab__log(FAB__LOG_ERROR,
+             "refusing fabmemd at %s: it runs as uid %lu (pid %ld); a daemon must run as this "
+             "user (uid %lu) or as root", path, (unsigned long)cred.uid, (long)cred.pid,
+             (unsigned long)geteuid());
+    return 0;
+}
+
+/* A connection to a daemon we may trust, starting one if allowed. -1 with
+ * *status_out NOT_PERMITTED (a trust rule broken: logged) or
+ * SYSTEM_NOT_READY (no daemon). */
+static int fab__connect(const fab_client_t *client, fab_status_t *status_out)
+{
+    const char *path = client->path;
+    char why[PATH_MAX + 160];
+    *status_out = FAB_ERROR_SYSTEM_NOT_READY;
+    if (fab__socket_dir_check(path, FAB__DIR_CLIENT, why, sizeof(why)) != 0) {
+        if (errno == EPERM) {
+            fab__log(FAB__LOG_ERROR, "refusing fabmemd's socket: %s", why);
+            *status_out = FAB_ERROR_NOT_PERMITTED;
+            return -1;
+        }
+        if (!client->autostart)
+            return -1; /* no directory: no daemon */
+        if (fab__socket_dir_make(path, FAB__DIR_CLIENT, why, sizeof(why)) != 0) {
+            fab__log(FAB__LOG_ERROR, "refusing fabmemd's socket: %s", why);
+            if (errno == EPERM)
+                *status_out = FAB_ERROR_NOT_PERMITTED;
+            return -1;
+        }
+    }
+    int sock = fab__connect_once(path);
+    if (sock < 0 && client->autostart && (errno == ENOENT || errno == ECONNREFUSED) &&
+        fab__daemon_start(path, client->timeout_ms) == 0) {
+        /* The daemon that won a start race may still be binding: retry briefly. */
+        for (int i = 0; i < 500 && sock < 0 && (errno == ENOENT || errno == ECONNREFUSED); i++) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            sock = fab__connect_once(path);
+        }
+    }
+    if (sock < 0)
+        return -1;
+    if (!fab__peer_trusted(sock, path)) {
+        close(sock);
+        *status_out = FAB_ERROR_NOT_PERMITTED;
+        return -1;
+    }
+    return sock;
 }
 
 static void fab__connection_lost(fab_client_t *client)
@@ -240,27 +321,88 @@ static void fab__warn_unimported(const fab__reply_t *reply)
              "a late import will fail", hex, reply->count);
 }
 
+static int64_t fab__deadline(const fab_client_t *client)
+{
+    return client->timeout_ms > 0 ? fab__now_ms() + client->timeout_ms : -1;
+}
+
+/* Send RELEASE for a reference without waiting for its reply; the caller
+ * holds the lock. */
+static void fab__release_send(fab_client_t *client, uint64_t id)
+{
+    fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
+    request.u.region.region = id;
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(&request, buf);
+    if (fab__proto_send(client->sock, buf, len, -1) == 0)
+        client->deferred++;
+    else
+        fab__connection_lost(client);
+}
+
+/* A reply read out of turn: a RELEASE's, or that of a call that timed out.
+ * A reference the late reply handed out is given back at once. */
+static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply, int fd)
+{
+    if (fd >= 0)
+        close(fd);
+    client->deferred--;
+    if (reply->status != FAB_SUCCESS)
+        return;
+    if (reply->type == FAB__MSG_RELEASE && reply->count != 0)
+        fab__warn_unimported(reply);
+    if ((reply->type == FAB__MSG_ALLOC || reply->type == FAB__MSG_IMPORT) && reply->region != 0)
+        fab__release_send(client, reply->region);
+}
+
+/* Read one reply before deadline; 1 read, 0 timed out, -1 the connection
+ * broke (already dropped). */
+static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t *reply_out,
+                           int *fd_out)
+{
+    uint8_t buf[FAB__PROTO_MAX];
+    int ready = fab__proto_wait(client->sock, deadline);
+    if (ready == 0)
+        return 0;
+    int fd = -1;
+    ssize_t n = ready < 0 ? -1 : fab__proto_recv(client->sock, buf, &fd, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return fab__reply_read(client, deadline, reply_out, fd_out);
+    if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS) {
+        if (fd >= 0)
+            close(fd);
+        fab__connection_lost(client);
+        return -1;
+    }
+    *fd_out = fd;
+    return 1;
+}
+
 /* Read the replies of releases sent earlier; the caller holds the lock. */
 static void fab__drain(fab_client_t *client)
 {
+    int64_t deadline = fab__deadline(client);
     while (client->deferred > 0 && client->sock >= 0) {
-        uint8_t buf[FAB__PROTO_MAX];
-        ssize_t n = fab__proto_recv(client->sock, buf, NULL, 0);
         fab__reply_t reply;
-        if (n <= 0 || fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS ||
-            reply.type != FAB__MSG_RELEASE) {
+        int fd;
+        int got = fab__reply_read(client, deadline, &reply, &fd);
+        if (got == 0) {
+            fab__log(FAB__LOG_WARN, "fabmemd did not answer within %d ms", client->timeout_ms);
             fab__connection_lost(client);
-            return;
         }
-        client->deferred--;
-        if (reply.status == FAB_SUCCESS && reply.count != 0)
-            fab__warn_unimported(&reply);
+        if (got <= 0)
+            return;
+        fab__deferred_reply(client, &reply, fd);
     }
 }
 
 /* Send a request and wait for its reply; the caller holds client->lock. A
- * broken connection reads as SYSTEM_NOT_READY. fd_out (may be NULL) takes
- * the fd the reply carried. */
+ * broken connection reads as SYSTEM_NOT_READY; so does a reply that does not
+ * come before the deadline (the connection stays: that reply is read and
+ * undone later). fd_out (may be NULL) takes the fd a successful reply
+ * carried; one that could not be received (this process is out of fds) makes
+ * the call OUT_OF_MEMORY, and what the daemon handed out with it is given
+ * back. */
 static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request, int fd_in,
                                   fab__reply_t *reply_out, int *fd_out)
 {
@@ -269,44 +411,60 @@ static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request,
         return FAB_ERROR_SYSTEM_NOT_READY;
     request->seq = ++client->seq;
     size_t len = fab__request_encode(request, buf);
-    if (fab__proto_send(client->sock, buf, len, fd_in) != 0)
-        goto broken;
-    /* The daemon answers in order: replies to earlier releases come first. */
+    if (fab__proto_send(client->sock, buf, len, fd_in) != 0) {
+        fab__connection_lost(client);
+        return FAB_ERROR_SYSTEM_NOT_READY;
+    }
+    int64_t deadline = fab__deadline(client);
+    /* The daemon answers in order: replies read out of turn come first. */
     for (;;) {
-        int fd = -1;
-        ssize_t n = fab__proto_recv(client->sock, buf, &fd, 0);
-        if (n <= 0)
-            goto broken;
         fab__reply_t reply;
-        if (fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS) {
-            if (fd >= 0)
-                close(fd);
-            goto broken;
+        int fd;
+        int got = fab__reply_read(client, deadline, &reply, &fd);
+        if (got < 0)
+            return FAB_ERROR_SYSTEM_NOT_READY;
+        if (got == 0) {
+            fab__log(FAB__LOG_WARN, "fabmemd did not answer within %d ms (FABMEM_TIMEOUT_MS)",
+                     client->timeout_ms);
+            if (request->type == FAB__MSG_HELLO || request->type == FAB__MSG_ADOPT ||
+                client->deferred >= FAB__DEFERRED_MAX)
+                fab__connection_lost(client);
+            else
+                client->deferred++; /* its reply is read and undone later */
+            return FAB_ERROR_SYSTEM_NOT_READY;
         }
-        if (reply.type == FAB__MSG_RELEASE && client->deferred > 0 && reply.seq != request->seq) {
-            if (fd >= 0)
-                close(fd);
-            client->deferred--;
-            if (reply.status == FAB_SUCCESS && reply.count != 0)
-                fab__warn_unimported(&reply);
+        if (reply.seq != request->seq && client->deferred > 0) {
+            fab__deferred_reply(client, &reply, fd);
+            if (client->sock < 0)
+                return FAB_ERROR_SYSTEM_NOT_READY;
             continue;
         }
         if (reply.seq != request->seq || reply.type != request->type) {
             if (fd >= 0)
                 close(fd);
-            goto broken;
+            fab__connection_lost(client);
+            return FAB_ERROR_SYSTEM_NOT_READY;
+        }
+        fab_status_t status = (fab_status_t)reply.status;
+        if (status != FAB_SUCCESS && fd >= 0) {
+            close(fd); /* an error hands out nothing */
+            fd = -1;
+        }
+        if (fd == FAB__FD_LOST) {
+            fab__log(FAB__LOG_WARN, "out of file descriptors: the daemon's reply lost its fd");
+            fd = -1;
+            if (status == FAB_SUCCESS && reply.region != 0)
+                fab__release_send(client, reply.region);
+            if (status == FAB_SUCCESS)
+                status = FAB_ERROR_OUT_OF_MEMORY;
         }
         if (fd_out != NULL)
             *fd_out = fd;
         else if (fd >= 0)
             close(fd);
         *reply_out = reply;
-        return (fab_status_t)reply.status;
+        return status;
     }
-
-broken:
-    fab__connection_lost(client);
-    return FAB_ERROR_SYSTEM_NOT_READY;
 }
 
 static fab_status_t fab__hello(fab_client_t *client)
@@ -322,21 +480,40 @@ static fab_status_t fab__hello(fab_client_t *client)
     return status;
 }
 
+/* Connect and say HELLO. A connection that breaks before HELLO is answered
+ * (a daemon that was leaving on idle when we queued, or one that refused us
+ * over a limit) is tried once more, starting a daemon if allowed. */
+static fab_status_t fab__open(fab_client_t *client)
+{
+    for (int attempt = 0;; attempt++) {
+        fab_status_t status;
+        client->sock = fab__connect(client, &status);
+        if (client->sock < 0)
+            return status;
+        status = fab__hello(client);
+        if (status == FAB_SUCCESS)
+            return FAB_SUCCESS;
+        if (client->sock >= 0) {
+            close(client->sock); /* the daemon said no: no use asking again */
+            client->sock = -1;
+            return status;
+        }
+        if (attempt == 1) {
+            fab__log(FAB__LOG_WARN, "fabmemd at %s closed the connection before HELLO was "
+                     "answered (is this user over max_connections_per_uid?)", client->path);
+            return FAB_ERROR_SYSTEM_NOT_READY;
+        }
+    }
+}
+
 /* Connect again and hand every live region to the (new) daemon. A region it
- * will not take (its creator is gone, say) keeps working here but has no
- * daemon reference any more (id 0). */
+ * will not take keeps working here but has no daemon reference any more
+ * (id 0): calls that name it answer INVALID_HANDLE. */
 static fab_status_t fab__reconnect(fab_client_t *client)
 {
-    client->sock = fab__connect(client->path, client->autostart);
-    if (client->sock < 0)
-        return FAB_ERROR_SYSTEM_NOT_READY;
-    fab_status_t status = fab__hello(client);
-    if (status != FAB_SUCCESS) {
-        if (client->sock >= 0)
-            close(client->sock);
-        client->sock = -1;
-        return FAB_ERROR_SYSTEM_NOT_READY;
-    }
+    fab_status_t status = fab__open(client);
+    if (status != FAB_SUCCESS)
+        return status == FAB_ERROR_NOT_PERMITTED ? status : FAB_ERROR_SYSTEM_NOT_READY;
     for (int pass = 1; pass >= 0; pass--) {
         for (fab_region_t *r = client->regions; r != NULL; r = r->next) {
             if ((int)r->creator != pass)
@@ -346,6 +523,8 @@ static fab_status_t fab__reconnect(fab_client_t *client)
             adopt.u.import.handle = r->handle;
             adopt.u.import.handle_type = r->handle_type;
             adopt.u.import.creator = r->creator;
+            if (r->creator)
+                memcpy(adopt.u.import.token, r->token, sizeof(r->token));
             fab__reply_t reply;
             status = fab__call_raw(client, &adopt, r->fd, &reply, NULL);
             if (client->sock < 0)
@@ -361,22 +540,54 @@ static fab_status_t fab__reconnect(fab_client_t *client)
 }
 
 /* A request with reconnection: a broken connection is replaced (once) and
- * the request sent again; the daemon that broke it kept no state of ours. */
-static fab_status_t fab__call(fab_client_t *client, fab__request_t *request, fab__reply_t *reply_out,
-                              int *fd_out)
+ * the request sent again. A request about a region (EXPORT) is rebuilt from
+ * the region, whose id the new daemon gave anew; one whose region the new
+ * daemon did not take back answers INVALID_HANDLE. */
+static fab_status_t fab__call(fab_client_t *client, fab__request_t *request,
+                              const fab_region_t *region, fab__reply_t *reply_out, int *fd_out)
 {
-    int fresh = 0;
-    if (client->sock < 0) {
-        if (fab__reconnect(client) != FAB_SUCCESS)
-            return FAB_ERROR_SYSTEM_NOT_READY;
-        fresh = 1;
+    for (int attempt = 0;; attempt++) {
+        int fresh = client->sock < 0;
+        if (fresh) {
+            fab_status_t status = fab__reconnect(client);
+            if (status != FAB_SUCCESS)
+                return status;
+        }
+        if (region != NULL) {
+            if (region->id == 0)
+                return FAB_ERROR_INVALID_HANDLE;
+            request->u.region.region = region->id;
+        }
+        fab_status_t status = fab__call_raw(client, request, -1, reply_out, fd_out);
+        if (client->sock >= 0 || fresh || attempt == 1)
+            return status;
     }
-    fab_status_t status = fab__call_raw(client, request, -1, reply_out, fd_out);
-    if (client->sock >= 0 || fresh)
-        return status;
-    if (fab__reconnect(client) != FAB_SUCCESS)
-        return FAB_ERROR_SYSTEM_NOT_READY;
-    return fab__call_raw(client, request, -1, reply_out, fd_out);
+}
+
+static int fab__timeout_from_env(void)
+{
+    const char *text = getenv("FABMEM_TIMEOUT_MS");
+    if (text == NULL || *text == '\0')
+        return FAB__TIMEOUT_DEFAULT_MS;
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX) {
+        fab__log(FAB__LOG_WARN, "FABMEM_TIMEOUT_MS=%s is not a number of ms; using %d", text,
+                 FAB__TIMEOUT_DEFAULT_MS);
+        return FAB__TIMEOUT_DEFAULT_MS;
+    }
+    return (int)v;
+}
+
+/* Whether the calling process may use client: the one that connected it. */
+static bool fab__owned(const fab_client_t *client)
+{
+    if (client->pid == getpid())
+        return true;
+    fab__log(FAB__LOG_ERROR, "a fabmem client was used in a child after fork(): "
+             "connect a new one in the child");
+    return false;
 }
 
 fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_t **client_out)
@@ -405,28 +616,22 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
     fab_client_t *client = calloc(1, sizeof(*client));
     if (client == NULL)
         return FAB_ERROR_OUT_OF_MEMORY;
-    fab_status_t status = FAB_ERROR_SYSTEM_NOT_READY;
-    if (pthread_mutex_init(&client->lock, NULL) != 0) {
-        status = FAB_ERROR_OUT_OF_MEMORY;
+    fab_status_t status = FAB_ERROR_OUT_OF_MEMORY;
+    if (pthread_mutex_init(&client->lock, NULL) != 0)
         goto fail_client;
-    }
+    client->pid = getpid();
+    client->timeout_ms = fab__timeout_from_env();
     client->autostart = autostart;
     snprintf(client->node_name, sizeof(client->node_name), "%s", node);
     snprintf(client->path, sizeof(client->path), "%s", path);
-    client->sock = fab__connect(path, autostart);
-    if (client->sock < 0) {
-        fab__log(FAB__LOG_INFO, "no fabmemd answers at %s: %s", path, strerror(errno));
+    status = fab__open(client);
+    if (status != FAB_SUCCESS) {
+        fab__log(FAB__LOG_INFO, "no fabmemd answers at %s: %s", path, fab_status_name(status));
         goto fail_lock;
     }
-    status = fab__hello(client);
-    if (status != FAB_SUCCESS)
-        goto fail_sock;
     *client_out = client;
     return FAB_SUCCESS;
 
-fail_sock:
-    if (client->sock >= 0)
-        close(client->sock);
 fail_lock:
     pthread_mutex_destroy(&client->lock);
 fail_client:
@@ -438,14 +643,18 @@ fab_status_t fab_client_close(fab_client_t *client)
 {
     if (client == NULL)
         return FAB_SUCCESS;
-    pthread_mutex_lock(&client->lock);
-    size_t live = client->live_regions;
-    pthread_mutex_unlock(&client->lock);
-    if (live != 0)
+    if (!fab__owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
+    pthread_mutex_lock(&client->lock);
+    if (client->live_regions != 0) {
+        pthread_mutex_unlock(&client->lock);
+        return FAB_ERROR_ILLEGAL_STATE;
+    }
     fab__drain(client); /* for the warnings they may carry */
     if (client->sock >= 0)
         close(client->sock);
+    client->sock = -1;
+    pthread_mutex_unlock(&client->lock);
     pthread_mutex_destroy(&client->lock);
     free(client);
     return FAB_SUCCESS;
@@ -478,15 +687,6 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_t *r
     return region;
 }
 
-/* Tell the daemon to drop a reference it handed out but we cannot keep. */
-static void fab__region_drop(fab_client_t *client, uint64_t id)
-{
-    fab__request_t request = {.type = FAB__MSG_RELEASE};
-    request.u.region.region = id;
-    fab__reply_t reply;
-    (void)fab__call(client, &request, &reply, NULL);
-}
-
 /* Send a request whose reply hands out memory (ALLOC: creator, IMPORT: not)
  * and wrap the memfd that came with it in a new region. If the reply carries
  * no fd, or there is no memory for the region, the daemon's reference is
@@ -497,7 +697,7 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
 {
     fab__reply_t reply;
     int fd = -1;
-    fab_status_t status = fab__call(client, request, &reply, &fd);
+    fab_status_t status = fab__call(client, request, NULL, &reply, &fd);
     if (status != FAB_SUCCESS)
         return status;
     /* The creator may do anything with its memory; an importer what it was
@@ -509,13 +709,15 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
     if (region == NULL) {
         if (fd >= 0)
             close(fd);
-        fab__region_drop(client, reply.region);
+        if (client->sock >= 0)
+            fab__release_send(client, reply.region);
         return fd >= 0 ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_SYSTEM_NOT_READY;
     }
     region->creator = creator;
     if (creator) {
         region->handle = reply.handle;
         region->handle_type = request->u.alloc.handle_type;
+        memcpy(region->token, reply.token, sizeof(region->token));
     } else {
         region->handle = request->u.import.handle;
     }
@@ -529,6 +731,8 @@ fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *
 {
     if (client == NULL || props == NULL || region_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     fab__request_t request = {.type = FAB__MSG_ALLOC};
     request.u.alloc.device = props->device_ordinal;
     request.u.alloc.size = props->size;
@@ -547,6 +751,8 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
 {
     if (client == NULL || handle == NULL || region_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     fab__request_t request = {.type = FAB__MSG_IMPORT};
     request.u.import.device = device_ordinal;
     request.u.import.handle = *handle;
@@ -560,10 +766,12 @@ fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_ou
 {
     if (client == NULL || stats_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     fab__request_t request = {.type = FAB__MSG_STATS};
     fab__reply_t reply;
     pthread_mutex_lock(&client->lock);
-    fab_status_t status = fab__call(client, &request, &reply, NULL);
+    fab_status_t status = fab__call(client, &request, NULL, &reply, NULL);
     pthread_mutex_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
@@ -577,11 +785,13 @@ fab_status_t fab_client_verify(fab_client_t *client, const fab_handle_t *handle,
 {
     if (client == NULL || handle == NULL || live_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     fab__request_t request = {.type = FAB__MSG_VERIFY};
     request.u.import.handle = *handle;
     fab__reply_t reply;
     pthread_mutex_lock(&client->lock);
-    fab_status_t status = fab__call(client, &request, &reply, NULL);
+    fab_status_t status = fab__call(client, &request, NULL, &reply, NULL);
     pthread_mutex_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
@@ -594,13 +804,14 @@ fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out)
     if (region == NULL || handle_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
     fab_client_t *client = region->client;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&client->lock);
     fab_status_t status = FAB_ERROR_INVALID_HANDLE;
     if (!region->released) {
         fab__request_t request = {.type = FAB__MSG_EXPORT};
-        request.u.region.region = region->id;
         fab__reply_t reply;
-        status = fab__call(client, &request, &reply, NULL);
+        status = fab__call(client, &request, region, &reply, NULL);
         if (status == FAB_SUCCESS)
             *handle_out = reply.handle;
     }
@@ -641,6 +852,8 @@ fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **ad
     if (access == FAB_ACCESS_READ_WRITE && region->access != FAB_ACCESS_READ_WRITE)
         return FAB_ERROR_NOT_PERMITTED;
     fab_client_t *client = region->client;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&client->lock);
     fab_status_t status = FAB_ERROR_INVALID_VALUE;
     if (region->released)
@@ -682,17 +895,10 @@ static void fab__region_finish(fab_region_t *region)
     if (region->next != NULL)
         region->next->prev = region->prev;
     /* A broken connection is not mended here: the daemon that broke it
-     * holds nothing of ours, and a new one learns of live regions only. */
-    if (client->sock >= 0 && region->id != 0) {
-        fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
-        request.u.region.region = region->id;
-        uint8_t buf[FAB__PROTO_MAX];
-        size_t len = fab__request_encode(&request, buf);
-        if (fab__proto_send(client->sock, buf, len, -1) == 0)
-            client->deferred++;
-        else
-            fab__connection_lost(client);
-    }
+     * holds nothing of ours, and a new one learns of live regions only (so
+     * no stale id is ever sent to it). */
+    if (client->sock >= 0 && region->id != 0)
+        fab__release_send(client, region->id);
     close(region->fd);
     client->live_regions--;
     free(region->maps);
@@ -704,6 +910,8 @@ fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
     if (region == NULL || addr == NULL)
         return FAB_ERROR_INVALID_VALUE;
     fab_client_t *client = region->client;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&client->lock);
     fab_status_t status = FAB_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < region->nmaps; i++) {
@@ -725,6 +933,8 @@ fab_status_t fab_region_release(fab_region_t *region)
     if (region == NULL)
         return FAB_ERROR_INVALID_VALUE;
     fab_client_t *client = region->client;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&client->lock);
     fab_status_t status = FAB_SUCCESS;
     if (region->released)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_once_t fab__log_once = PTHREAD_ONCE_INIT;
@@ -45,19 +46,17 @@ int fab__log_enabled(fab__log_level_t level)
     return (int)level <= current;
 }
 
-void fab__log(fab__log_level_t level, const char *fmt, ...)
+__attribute__((format(printf, 3, 0)))
+static void fab__log_v(fab__log_level_t level, const char *suffix, const char *fmt, va_list ap)
 {
     static const char *const tags[] = {"error", "warn", "info", "debug"};
-    if (!fab__log_enabled(level))
-        return;
     /* One write per message so lines of concurrent processes do not interleave. */
     char line[1024];
     int n = snprintf(line, sizeof(line), "fabmem[%ld] %s: ", (long)getpid(), tags[level]);
-    va_list ap;
-    va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof(line))
         n += vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-    va_end(ap);
+    if (n > 0 && (size_t)n < sizeof(line) && suffix[0] != '\0')
+        n += snprintf(line + n, sizeof(line) - (size_t)n, "%s", suffix);
     if (n < 0)
         return;
     if ((size_t)n >= sizeof(line) - 1)
@@ -65,4 +64,37 @@ void fab__log(fab__log_level_t level, const char *fmt, ...)
     line[n++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, (size_t)n);
     (void)w;
+}
+
+void fab__log(fab__log_level_t level, const char *fmt, ...)
+{
+    if (!fab__log_enabled(level))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fab__log_v(level, "", fmt, ap);
+    va_end(ap);
+}
+
+void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...)
+{
+    if (!fab__log_enabled(level))
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (limit->last_ms != 0 && now - limit->last_ms < 1000) {
+        limit->suppressed++;
+        return;
+    }
+    char suffix[64] = "";
+    if (limit->suppressed != 0)
+        snprintf(suffix, sizeof(suffix), " (and %lu more like it in the last second)",
+                 limit->suppressed);
+    limit->last_ms = now;
+    limit->suppressed = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    fab__log_v(level, suffix, fmt, ap);
+    va_end(ap);
 }

@@ -25,4 +25,17 @@ __attribute__((format(printf, 2, 3)))
 #endif
 void fab__log(fab__log_level_t level, const char *fmt, ...);
 
+/* A message that a peer can trigger at will (a flood, a limit hit) is
+ * printed at most once a second per limiter; the next one printed says how
+ * many were held back. A limiter starts zeroed. */
+typedef struct fab__log_limit {
+    long long last_ms;
+    unsigned long suppressed;
+} fab__log_limit_t;
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...);
+
 #endif /* FABMEM_FABRIC_LOG_H */

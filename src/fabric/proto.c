@@ -5,11 +5,14 @@
 #include "src/fabric/proto.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void fab__put16(uint8_t *p, uint16_t v)
@@ -78,7 +81,7 @@ static size_t fab__request_body_len(uint16_t type)
     case FAB__MSG_VERIFY:
         return FAB_HANDLE_BYTES;
     case FAB__MSG_ADOPT:
-        return 9 + FAB_HANDLE_BYTES;
+        return 9 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
     default:
         return 0;
     }
@@ -118,6 +121,7 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         fab__put32(b + 4, request->u.import.handle_type);
         b[8] = request->u.import.creator;
         memcpy(b + 9, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
+        memcpy(b + 9 + FAB_HANDLE_BYTES, request->u.import.token, FAB__TOKEN_BYTES);
         break;
     default:
         break;
@@ -190,6 +194,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         r.u.import.handle_type = fab__get32(b + 4);
         r.u.import.creator = b[8];
         memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
+        memcpy(r.u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
         break;
     default:
         return FAB_ERROR_INVALID_VALUE;
@@ -201,7 +206,8 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
 /* Reply bodies: every reply carries the same fixed body, so that one decoder
  * serves all types; 196 bytes is nothing next to a syscall. */
 enum {
-    FAB__REPLY_BODY = 8 + 16 + 8 + 1 + 4 + 4 + FAB_HANDLE_BYTES + 6 * 8,
+    FAB__REPLY_BODY = 8 + 16 + 8 + 1 + 4 + 4 + FAB_HANDLE_BYTES + 6 * 8 + FAB__TOKEN_BYTES,
+    FAB__REPLY_OFF_TOKEN = 41 + FAB_HANDLE_BYTES + 6 * 8,
 };
 
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
@@ -217,6 +223,7 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
     memcpy(b + 41, reply->handle.bytes, FAB_HANDLE_BYTES);
     for (int i = 0; i < 6; i++)
         fab__put64(b + 41 + FAB_HANDLE_BYTES + 8 * i, reply->stats[i]);
+    memcpy(b + FAB__REPLY_OFF_TOKEN, reply->token, FAB__TOKEN_BYTES);
     return FAB__PROTO_HEADER + FAB__REPLY_BODY;
 }
 
@@ -242,6 +249,7 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     memcpy(r.handle.bytes, b + 41, FAB_HANDLE_BYTES);
     for (int i = 0; i < 6; i++)
         r.stats[i] = fab__get64(b + 41 + FAB_HANDLE_BYTES + 8 * i);
+    memcpy(r.token, b + FAB__REPLY_OFF_TOKEN, FAB__TOKEN_BYTES);
     *out = r;
     return FAB_SUCCESS;
 }
@@ -304,15 +312,51 @@ ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
                 close(fd);
         }
     }
-    if ((msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0) {
+    /* Control data cut short with fds in it: the peer sent more than our
+     * eight, which no message of ours does. Cut short with none: the kernel
+     * could not install the fd (this process's table is full). */
+    if ((msg.msg_flags & MSG_TRUNC) != 0 ||
+        ((msg.msg_flags & MSG_CTRUNC) != 0 && first >= 0)) {
         if (first >= 0)
             close(first);
         errno = EMSGSIZE;
         return -1;
     }
+    if ((msg.msg_flags & MSG_CTRUNC) != 0)
+        first = FAB__FD_LOST;
     if (fd_out != NULL)
         *fd_out = first;
+    else if (first >= 0)
+        close(first);
     return n;
+}
+
+int64_t fab__now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int fab__proto_wait(int sock, int64_t deadline_ms)
+{
+    for (;;) {
+        int timeout = -1;
+        if (deadline_ms >= 0) {
+            int64_t left = deadline_ms - fab__now_ms();
+            if (left <= 0)
+                return 0;
+            timeout = left > INT32_MAX ? INT32_MAX : (int)left;
+        }
+        struct pollfd p = {.fd = sock, .events = POLLIN};
+        int n = poll(&p, 1, timeout);
+        if (n > 0)
+            return 1;
+        if (n == 0 && deadline_ms >= 0)
+            continue; /* re-check the clock: poll may wake a little early */
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
 }
 
 int fab__socket_path(const char *explicit_path, char *buf, size_t cap)
@@ -334,36 +378,72 @@ int fab__socket_path(const char *explicit_path, char *buf, size_t cap)
     return 0;
 }
 
-int fab__socket_dir_make(const char *path)
+/* The directory part of path into dir; 0, or -1 (ENAMETOOLONG). A path
+ * without one ("x.sock", "/x.sock") has "." or "/". */
+static int fab__socket_dir_of(const char *path, char *dir, size_t cap)
 {
-    char dir[256];
     const char *slash = strrchr(path, '/');
-    if (slash == NULL || slash == path)
-        return 0;
-    size_t len = (size_t)(slash - path);
-    if (len >= sizeof(dir)) {
+    size_t len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+    if (len + 2 > cap) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    memcpy(dir, path, len);
-    dir[len] = '\0';
-    if (mkdir(dir, 0700) == 0)
-        return 0;
-    if (errno != EEXIST)
-        return -1;
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    /* Someone else's directory, or one anybody may write without the sticky
-     * bit, could hold a planted socket: refuse it. */
-    if ((st.st_uid != geteuid() && st.st_uid != 0) ||
-        ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0)) {
-        errno = EPERM;
-        return -1;
+    if (len == 0)
+        memcpy(dir, ".", 2);
+    else {
+        memcpy(dir, path, len);
+        dir[len] = '\0';
     }
     return 0;
+}
+
+#define FAB__WHY(...) (why != NULL ? (void)snprintf(why, cap, __VA_ARGS__) : (void)0)
+
+int fab__socket_dir_check(const char *path, fab__dir_rule_t rule, char *why, size_t cap)
+{
+    char dir[PATH_MAX];
+    if (fab__socket_dir_of(path, dir, sizeof(dir)) != 0) {
+        FAB__WHY("socket path %s: too long", path);
+        return -1;
+    }
+    struct stat st;
+    if (lstat(dir, &st) != 0) {
+        int saved = errno;
+        FAB__WHY("socket directory %s: %s", dir, strerror(saved));
+        errno = saved;
+        return -1;
+    }
+    uid_t me = geteuid();
+    const char *broken = NULL;
+    if (S_ISLNK(st.st_mode))
+        broken = "is a symbolic link; it must be a real directory";
+    else if (!S_ISDIR(st.st_mode))
+        broken = "is not a directory";
+    else if (st.st_uid != me && !(rule == FAB__DIR_CLIENT && st.st_uid == 0))
+        broken = rule == FAB__DIR_CLIENT ? "belongs to another user; it must be yours or root's"
+                                         : "belongs to another user; it must be the daemon's own";
+    else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        broken = "is writable by group or others, so anyone could plant a socket there";
+    if (broken == NULL)
+        return 0;
+    FAB__WHY("socket directory %s (owner uid %lu, mode %04o) %s", dir, (unsigned long)st.st_uid,
+             (unsigned)(st.st_mode & 07777), broken);
+    errno = EPERM;
+    return -1;
+}
+
+int fab__socket_dir_make(const char *path, fab__dir_rule_t rule, char *why, size_t cap)
+{
+    char dir[PATH_MAX];
+    if (fab__socket_dir_of(path, dir, sizeof(dir)) != 0) {
+        FAB__WHY("socket path %s: too long", path);
+        return -1;
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        int saved = errno;
+        FAB__WHY("socket directory %s: %s", dir, strerror(saved));
+        errno = saved;
+        return -1;
+    }
+    return fab__socket_dir_check(path, rule, why, cap);
 }

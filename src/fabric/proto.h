@@ -20,7 +20,9 @@
  *
  * ADOPT is how a client hands its live memory to a daemon that restarted:
  * the handle proves the uuid was minted under the same key (state file), the
- * memfd travels with it. It is the only request that may carry an fd. */
+ * memfd travels with it, and a creator proves it is one with the creator
+ * token that only the ALLOC reply carried. It is the only request that may
+ * carry an fd. */
 #ifndef FABMEM_FABRIC_PROTO_H
 #define FABMEM_FABRIC_PROTO_H
 
@@ -31,9 +33,10 @@
 #include "fabmem/handle.h"
 
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
-#define FAB__PROTO_VERSION 1u
+#define FAB__PROTO_VERSION 2u
 #define FAB__PROTO_HEADER 16
 #define FAB__PROTO_MAX 512 /* no message is longer */
+#define FAB__TOKEN_BYTES 16 /* the creator token */
 
 enum {
     FAB__MSG_HELLO = 1,   /* u32 version, u8 name length, name bytes (0: first node) */
@@ -43,7 +46,8 @@ enum {
     FAB__MSG_RELEASE = 5, /* u64 region id */
     FAB__MSG_STATS = 6,   /* empty */
     FAB__MSG_VERIFY = 7,  /* 64 handle bytes */
-    FAB__MSG_ADOPT = 8,   /* i32 device, u32 handle types, u8 creator, 64 handle bytes; + memfd */
+    FAB__MSG_ADOPT = 8,   /* i32 device, u32 handle types, u8 creator, 64 handle bytes,
+                             16 token bytes (zero unless creator); + memfd */
     FAB__MSG_TYPE_MAX = 8,
     FAB__MSG_REPLY = 0x8000,
 };
@@ -72,6 +76,7 @@ typedef struct fab__request {
             fab_handle_t handle;
             uint32_t handle_type; /* ADOPT only */
             uint8_t creator;      /* ADOPT only: 1 if the sender allocated it */
+            uint8_t token[FAB__TOKEN_BYTES]; /* ADOPT only: the creator's proof */
         } import; /* IMPORT, VERIFY (device unused) and ADOPT */
     } u;
 } fab__request_t;
@@ -89,6 +94,7 @@ typedef struct fab__reply {
     uint32_t count;      /* HELLO: driver version; RELEASE: exports never imported */
     fab_handle_t handle; /* EXPORT; ALLOC: the allocation's own handle (no export counted) */
     uint64_t stats[6];   /* STATS: pid, clients, allocations, references, bytes, rss */
+    uint8_t token[FAB__TOKEN_BYTES]; /* ALLOC: the creator token, for ADOPT */
 } fab__reply_t;
 
 /* Encode a request / reply into buf (FAB__PROTO_MAX bytes); return the length. */
@@ -108,16 +114,41 @@ int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd);
 /* Receive one message into buf (FAB__PROTO_MAX bytes). Returns its length, 0
  * when the peer closed, or -1 with errno; a message longer than the buffer is
  * an error (EMSGSIZE). Every fd that came with it is closed except the first,
- * which is stored in *fd_out (-1 if none); fd_out NULL closes them all. */
+ * which is stored in *fd_out (-1 if none); fd_out NULL closes them all. When
+ * the kernel could not give us the fd (MSG_CTRUNC: this process is out of
+ * descriptors) the message is still returned, whole, with *fd_out set to
+ * FAB__FD_LOST: the stream is intact, only that one fd is gone. */
+#define FAB__FD_LOST (-2)
 ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags);
+
+/* Wait until sock is readable or deadline (CLOCK_MONOTONIC, ms; < 0: none)
+ * passes. 1 readable (or hung up), 0 timed out, -1 error. */
+int fab__proto_wait(int sock, int64_t deadline_ms);
+
+/* Now on CLOCK_MONOTONIC, in ms. */
+int64_t fab__now_ms(void);
 
 /* The socket path: explicit, else $FABMEM_SOCKET, else
  * $XDG_RUNTIME_DIR/fabmem/fabmemd.sock, else /tmp/fabmem-$UID/fabmemd.sock.
  * 0, or -1 if it does not fit. */
 int fab__socket_path(const char *explicit_path, char *buf, size_t cap);
 
-/* Create the directory that holds path's last component if missing (mode
- * 0700). 0, or -1 with errno. */
-int fab__socket_dir_make(const char *path);
+/* Whom a socket directory must belong to. */
+typedef enum fab__dir_rule {
+    FAB__DIR_DAEMON, /* the daemon's own uid */
+    FAB__DIR_CLIENT, /* the client's own uid, or root (a shared daemon) */
+} fab__dir_rule_t;
+
+/* Check that the directory holding path's last component could not hold a
+ * socket planted by someone else: it is a real directory (lstat: not a
+ * symbolic link), owned as rule says, and writable by nobody else (no group
+ * or other write bit, sticky or not). 0, or -1 with errno (EPERM for a broken
+ * rule) and, when why is not NULL, a sentence naming the path and the rule in
+ * why (cap bytes). */
+int fab__socket_dir_check(const char *path, fab__dir_rule_t rule, char *why, size_t cap);
+
+/* Create that directory if missing (mode 0700), then check it as
+ * fab__socket_dir_check does. */
+int fab__socket_dir_make(const char *path, fab__dir_rule_t rule, char *why, size_t cap);
 
 #endif /* FABMEM_FABRIC_PROTO_H */

@@ -2,7 +2,8 @@
  * inih, or built in when there is none. Sections (docs/fabric.md has every key):
  *
  *   [driver]        version
- *   [daemon]        socket_mode, idle_exit, state_file
+ *   [daemon]        socket_mode, idle_exit, state_file, max_connections_per_uid,
+ *                   max_allocations_per_uid, max_bytes_per_uid
  *   [node NAME]     imex_domain, cluster_uuid, clique_id, fabric_state, gpus,
  *                   gpu_name, gpu_memory, granularity, handle_types,
  *                   compute_capability, sm_count
@@ -56,6 +57,8 @@ static fab_topology_t *fab__topology_new(void)
         return NULL;
     t->driver_version = 13000;
     t->socket_mode = 0600;
+    t->limits.connections = FAB__LIMIT_CONNECTIONS_DEFAULT;
+    t->limits.allocations = FAB__LIMIT_ALLOCATIONS_DEFAULT;
     return t;
 }
 
@@ -316,6 +319,17 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
             if (fab__parse_u64(value, &v) != 0 || v > 86400 * 365)
                 return FAB__BAD("idle_exit: not a number of seconds: %s", value);
             t->idle_exit = (int)v;
+        } else if (strcmp(key, "max_connections_per_uid") == 0) {
+            if (fab__parse_u64(value, &v) != 0)
+                return FAB__BAD("max_connections_per_uid: not a number: %s", value);
+            t->limits.connections = v;
+        } else if (strcmp(key, "max_allocations_per_uid") == 0) {
+            if (fab__parse_u64(value, &v) != 0)
+                return FAB__BAD("max_allocations_per_uid: not a number: %s", value);
+            t->limits.allocations = v;
+        } else if (strcmp(key, "max_bytes_per_uid") == 0) {
+            if (fab__parse_bytes(value, &t->limits.bytes) != 0)
+                return FAB__BAD("max_bytes_per_uid: not a size: %s", value);
         } else if (strcmp(key, "state_file") == 0) {
             if (*value == '\0')
                 return FAB__BAD("state_file: empty");

@@ -23,6 +23,18 @@ typedef struct fab__channel {
     uint32_t *gids;
 } fab__channel_t;
 
+/* What one uid may hold in the daemon at once; 0 means no limit. The
+ * defaults keep one user from taking the daemon's file descriptors (each
+ * connection and each allocation is one) away from the others. */
+typedef struct fab__limits {
+    uint64_t connections; /* [daemon] max_connections_per_uid, default 256 */
+    uint64_t allocations; /* [daemon] max_allocations_per_uid, default 4096 */
+    uint64_t bytes;       /* [daemon] max_bytes_per_uid, default 0 (device memory bounds it) */
+} fab__limits_t;
+
+#define FAB__LIMIT_CONNECTIONS_DEFAULT 256
+#define FAB__LIMIT_ALLOCATIONS_DEFAULT 4096
+
 struct fab_topology {
     int nnodes;
     fab__node_t *nodes;
@@ -32,6 +44,7 @@ struct fab_topology {
     unsigned socket_mode;  /* [daemon] socket_mode, default 0600 */
     int idle_exit;         /* [daemon] idle_exit seconds, 0: never */
     char *state_file;      /* [daemon] state_file, NULL: next to the socket */
+    fab__limits_t limits;  /* [daemon] max_*_per_uid */
 };
 
 /* The channels (bit n = channel n) a peer with these credentials holds. */
