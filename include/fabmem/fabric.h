@@ -33,6 +33,20 @@
  *   FABMEM_DAEMON        the fabmemd to autostart (default: next to the
  *                        library, ../bin or ../../bin, then $PATH)
  *   FABMEM_LOG           error, warn (default), info, debug
+ *   FABMEM_TIMEOUT_MS    how long any wait for the daemon may last (default
+ *                        10000; 0: no deadline); then SYSTEM_NOT_READY, and
+ *                        the connection stays usable
+ *
+ * Trust: the client connects only through a socket directory that is a real
+ * directory of this user's or root's that nobody else may write, and only to
+ * a daemon that runs as this user or as root; anything else is refused with
+ * FAB_ERROR_NOT_PERMITTED (docs/fabric.md, "Security model").
+ *
+ * Fork: a client and its regions belong to the process that connected it.
+ * In a child after fork() every fab_client_* and fab_region_* call on them
+ * returns FAB_ERROR_ILLEGAL_STATE and touches nothing the parent shares (the
+ * readers fab_region_fd/size/access/uuid/device_ordinal excepted); connect a
+ * new client in the child.
  *
  * Thread safety: fab_topology_* functions are safe to call concurrently on one
  * topology once it is loaded. fab_client_* and fab_region_* are thread-safe:
@@ -126,7 +140,11 @@ typedef struct fab_client_options {
  * autostart allows. options may be NULL (all defaults).
  * Errors:
  *   FAB_ERROR_INVALID_VALUE    client_out is NULL
- *   FAB_ERROR_SYSTEM_NOT_READY no daemon answers and none may or could be started
+ *   FAB_ERROR_SYSTEM_NOT_READY no daemon answers and none may or could be started,
+ *                              or it closed the connection (over its per-uid
+ *                              connection limit, say)
+ *   FAB_ERROR_NOT_PERMITTED    the socket's directory or the daemon's uid breaks
+ *                              a trust rule (logged, naming the path and rule)
  *   FAB_ERROR_NOT_FOUND        the daemon does not know the node
  *   FAB_ERROR_OUT_OF_MEMORY    no memory */
 FAB_API fab_status_t fab_client_connect(const fab_client_options_t *options,
@@ -145,7 +163,10 @@ FAB_API fab_status_t fab_client_close(fab_client_t *client);
  *   FAB_ERROR_INVALID_DEVICE   no such device on this node
  *   FAB_ERROR_NOT_SUPPORTED    handle_type lacks FABRIC
  *   FAB_ERROR_NOT_PERMITTED    this user holds no IMEX channel
- *   FAB_ERROR_OUT_OF_MEMORY    the daemon or the system is out of memory
+ *   FAB_ERROR_OUT_OF_MEMORY    the daemon or the system is out of memory, the
+ *                              user's max_allocations_per_uid/max_bytes_per_uid
+ *                              is reached, or this process had no fd left for
+ *                              the memfd (the connection stays)
  *   FAB_ERROR_SYSTEM_NOT_READY the daemon went away */
 FAB_API fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *props,
                                          fab_region_t **region_out);
