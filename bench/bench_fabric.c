@@ -254,7 +254,9 @@ int main(int argc, char **argv)
     char config[300];
     snprintf(config, sizeof(config), "%s/bench.ini", dir);
     FILE *f = fopen(config, "w");
-    fprintf(f, "[node bench]\ngpus = 8\ngpu_memory = 64T\ngranularity = 4K\n"
+    /* One user holds every allocation: no per-uid limits. */
+    fprintf(f, "[daemon]\nmax_allocations_per_uid = 0\nmax_connections_per_uid = 0\n"
+               "[node bench]\ngpus = 8\ngpu_memory = 64T\ngranularity = 4K\n"
                "[channel 0]\nuids = %lu\n", (unsigned long)getuid());
     fclose(f);
 
