@@ -21,8 +21,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define FAB__CU_RESERVE_ALIGN (2ull << 20)
-
 static size_t fab__cu_page(void)
 {
     static size_t page;
@@ -139,6 +137,19 @@ static void fab__cu_piece_split(fab__cu_range_t *r, size_t i, uintptr_t at)
 
 /* ---- reserve / free ------------------------------------------------------ */
 
+/* A reservation does not say which device's memory will be mapped into it,
+ * and cuMemMap needs an address that is a multiple of that device's
+ * granularity: the largest of them fits every device. */
+static size_t fab__cu_reserve_align(void)
+{
+    uint64_t align = fab__cu_page();
+    for (int i = 0; i < fab__cu.device_count; i++) {
+        if (fab__cu.devices[i].granularity > align)
+            align = fab__cu.devices[i].granularity;
+    }
+    return (size_t)align;
+}
+
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
@@ -149,8 +160,11 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     if (!ptr || size == 0 || size % page != 0 || flags != 0 || addr % page != 0 ||
         (alignment & (alignment - 1)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    /* At least the granularity, so that cuMemMap at the start is legal. */
-    size_t align = alignment > FAB__CU_RESERVE_ALIGN ? alignment : FAB__CU_RESERVE_ALIGN;
+    /* Never below the default, so that cuMemMap at the base stays legal
+     * whatever alignment was asked for; a larger one is honoured. */
+    size_t align = fab__cu_reserve_align();
+    if (alignment > align)
+        align = alignment;
     if (size > SIZE_MAX - align)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
