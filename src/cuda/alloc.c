@@ -148,18 +148,30 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 /* ---- create / release ---------------------------------------------------------- */
 
+/* The memory is sealed at its final size before anyone else can hold it, so
+ * no holder of an exported copy can shrink it under another's mapping
+ * (SIGBUS there), grow it, or add a write seal that would stop everyone else
+ * (F_SEAL_SEAL). Mode 0: reopening /proc/<pid>/fd/N, the one way to get more
+ * access than a received descriptor carries, needs permission on the inode. */
 static CUresult fab__cu_memfd(size_t size, int *fd_out)
 {
     int fd = memfd_create("fabmem-cuda", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY
                                                                       : CUDA_ERROR_OPERATING_SYSTEM;
-    if (ftruncate(fd, (off_t)size) != 0) {
-        close(fd);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)size) != 0)
+        goto fail_fd;
+    r = CUDA_ERROR_OPERATING_SYSTEM;
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+        fchmod(fd, 0) != 0)
+        goto fail_fd;
     *fd_out = fd;
     return CUDA_SUCCESS;
+
+fail_fd:
+    close(fd);
+    return r;
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
@@ -282,13 +294,8 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         goto out;
     }
     if (handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
-        /* The fd leaves the process: seal its size first so that no holder can
-         * shrink the memory under another's mapping. Fabric memfds are sealed
-         * by the daemon or not at all; a failure here is not an error. */
-        if (!a->sealed && !a->region) {
-            if (fcntl(a->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
-                a->sealed = true;
-        }
+        /* Memory made here was sealed when made (fab__cu_memfd); a FABRIC
+         * allocation's memfd is the daemon's, sealed or not by it. */
         int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) {
             r = CUDA_ERROR_OUT_OF_MEMORY;

@@ -73,7 +73,6 @@ typedef struct fab__cu_alloc {
     unsigned handle_refs;
     unsigned map_count;
     unsigned fabric_exports; /* diagnosis only (DESIGN: "The seed's rules") */
-    bool sealed;             /* size seals added before the fd left us */
     bool counted;            /* size is in fab__cu.used[device] (made here) */
     struct fab__cu_alloc *next;
 } fab__cu_alloc_t;
