@@ -334,6 +334,10 @@ static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
     if (own < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->fd = own;
+    /* mmap cannot give more than the fd was opened with; knowing it here lets
+     * cuMemSetAccess refuse a write grant up front, as for a fabric import. */
+    int fl = fcntl(own, F_GETFL);
+    a->read_only = fl < 0 || (fl & O_ACCMODE) != O_RDWR;
     a->size = (size_t)st.st_size;
     a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     return CUDA_SUCCESS;
@@ -378,6 +382,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
                 a->region = region;
                 a->fd = fab_region_fd(region);
                 a->size = fab_region_size(region);
+                a->read_only = fab_region_access(region) != FAB_ACCESS_READ_WRITE;
                 a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
             }
         }

@@ -73,6 +73,7 @@ typedef struct fab__cu_alloc {
     unsigned handle_refs;
     unsigned map_count;
     unsigned fabric_exports; /* diagnosis only (DESIGN: "The seed's rules") */
+    bool read_only;          /* never mapped writable: the fd or the grant allows less */
     bool counted;            /* size is in fab__cu.used[device] (made here) */
     struct fab__cu_alloc *next;
 } fab__cu_alloc_t;
