@@ -67,8 +67,13 @@ static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
     fab__cu.allocs[b] = a;
 }
 
-static void fab__cu_alloc_free(fab__cu_alloc_t *a)
+/* Take a out of the table once nothing holds it and push it on *dead; its
+ * memory goes in fab__cu_alloc_destroy, after the caller unlocks, because
+ * releasing a fabric region talks to the daemon. Caller holds the write lock. */
+static void fab__cu_alloc_unlink_unused(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
 {
+    if (a->handle_refs > 0 || a->map_count > 0 || a->pins > 0)
+        return;
     if (a->counted)
         fab__cu.used[a->device] -= a->size;
     for (fab__cu_alloc_t **p = &fab__cu.allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
@@ -77,40 +82,54 @@ static void fab__cu_alloc_free(fab__cu_alloc_t *a)
             break;
         }
     }
-    if (a->region) {
-        fab_region_release(a->region);
-        free(a);
-        return;
-    }
-    if (a->fd >= 0)
-        close(a->fd);
-    free(a);
+    a->next = *dead;
+    *dead = a;
 }
 
-void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc)
+void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
+{
+    while (dead) {
+        fab__cu_alloc_t *a = dead;
+        dead = a->next;
+        if (a->region)
+            fab_region_release(a->region); /* and with it the fd, which it owns */
+        else if (a->fd >= 0)
+            close(a->fd);
+        free(a);
+    }
+}
+
+void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
 {
     if (alloc->map_count > 0)
         alloc->map_count--;
-    if (alloc->map_count == 0 && alloc->handle_refs == 0)
-        fab__cu_alloc_free(alloc);
+    fab__cu_alloc_unlink_unused(alloc, dead);
 }
 
 /* ---- the fabric client ------------------------------------------------------ */
 
 /* Connect on first use, so that programs that never share through the fabric
- * never need a daemon. Caller holds the write lock. */
+ * never need a daemon. Connecting may start a daemon and wait for it: it
+ * happens under client_lock, which no call that needs no daemon ever takes,
+ * and never under fab__cu.lock. */
 static CUresult fab__cu_client(fab_client_t **client_out)
 {
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&fab__cu.client_lock);
     if (!fab__cu.client) {
-        fab_status_t s = fab_client_connect(NULL, &fab__cu.client);
-        if (s != FAB_SUCCESS) {
+        fab_client_t *client = NULL;
+        fab_status_t s = fab_client_connect(NULL, &client);
+        if (s == FAB_SUCCESS) {
+            fab__cu.client = client;
+        } else {
             fab__log(FAB__LOG_WARN, "no fabric daemon: %s (FABMEM_SOCKET)",
                         fab_status_string(s));
-            return fab__cu_from_status(s);
+            r = fab__cu_from_status(s);
         }
     }
     *client_out = fab__cu.client;
-    return CUDA_SUCCESS;
+    pthread_mutex_unlock(&fab__cu.client_lock);
+    return r;
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -208,7 +227,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     a->fd = -1;
     a->handle_refs = 1;
 
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    /* The backing first, with no lock held: for FABRIC that is a round trip
+     * to the daemon, which must not stall calls that need none. */
     if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
         fab_client_t *client;
         r = fab__cu_client(&client);
@@ -229,7 +249,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         r = fab__cu_memfd(size, &a->fd);
     }
     if (r != CUDA_SUCCESS)
-        goto fail_backing;
+        goto fail_alloc;
+    pthread_rwlock_wrlock(&fab__cu.lock);
     a->counted = true;
     fab__cu.used[dev] += size;
     fab__cu_alloc_insert(a);
@@ -237,8 +258,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     pthread_rwlock_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 
-fail_backing:
-    pthread_rwlock_unlock(&fab__cu.lock);
+fail_alloc:
     free(a);
     return r;
 }
@@ -248,6 +268,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     CUresult r = fab__cu_check_init();
     if (r != CUDA_SUCCESS)
         return r;
+    fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
@@ -261,10 +282,10 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
                         "cuMemRelease(0x%llx): released with %u exported handles never imported "
                         "(an import after the memory is gone fails)",
                         (unsigned long long)a->id, a->fabric_exports);
-        if (a->map_count == 0)
-            fab__cu_alloc_free(a);
+        fab__cu_alloc_unlink_unused(a, &dead);
     }
     pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_alloc_destroy(dead);
     return CUDA_SUCCESS;
 }
 
@@ -305,12 +326,25 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         r = CUDA_SUCCESS;
         goto out;
     }
+    /* A round trip: pin the memory, not the handle (a cuMemRelease meanwhile
+     * still ends the handle for every caller), and let go of the lock. */
+    a->pins++;
+    fab_region_t *region = a->region;
+    pthread_rwlock_unlock(&fab__cu.lock);
     fab_handle_t h;
-    r = fab__cu_from_status(fab_region_export(a->region, &h));
-    if (r == CUDA_SUCCESS) {
+    r = fab__cu_from_status(fab_region_export(region, &h));
+    if (r == CUDA_SUCCESS)
         memcpy(((CUmemFabricHandle *)shareableHandle)->data, h.bytes, FAB_HANDLE_BYTES);
+    fab__cu_alloc_t *dead = NULL;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (r == CUDA_SUCCESS)
         a->fabric_exports++;
-    }
+    a->pins--;
+    fab__cu_alloc_unlink_unused(a, &dead);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_alloc_destroy(dead);
+    return r;
+
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -367,7 +401,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     a->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     a->prop.location.id = a->device;
 
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    /* As in cuMemCreate: the daemon's round trip (or the fd's checks) with no
+     * lock held, the insertion under it. */
     if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         r = fab__cu_import_fd((int)(uintptr_t)osHandle, a);
     } else {
@@ -388,14 +423,14 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
         }
     }
     if (r != CUDA_SUCCESS)
-        goto fail;
+        goto fail_alloc;
+    pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_insert(a);
     *handle = a->id;
     pthread_rwlock_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 
-fail:
-    pthread_rwlock_unlock(&fab__cu.lock);
+fail_alloc:
     free(a);
     return r;
 }

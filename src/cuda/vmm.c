@@ -294,6 +294,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     if (r != CUDA_SUCCESS)
         return r;
     uintptr_t addr = (uintptr_t)ptr;
+    fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     size_t first, end;
@@ -316,13 +317,14 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     for (size_t i = first; i < end; i++) {
         bool last_of_mapping = i + 1 == end || range->pieces[i + 1].map_id != range->pieces[i].map_id;
         if (last_of_mapping)
-            fab__cu_alloc_unref_mapping(range->pieces[i].alloc);
+            fab__cu_alloc_unref_mapping(range->pieces[i].alloc, &dead);
     }
     memmove(&range->pieces[first], &range->pieces[end], (range->npieces - end) * sizeof(range->pieces[0]));
     range->npieces -= end - first;
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_alloc_destroy(dead); /* may talk to the daemon: not under the lock */
     return r;
 }
 
