@@ -67,8 +67,13 @@ static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
     fab__cu.allocs[b] = a;
 }
 
-static void fab__cu_alloc_free(fab__cu_alloc_t *a)
+/* Take a out of the table once nothing holds it and push it on *dead; its
+ * memory goes in fab__cu_alloc_destroy, after the caller unlocks, because
+ * releasing a fabric region talks to the daemon. Caller holds the write lock. */
+static void fab__cu_alloc_unlink_unused(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
 {
+    if (a->handle_refs > 0 || a->map_count > 0 || a->pins > 0)
+        return;
     if (a->counted)
         fab__cu.used[a->device] -= a->size;
     for (fab__cu_alloc_t **p = &fab__cu.allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
@@ -77,40 +82,54 @@ static void fab__cu_alloc_free(fab__cu_alloc_t *a)
             break;
         }
     }
-    if (a->region) {
-        fab_region_release(a->region);
-        free(a);
-        return;
-    }
-    if (a->fd >= 0)
-        close(a->fd);
-    free(a);
+    a->next = *dead;
+    *dead = a;
 }
 
-void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc)
+void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
+{
+    while (dead) {
+        fab__cu_alloc_t *a = dead;
+        dead = a->next;
+        if (a->region)
+            fab_region_release(a->region); /* and with it the fd, which it owns */
+        else if (a->fd >= 0)
+            close(a->fd);
+        free(a);
+    }
+}
+
+void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
 {
     if (alloc->map_count > 0)
         alloc->map_count--;
-    if (alloc->map_count == 0 && alloc->handle_refs == 0)
-        fab__cu_alloc_free(alloc);
+    fab__cu_alloc_unlink_unused(alloc, dead);
 }
 
 /* ---- the fabric client ------------------------------------------------------ */
 
 /* Connect on first use, so that programs that never share through the fabric
- * never need a daemon. Caller holds the write lock. */
+ * never need a daemon. Connecting may start a daemon and wait for it: it
+ * happens under client_lock, which no call that needs no daemon ever takes,
+ * and never under fab__cu.lock. */
 static CUresult fab__cu_client(fab_client_t **client_out)
 {
+    CUresult r = CUDA_SUCCESS;
+    pthread_mutex_lock(&fab__cu.client_lock);
     if (!fab__cu.client) {
-        fab_status_t s = fab_client_connect(NULL, &fab__cu.client);
-        if (s != FAB_SUCCESS) {
+        fab_client_t *client = NULL;
+        fab_status_t s = fab_client_connect(NULL, &client);
+        if (s == FAB_SUCCESS) {
+            fab__cu.client = client;
+        } else {
             fab__log(FAB__LOG_WARN, "no fabric daemon: %s (FABMEM_SOCKET)",
                         fab_status_string(s));
-            return fab__cu_from_status(s);
+            r = fab__cu_from_status(s);
         }
     }
     *client_out = fab__cu.client;
-    return CUDA_SUCCESS;
+    pthread_mutex_unlock(&fab__cu.client_lock);
+    return r;
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -148,18 +167,30 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 /* ---- create / release ---------------------------------------------------------- */
 
+/* The memory is sealed at its final size before anyone else can hold it, so
+ * no holder of an exported copy can shrink it under another's mapping
+ * (SIGBUS there), grow it, or add a write seal that would stop everyone else
+ * (F_SEAL_SEAL). Mode 0: reopening /proc/<pid>/fd/N, the one way to get more
+ * access than a received descriptor carries, needs permission on the inode. */
 static CUresult fab__cu_memfd(size_t size, int *fd_out)
 {
     int fd = memfd_create("fabmem-cuda", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY
                                                                       : CUDA_ERROR_OPERATING_SYSTEM;
-    if (ftruncate(fd, (off_t)size) != 0) {
-        close(fd);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
+    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)size) != 0)
+        goto fail_fd;
+    r = CUDA_ERROR_OPERATING_SYSTEM;
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+        fchmod(fd, 0) != 0)
+        goto fail_fd;
     *fd_out = fd;
     return CUDA_SUCCESS;
+
+fail_fd:
+    close(fd);
+    return r;
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
@@ -196,7 +227,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     a->fd = -1;
     a->handle_refs = 1;
 
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    /* The backing first, with no lock held: for FABRIC that is a round trip
+     * to the daemon, which must not stall calls that need none. */
     if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
         fab_client_t *client;
         r = fab__cu_client(&client);
@@ -217,7 +249,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         r = fab__cu_memfd(size, &a->fd);
     }
     if (r != CUDA_SUCCESS)
-        goto fail_backing;
+        goto fail_alloc;
+    pthread_rwlock_wrlock(&fab__cu.lock);
     a->counted = true;
     fab__cu.used[dev] += size;
     fab__cu_alloc_insert(a);
@@ -225,8 +258,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     pthread_rwlock_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 
-fail_backing:
-    pthread_rwlock_unlock(&fab__cu.lock);
+fail_alloc:
     free(a);
     return r;
 }
@@ -236,6 +268,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     CUresult r = fab__cu_check_init();
     if (r != CUDA_SUCCESS)
         return r;
+    fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
@@ -249,10 +282,10 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
                         "cuMemRelease(0x%llx): released with %u exported handles never imported "
                         "(an import after the memory is gone fails)",
                         (unsigned long long)a->id, a->fabric_exports);
-        if (a->map_count == 0)
-            fab__cu_alloc_free(a);
+        fab__cu_alloc_unlink_unused(a, &dead);
     }
     pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_alloc_destroy(dead);
     return CUDA_SUCCESS;
 }
 
@@ -282,13 +315,8 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         goto out;
     }
     if (handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
-        /* The fd leaves the process: seal its size first so that no holder can
-         * shrink the memory under another's mapping. Fabric memfds are sealed
-         * by the daemon or not at all; a failure here is not an error. */
-        if (!a->sealed && !a->region) {
-            if (fcntl(a->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
-                a->sealed = true;
-        }
+        /* Memory made here was sealed when made (fab__cu_memfd); a FABRIC
+         * allocation's memfd is the daemon's, sealed or not by it. */
         int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -298,12 +326,25 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         r = CUDA_SUCCESS;
         goto out;
     }
+    /* A round trip: pin the memory, not the handle (a cuMemRelease meanwhile
+     * still ends the handle for every caller), and let go of the lock. */
+    a->pins++;
+    fab_region_t *region = a->region;
+    pthread_rwlock_unlock(&fab__cu.lock);
     fab_handle_t h;
-    r = fab__cu_from_status(fab_region_export(a->region, &h));
-    if (r == CUDA_SUCCESS) {
+    r = fab__cu_from_status(fab_region_export(region, &h));
+    if (r == CUDA_SUCCESS)
         memcpy(((CUmemFabricHandle *)shareableHandle)->data, h.bytes, FAB_HANDLE_BYTES);
+    fab__cu_alloc_t *dead = NULL;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (r == CUDA_SUCCESS)
         a->fabric_exports++;
-    }
+    a->pins--;
+    fab__cu_alloc_unlink_unused(a, &dead);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_alloc_destroy(dead);
+    return r;
+
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -327,6 +368,10 @@ static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
     if (own < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->fd = own;
+    /* mmap cannot give more than the fd was opened with; knowing it here lets
+     * cuMemSetAccess refuse a write grant up front, as for a fabric import. */
+    int fl = fcntl(own, F_GETFL);
+    a->read_only = fl < 0 || (fl & O_ACCMODE) != O_RDWR;
     a->size = (size_t)st.st_size;
     a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     return CUDA_SUCCESS;
@@ -356,7 +401,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     a->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     a->prop.location.id = a->device;
 
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    /* As in cuMemCreate: the daemon's round trip (or the fd's checks) with no
+     * lock held, the insertion under it. */
     if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         r = fab__cu_import_fd((int)(uintptr_t)osHandle, a);
     } else {
@@ -371,19 +417,20 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
                 a->region = region;
                 a->fd = fab_region_fd(region);
                 a->size = fab_region_size(region);
+                a->read_only = fab_region_access(region) != FAB_ACCESS_READ_WRITE;
                 a->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
             }
         }
     }
     if (r != CUDA_SUCCESS)
-        goto fail;
+        goto fail_alloc;
+    pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_insert(a);
     *handle = a->id;
     pthread_rwlock_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 
-fail:
-    pthread_rwlock_unlock(&fab__cu.lock);
+fail_alloc:
     free(a);
     return r;
 }

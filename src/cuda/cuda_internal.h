@@ -3,10 +3,23 @@
  * lock, and the prototypes of every exported cu* entry point under the
  * versioned names cuda.h maps calls to and under the plain names.
  *
- * Locking: one rwlock guards all state. Calls that change state take it for
- * writing; copies and memsets take it for reading and hold it while they touch
- * memory, so that no other thread can unmap a range under a copy (the copy
- * then either finishes or was refused; it never faults). */
+ * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
+ * take it for writing; copies and memsets take it for reading and hold it
+ * while they touch memory, so that no other thread can unmap a range under a
+ * copy (the copy then either finishes or was refused; it never faults).
+ *
+ * The fabric client is never called with fab__cu.lock held: a round trip to a
+ * stalled daemon would otherwise stall every thread, even those whose calls
+ * need no daemon. So a FABRIC create or import talks to the daemon first and
+ * inserts the allocation under the lock after; an export pins the allocation
+ * (pins, under the lock), unlocks, exports, and locks again to unpin; the last
+ * reference to an allocation unlinks it under the lock and releases its region
+ * after unlocking (fab__cu_alloc_destroy). Creating the client, which may
+ * start a daemon, takes fab__cu.client_lock and nothing else.
+ *
+ * Lock order: fab__cu.client_lock, then the client's own lock (inside
+ * fab_client_connect). fab__cu.lock is never held together with either, in
+ * any order. */
 #ifndef FAB_CUDA_INTERNAL_H
 #define FAB_CUDA_INTERNAL_H
 
@@ -60,9 +73,10 @@ struct CUstream_st {
  *
  * An allocation lives while its generic handle has references (cuMemCreate or
  * cuMemImportFromShareableHandle gives one, each cuMemRetainAllocationHandle
- * one more, each cuMemRelease drops one) or any mapping of it exists; when both
- * are gone the memory is given back: the memfd is closed, or the fabric
- * region is released so that the daemon may forget it. */
+ * one more, each cuMemRelease drops one) or any mapping of it exists, or an
+ * export is under way (pins); when all are gone the allocation leaves the
+ * table and its memory is given back, after the lock is dropped: the memfd is
+ * closed, or the fabric region is released so that the daemon may forget it. */
 typedef struct fab__cu_alloc {
     CUmemGenericAllocationHandle id;
     size_t size;
@@ -72,10 +86,11 @@ typedef struct fab__cu_alloc {
     void *region;             /* fab_region_t * when the fabric backs it */
     unsigned handle_refs;
     unsigned map_count;
+    unsigned pins;           /* exports in flight without the lock: keep the memory */
     unsigned fabric_exports; /* diagnosis only (DESIGN: "The seed's rules") */
-    bool sealed;             /* size seals added before the fd left us */
+    bool read_only;          /* never mapped writable: the fd or the grant allows less */
     bool counted;            /* size is in fab__cu.used[device] (made here) */
-    struct fab__cu_alloc *next;
+    struct fab__cu_alloc *next; /* in its bucket; once unlinked, in a list of dead ones */
 } fab__cu_alloc_t;
 
 /* One mapped piece of a reservation: a cuMemMap mapping, possibly split by
@@ -121,6 +136,7 @@ typedef struct fab__cu_state {
     CUmemGenericAllocationHandle next_alloc_id;
     uint64_t next_map_id;
     fab_topology_t *topology;
+    pthread_mutex_t client_lock; /* guards client, which is only ever set once */
     fab_client_t *client;
 } fab__cu_state_t;
 
@@ -140,9 +156,13 @@ void fab__cu_set_current(struct CUctx_st *ctx);
 bool fab__cu_ctx_valid(const struct CUctx_st *ctx); /* caller holds the lock */
 CUresult fab__cu_stream_check(CUstream stream);    /* caller holds the lock */
 
-/* Allocations (alloc.c); the caller holds the lock for writing. */
+/* Allocations (alloc.c); the caller holds the lock for writing. An allocation
+ * whose last reference went is unlinked and pushed on *dead, for the caller
+ * to pass to fab__cu_alloc_destroy once it has unlocked. */
 fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id);
-void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc);
+void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead);
+/* Give back the memory of unlinked allocations; the caller holds no lock. */
+void fab__cu_alloc_destroy(fab__cu_alloc_t *dead);
 
 /* Ranges (vmm.c); the caller holds the lock. */
 fab__cu_range_t *fab__cu_range_find(uintptr_t addr);

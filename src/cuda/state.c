@@ -18,6 +18,7 @@ fab__cu_state_t fab__cu = {
     .init_result = CUDA_ERROR_NOT_INITIALIZED,
     .next_alloc_id = 0x1000,
     .next_map_id = 1,
+    .client_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static pthread_once_t fab__cu_once = PTHREAD_ONCE_INIT;

@@ -15,13 +15,12 @@
  *     ─▶ cuMemUnmap (whole mappings only) ─▶ cuMemAddressFree (nothing mapped) */
 #include "src/cuda/cuda_internal.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#define FAB__CU_RESERVE_ALIGN (2ull << 20)
 
 static size_t fab__cu_page(void)
 {
@@ -139,6 +138,19 @@ static void fab__cu_piece_split(fab__cu_range_t *r, size_t i, uintptr_t at)
 
 /* ---- reserve / free ------------------------------------------------------ */
 
+/* A reservation does not say which device's memory will be mapped into it,
+ * and cuMemMap needs an address that is a multiple of that device's
+ * granularity: the largest of them fits every device. */
+static size_t fab__cu_reserve_align(void)
+{
+    uint64_t align = fab__cu_page();
+    for (int i = 0; i < fab__cu.device_count; i++) {
+        if (fab__cu.devices[i].granularity > align)
+            align = fab__cu.devices[i].granularity;
+    }
+    return (size_t)align;
+}
+
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
@@ -149,8 +161,11 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     if (!ptr || size == 0 || size % page != 0 || flags != 0 || addr % page != 0 ||
         (alignment & (alignment - 1)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    /* At least the granularity, so that cuMemMap at the start is legal. */
-    size_t align = alignment > FAB__CU_RESERVE_ALIGN ? alignment : FAB__CU_RESERVE_ALIGN;
+    /* Never below the default, so that cuMemMap at the base stays legal
+     * whatever alignment was asked for; a larger one is honoured. */
+    size_t align = fab__cu_reserve_align();
+    if (alignment > align)
+        align = alignment;
     if (size > SIZE_MAX - align)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
@@ -279,6 +294,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     if (r != CUDA_SUCCESS)
         return r;
     uintptr_t addr = (uintptr_t)ptr;
+    fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     size_t first, end;
@@ -301,13 +317,14 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     for (size_t i = first; i < end; i++) {
         bool last_of_mapping = i + 1 == end || range->pieces[i + 1].map_id != range->pieces[i].map_id;
         if (last_of_mapping)
-            fab__cu_alloc_unref_mapping(range->pieces[i].alloc);
+            fab__cu_alloc_unref_mapping(range->pieces[i].alloc, &dead);
     }
     memmove(&range->pieces[first], &range->pieces[end], (range->npieces - end) * sizeof(range->pieces[0]));
     range->npieces -= end - first;
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu_alloc_destroy(dead); /* may talk to the daemon: not under the lock */
     return r;
 }
 
@@ -326,11 +343,46 @@ static CUresult fab__cu_access_location(const CUmemLocation *loc, int *device_ou
     return CUDA_SUCCESS;
 }
 
-static int fab__cu_prot(const fab__cu_piece_t *p)
+static int fab__cu_prot_of(uint64_t readers, uint64_t writers)
 {
-    if (p->writers)
+    if (writers)
         return PROT_READ | PROT_WRITE;
-    return p->readers ? PROT_READ : PROT_NONE;
+    return readers ? PROT_READ : PROT_NONE;
+}
+
+/* A cuMemSetAccess request: the devices it names lose their access bits, then
+ * gain set_r / set_w. Identity (all zero) describes the access as it is. */
+typedef struct fab__cu_access_change {
+    uint64_t clear, set_r, set_w;
+} fab__cu_access_change_t;
+
+static int fab__cu_piece_prot(const fab__cu_piece_t *p, const fab__cu_access_change_t *c)
+{
+    return fab__cu_prot_of((p->readers & ~c->clear) | c->set_r,
+                           (p->writers & ~c->clear) | c->set_w);
+}
+
+/* mprotect pieces [from, to) to their protection under change c, one call per
+ * run of pieces that share it. On failure returns the errno and sets *done_out
+ * to the end of the run that failed: one mprotect over several mappings may
+ * have changed some of them before it failed. */
+static int fab__cu_protect(fab__cu_range_t *range, size_t from, size_t to,
+                           const fab__cu_access_change_t *c, size_t *done_out)
+{
+    for (size_t i = from; i < to;) {
+        size_t j = i + 1;
+        int prot = fab__cu_piece_prot(&range->pieces[i], c);
+        while (j < to && fab__cu_piece_prot(&range->pieces[j], c) == prot)
+            j++;
+        uintptr_t a0 = range->pieces[i].addr;
+        uintptr_t a1 = range->pieces[j - 1].addr + range->pieces[j - 1].size;
+        if (mprotect((void *)a0, a1 - a0, prot) != 0) {
+            *done_out = j;
+            return errno;
+        }
+        i = j;
+    }
+    return 0;
 }
 
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
@@ -340,20 +392,23 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
         return r;
     if (!desc || count == 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t set_r = 0, set_w = 0, clear = 0;
+    fab__cu_access_change_t change = {0, 0, 0};
     for (size_t k = 0; k < count; k++) {
         int dev;
         r = fab__cu_access_location(&desc[k].location, &dev);
         if (r != CUDA_SUCCESS)
             return r;
         uint64_t bit = 1ull << dev;
-        clear |= bit;
-        set_r &= ~bit;
-        set_w &= ~bit;
+        change.clear |= bit;
+        change.set_r &= ~bit;
+        change.set_w &= ~bit;
         switch (desc[k].flags) {
         case CU_MEM_ACCESS_FLAGS_PROT_NONE: break;
-        case CU_MEM_ACCESS_FLAGS_PROT_READ: set_r |= bit; break;
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: set_r |= bit; set_w |= bit; break;
+        case CU_MEM_ACCESS_FLAGS_PROT_READ: change.set_r |= bit; break;
+        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+            change.set_r |= bit;
+            change.set_w |= bit;
+            break;
         default: return CUDA_ERROR_INVALID_VALUE;
         }
     }
@@ -367,11 +422,10 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     uint64_t gran = fab__cu.devices[range->pieces[first].alloc->device].granularity;
     if (addr % gran != 0 || size % gran != 0)
         goto out;
-    if (set_w) {
+    if (change.set_w) {
         for (size_t i = first; i < end; i++) {
-            void *region = range->pieces[i].alloc->region;
-            if (region && fab_region_access(region) != FAB_ACCESS_READ_WRITE) {
-                r = CUDA_ERROR_NOT_PERMITTED; /* the exporter granted less */
+            if (range->pieces[i].alloc->read_only) {
+                r = CUDA_ERROR_NOT_PERMITTED; /* a read-only fd, or the exporter granted less */
                 goto out;
             }
         }
@@ -379,7 +433,8 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     r = fab__cu_pieces_reserve(range, 2);
     if (r != CUDA_SUCCESS)
         goto out;
-    /* Access may be set on part of a mapping: split at the edges. */
+    /* Access may be set on part of a mapping: split at the edges. A split
+     * keeps the access on both halves, so it may stay if what follows fails. */
     if (range->pieces[first].addr < addr) {
         fab__cu_piece_split(range, first, addr);
         first++;
@@ -388,24 +443,34 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     fab__cu_piece_t *last = &range->pieces[end - 1];
     if (last->addr + last->size > addr + size)
         fab__cu_piece_split(range, end - 1, addr + size);
+    /* All or nothing: the pages change first and the records only once every
+     * page did, so a failure leaves both as they were and a copy never trusts
+     * a grant the pages do not have. */
+    size_t done = first;
+    int err = fab__cu_protect(range, first, end, &change, &done);
+    if (err != 0) {
+        const fab__cu_access_change_t as_is = {0, 0, 0};
+        size_t undone;
+        if (fab__cu_protect(range, first, done, &as_is, &undone) != 0) {
+            /* Each page now has the old protection or the new: record only
+             * what both grant, so that no copy can fault. */
+            fab__log(FAB__LOG_ERROR, "cuMemSetAccess: cannot restore the protection of "
+                                     "[%#lx, %#lx); keeping what both grant",
+                     (unsigned long)range->pieces[first].addr,
+                     (unsigned long)(range->pieces[done - 1].addr + range->pieces[done - 1].size));
+            for (size_t i = first; i < done; i++) {
+                fab__cu_piece_t *p = &range->pieces[i];
+                p->readers &= ~change.clear | change.set_r;
+                p->writers &= ~change.clear | change.set_w;
+            }
+        }
+        r = err == EACCES || err == EPERM ? CUDA_ERROR_NOT_PERMITTED : CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
     for (size_t i = first; i < end; i++) {
         fab__cu_piece_t *p = &range->pieces[i];
-        p->readers = (p->readers & ~clear) | set_r;
-        p->writers = (p->writers & ~clear) | set_w;
-    }
-    /* One mprotect per run of pieces that end up with the same protection. */
-    for (size_t i = first; i < end;) {
-        size_t j = i + 1;
-        int prot = fab__cu_prot(&range->pieces[i]);
-        while (j < end && fab__cu_prot(&range->pieces[j]) == prot)
-            j++;
-        uintptr_t a0 = range->pieces[i].addr;
-        uintptr_t a1 = range->pieces[j - 1].addr + range->pieces[j - 1].size;
-        if (mprotect((void *)a0, a1 - a0, prot) != 0) {
-            r = CUDA_ERROR_OUT_OF_MEMORY;
-            goto out;
-        }
-        i = j;
+        p->readers = (p->readers & ~change.clear) | change.set_r;
+        p->writers = (p->writers & ~change.clear) | change.set_w;
     }
     r = CUDA_SUCCESS;
 out:

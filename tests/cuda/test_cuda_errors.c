@@ -6,8 +6,12 @@
  * forged and other-domain fabric handles) are in test_cuda_fabric.c. */
 #include "cuda_test.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,6 +175,147 @@ static void set_access_needs_a_fully_mapped_range(void **state)
     CU_OK(cuMemAddressFree(ptr, 2 * g));
 }
 
+/* The page protection of the mapping holding ptr, as /proc/self/maps shows it
+ * ("rw-s"); out must hold 5 bytes. */
+static void page_perms(CUdeviceptr ptr, char *out)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    assert_non_null(f);
+    char line[1024];
+    out[0] = '\0';
+    while (fgets(line, sizeof(line), f)) {
+        uintptr_t lo, hi;
+        char perms[5];
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %4s", &lo, &hi, perms) == 3 &&
+            (uintptr_t)ptr >= lo && (uintptr_t)ptr < hi) {
+            memcpy(out, perms, 5);
+            break;
+        }
+    }
+    fclose(f);
+    assert_true(out[0] != '\0');
+}
+
+static unsigned long long access_at(CUdeviceptr ptr)
+{
+    unsigned long long flags = 99;
+    CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0};
+    CU_OK(cuMemGetAccess(&flags, &loc, ptr));
+    return flags;
+}
+
+/* A memfd of size bytes whose first byte is first. */
+static int test_memfd(size_t size, unsigned char first)
+{
+    int fd = memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)size), 0);
+    assert_int_equal(pwrite(fd, &first, 1, 0), 1);
+    return fd;
+}
+
+static CUmemGenericAllocationHandle import_fd(int fd)
+{
+    CUmemGenericAllocationHandle h = 0;
+    CU_OK(cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+                                         CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    return h;
+}
+
+/* An fd opened read-only cannot back a writable mapping: the upgrade is
+ * refused up front, as for a fabric import granted read-only, and nothing
+ * changes, so a copy into it is an error, not a fault. */
+static void write_access_to_a_read_only_import_is_refused(void **state)
+{
+    (void)state;
+    int rw = test_memfd(g, 0x77);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", rw);
+    int ro = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(ro >= 0);
+    CUmemGenericAllocationHandle h = import_fd(ro);
+    close(ro);
+    close(rw);
+    CUdeviceptr ptr;
+    CU_OK(cuMemAddressReserve(&ptr, g, 0, 0, 0));
+    CU_OK(cuMemMap(ptr, g, 0, h, 0));
+    CUmemAccessDesc rwd = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CUmemAccessDesc rod = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READ);
+    CU_IS(cuMemSetAccess(ptr, g, &rwd, 1), CUDA_ERROR_NOT_PERMITTED);
+    assert_int_equal(access_at(ptr), CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    CU_OK(cuMemSetAccess(ptr, g, &rod, 1));
+    unsigned char b = 0;
+    CU_OK(cuMemcpyDtoH(&b, ptr, 1));
+    assert_int_equal(b, 0x77);
+    CU_IS(cuMemSetAccess(ptr, g, &rwd, 1), CUDA_ERROR_NOT_PERMITTED);
+    assert_int_equal(access_at(ptr), CU_MEM_ACCESS_FLAGS_PROT_READ);
+    char perms[5];
+    page_perms(ptr, perms);
+    assert_string_equal(perms, "r--s");
+    b = 1;
+    CU_IS(cuMemcpyHtoD(ptr, &b, 1), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuMemcpyDtoH(&b, ptr, 1));
+    assert_int_equal(b, 0x77);
+    CU_OK(cuMemUnmap(ptr, g));
+    CU_OK(cuMemRelease(h));
+    CU_OK(cuMemAddressFree(ptr, g));
+}
+
+/* The generic case: mprotect fails part-way through a range (here on memory
+ * write-sealed after it was imported, which no up-front check sees). The
+ * pages already changed are put back and no recorded access changes. */
+static void set_access_failing_part_way_changes_nothing(void **state)
+{
+    (void)state;
+    int fd = test_memfd(g, 0x42);
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) != 0) {
+        fprintf(stderr, "skipped: no F_SEAL_FUTURE_WRITE (Linux 5.1): %s\n", strerror(errno));
+        close(fd);
+        skip();
+    }
+    CUmemGenericAllocationHandle sealed = import_fd(fd);
+    close(fd);
+    CUmemGenericAllocationHandle plain = create(0, g);
+    CUdeviceptr ptr;
+    CU_OK(cuMemAddressReserve(&ptr, 2 * g, 0, 0, 0));
+    /* The writable one first: a single mprotect over both changes it, then
+     * fails on the sealed one. */
+    CU_OK(cuMemMap(ptr, g, 0, plain, 0));
+    CU_OK(cuMemMap(ptr + g, g, 0, sealed, 0));
+    CUmemAccessDesc rod = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READ);
+    CUmemAccessDesc rwd = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CU_OK(cuMemSetAccess(ptr, 2 * g, &rod, 1));
+    CU_IS(cuMemSetAccess(ptr, 2 * g, &rwd, 1), CUDA_ERROR_NOT_PERMITTED);
+    assert_int_equal(access_at(ptr), CU_MEM_ACCESS_FLAGS_PROT_READ);
+    assert_int_equal(access_at(ptr + g), CU_MEM_ACCESS_FLAGS_PROT_READ);
+    char perms[5];
+    page_perms(ptr, perms);
+    assert_string_equal(perms, "r--s");
+    page_perms(ptr + g, perms);
+    assert_string_equal(perms, "r--s");
+    unsigned char b = 1;
+    CU_IS(cuMemcpyHtoD(ptr, &b, 1), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuMemcpyDtoH(&b, ptr + g, 1));
+    assert_int_equal(b, 0x42);
+    /* Several devices at once: device 1's grant must not survive either. */
+    CUmemAccessDesc both[2] = {cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READ),
+                               cut_access(1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)};
+    CU_IS(cuMemSetAccess(ptr, 2 * g, both, 2), CUDA_ERROR_NOT_PERMITTED);
+    unsigned long long flags = 99;
+    CUmemLocation dev1 = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 1};
+    CU_OK(cuMemGetAccess(&flags, &dev1, ptr));
+    assert_int_equal(flags, CU_MEM_ACCESS_FLAGS_PROT_NONE);
+    page_perms(ptr, perms);
+    assert_string_equal(perms, "r--s");
+    /* What the memory allows still works. */
+    CU_OK(cuMemSetAccess(ptr, g, &rwd, 1));
+    CU_OK(cuMemsetD8(ptr, 9, 1));
+    CU_OK(cuMemUnmap(ptr, 2 * g));
+    CU_OK(cuMemRelease(plain));
+    CU_OK(cuMemRelease(sealed));
+    CU_OK(cuMemAddressFree(ptr, 2 * g));
+}
+
 static void unmap_must_cover_whole_mappings(void **state)
 {
     (void)state;
@@ -321,6 +466,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup(export_of_a_type_not_requested_is_refused, setup),
     cmocka_unit_test_setup(map_makes_nothing_accessible, setup),
     cmocka_unit_test_setup(set_access_needs_a_fully_mapped_range, setup),
+    cmocka_unit_test_setup(write_access_to_a_read_only_import_is_refused, setup),
+    cmocka_unit_test_setup(set_access_failing_part_way_changes_nothing, setup),
     cmocka_unit_test_setup(unmap_must_cover_whole_mappings, setup),
     cmocka_unit_test_setup(teardown_order_unmap_before_address_free, setup),
     cmocka_unit_test_setup(stale_and_forged_generic_handles_are_refused, setup),

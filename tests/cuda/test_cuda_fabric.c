@@ -7,8 +7,13 @@
  * temp dir and socket (tests/fabric/daemon_harness.c) and stops it by pid. */
 #include "cuda_test.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../fabric/daemon_harness.h"
@@ -260,6 +265,303 @@ static void import_sharing_a_channel_across_users(void **state)
     teardown_export(&e, false);
 }
 
+/* ---- a stalled daemon ---------------------------------------------------------
+ *
+ * Threads whose calls need the daemon (a FABRIC create, a FABRIC export, the
+ * release of FABRIC memory's last reference) are stuck while it is stopped;
+ * calls that need no daemon, in other threads, must not wait for them. A
+ * watchdog turns a wait into a failure (it resumes the daemon so that nothing
+ * hangs), and the teardown resumes the daemon and joins every thread whatever
+ * happened. */
+
+typedef struct stalled_call {
+    pthread_t thread;
+    bool started;
+    pid_t tid; /* under stall.mu; 0 until the thread runs */
+    CUresult result;
+} stalled_call_t;
+
+enum { CALL_CREATE, CALL_EXPORT, CALL_RELEASE, NCALLS };
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pid_t daemon;
+    bool stopped;
+    stalled_call_t calls[NCALLS];
+    CUmemGenericAllocationHandle created, exported, released;
+    CUmemFabricHandle fh;
+    pthread_t watchdog;
+    bool watchdog_started, local_done, watchdog_fired;
+} stall = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void stall_started(stalled_call_t *c)
+{
+    pthread_mutex_lock(&stall.mu);
+    c->tid = (pid_t)syscall(SYS_gettid);
+    pthread_cond_broadcast(&stall.cv);
+    pthread_mutex_unlock(&stall.mu);
+}
+
+static void *stall_create(void *arg)
+{
+    stall_started(arg);
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    stall.calls[CALL_CREATE].result = cuMemCreate(&stall.created, SIZE, &prop, 0);
+    return NULL;
+}
+
+static void *stall_export(void *arg)
+{
+    stall_started(arg);
+    stall.calls[CALL_EXPORT].result =
+        cuMemExportToShareableHandle(&stall.fh, stall.exported, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    return NULL;
+}
+
+static void *stall_release(void *arg)
+{
+    stall_started(arg);
+    stall.calls[CALL_RELEASE].result = cuMemRelease(stall.released);
+    return NULL;
+}
+
+static void deadline_in(struct timespec *t, int ms)
+{
+    clock_gettime(CLOCK_REALTIME, t);
+    t->tv_sec += ms / 1000;
+    t->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+static bool past(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
+static void pause_a_moment(void)
+{
+    struct timespec ms = {0, 1000000L};
+    nanosleep(&ms, NULL);
+}
+
+/* The system call thread tid is blocked in (/proc/.../syscall's first field),
+ * or -1 when it is running or gone. */
+static long blocked_in(pid_t tid)
+{
+    char path[64], text[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", (long)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    bool got = fgets(text, sizeof(text), f) != NULL;
+    fclose(f);
+    char *end;
+    long nr = got ? strtol(text, &end, 10) : -1;
+    return got && end != text ? nr : -1;
+}
+
+/* Waiting for the daemon's reply. */
+static bool in_daemon_io(pid_t tid)
+{
+    long nr = blocked_in(tid);
+#ifdef SYS_poll
+    if (nr == SYS_poll)
+        return true;
+#endif
+    return nr == SYS_ppoll || nr == SYS_recvmsg;
+}
+
+/* Waiting for a lock (the client's, held by the thread in daemon I/O). */
+static bool on_a_lock(pid_t tid)
+{
+    return blocked_in(tid) == SYS_futex;
+}
+
+/* Start call k in its own thread; return once blocked(tid) holds. */
+static void start_stalled(int k, void *(*fn)(void *), bool (*blocked)(pid_t))
+{
+    stalled_call_t *c = &stall.calls[k];
+    assert_int_equal(pthread_create(&c->thread, NULL, fn, c), 0);
+    c->started = true;
+    struct timespec deadline;
+    deadline_in(&deadline, FAB_TEST_TIMEOUT_MS);
+    pthread_mutex_lock(&stall.mu);
+    int rc = 0;
+    while (c->tid == 0 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&stall.cv, &stall.mu, &deadline);
+    pid_t tid = c->tid;
+    pthread_mutex_unlock(&stall.mu);
+    assert_true(tid != 0);
+    while (!blocked(tid)) {
+        if (past(&deadline))
+            fail_msg("call %d never blocked (in syscall %ld)", k, blocked_in(tid));
+        pause_a_moment();
+    }
+}
+
+static void wait_until_stopped(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    struct timespec deadline;
+    deadline_in(&deadline, FAB_TEST_TIMEOUT_MS);
+    for (;;) {
+        char text[512] = "";
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        bool got = fgets(text, sizeof(text), f) != NULL;
+        fclose(f);
+        const char *paren = got ? strrchr(text, ')') : NULL;
+        if (paren && paren[1] == ' ' && paren[2] == 'T')
+            return;
+        if (past(&deadline))
+            fail_msg("the daemon never stopped: %s", text);
+        pause_a_moment();
+    }
+}
+
+static void resume_daemon(void)
+{
+    if (stall.stopped) {
+        kill(stall.daemon, SIGCONT);
+        stall.stopped = false;
+    }
+}
+
+/* Give the local work 10 s; past that it waited for the daemon. */
+static void *stall_watchdog(void *arg)
+{
+    (void)arg;
+    struct timespec deadline;
+    deadline_in(&deadline, 10000);
+    pthread_mutex_lock(&stall.mu);
+    int rc = 0;
+    while (!stall.local_done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&stall.cv, &stall.mu, &deadline);
+    if (!stall.local_done) {
+        stall.watchdog_fired = true;
+        kill(stall.daemon, SIGCONT);
+    }
+    pthread_mutex_unlock(&stall.mu);
+    return NULL;
+}
+
+static void local_done(void)
+{
+    pthread_mutex_lock(&stall.mu);
+    stall.local_done = true;
+    pthread_cond_broadcast(&stall.cv);
+    pthread_mutex_unlock(&stall.mu);
+}
+
+static int stall_teardown(void **state)
+{
+    local_done();
+    resume_daemon();
+    if (stall.watchdog_started)
+        pthread_join(stall.watchdog, NULL);
+    stall.watchdog_started = false;
+    for (int k = 0; k < NCALLS; k++) {
+        if (stall.calls[k].started)
+            pthread_join(stall.calls[k].thread, NULL);
+        stall.calls[k].started = false;
+    }
+    return fabt_teardown(state);
+}
+
+/* The whole local VMM cycle, none of it the daemon's business. */
+static CUresult local_cycle(void)
+{
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr p;
+    CUmemAccessDesc d = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    CUresult r = cuMemCreate(&h, SIZE, &prop, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuMemAddressReserve(&p, SIZE, 0, 0, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuMemMap(p, SIZE, 0, h, 0);
+    if (r == CUDA_SUCCESS)
+        r = cuMemSetAccess(p, SIZE, &d, 1);
+    if (r == CUDA_SUCCESS)
+        r = cuMemsetD32(p, 7, SIZE / 4);
+    if (r == CUDA_SUCCESS)
+        r = cuMemUnmap(p, SIZE);
+    if (r == CUDA_SUCCESS)
+        r = cuMemRelease(h);
+    if (r == CUDA_SUCCESS)
+        r = cuMemAddressFree(p, SIZE);
+    return r;
+}
+
+static void a_stalled_daemon_stalls_only_the_calls_that_need_it(void **state)
+{
+    (void)state;
+    /* The client's reply deadline must not end the stalled calls first. */
+    setenv("FABMEM_TIMEOUT_MS", "60000", 1);
+    fabt_daemon_t *d = fabt_daemon_start(NULL, NULL);
+    assert_non_null(d);
+    stall.daemon = d->pid;
+    cut_init(0);
+    /* FABRIC memory first, so the client is connected before the stop. */
+    CUmemAllocationProp fabric = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CU_OK(cuMemCreate(&stall.exported, SIZE, &fabric, 0));
+    CU_OK(cuMemCreate(&stall.released, SIZE, &fabric, 0));
+    CUmemAllocationProp posix = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CUmemGenericAllocationHandle local;
+    CU_OK(cuMemCreate(&local, SIZE, &posix, 0));
+    CUdeviceptr ptr = cut_map_rw(local, SIZE);
+
+    assert_int_equal(kill(d->pid, SIGSTOP), 0);
+    stall.stopped = true;
+    wait_until_stopped(d->pid);
+    start_stalled(CALL_CREATE, stall_create, in_daemon_io);
+    /* These two wait behind it for the client. */
+    start_stalled(CALL_EXPORT, stall_export, on_a_lock);
+    start_stalled(CALL_RELEASE, stall_release, on_a_lock);
+
+    assert_int_equal(pthread_create(&stall.watchdog, NULL, stall_watchdog, NULL), 0);
+    stall.watchdog_started = true;
+    CUresult set = cuMemsetD8(ptr, 0x3c, SIZE);
+    CUresult cycle = local_cycle();
+    /* The export in flight keeps the memory, not the handle: released once,
+     * it is gone for every caller, the exporter's pin notwithstanding. */
+    CUresult release = cuMemRelease(stall.exported);
+    CUresult again = cuMemRelease(stall.exported);
+    local_done();
+    bool still = in_daemon_io(stall.calls[CALL_CREATE].tid) &&
+                 on_a_lock(stall.calls[CALL_EXPORT].tid) &&
+                 on_a_lock(stall.calls[CALL_RELEASE].tid);
+    pthread_join(stall.watchdog, NULL);
+    stall.watchdog_started = false;
+    assert_false(stall.watchdog_fired); /* the local calls waited for the daemon */
+    CU_OK(set);
+    CU_OK(cycle);
+    CU_OK(release);
+    CU_IS(again, CUDA_ERROR_INVALID_VALUE);
+    assert_true(still);
+
+    resume_daemon();
+    for (int k = 0; k < NCALLS; k++) {
+        pthread_join(stall.calls[k].thread, NULL);
+        stall.calls[k].started = false;
+        CU_OK(stall.calls[k].result);
+    }
+    unsigned char b = 0;
+    CU_OK(cuMemcpyDtoH(&b, ptr + SIZE - 1, 1));
+    assert_int_equal(b, 0x3c);
+    import_in_peer(&stall.fh, NULL, NULL, "CUDA_ERROR_INVALID_HANDLE"); /* released since */
+    CU_OK(cuMemRelease(stall.created));
+    CU_OK(cuMemRelease(local));
+    cut_unmap_free(ptr, SIZE);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(fabric_handle_shares_memory_between_processes, fabt_teardown),
     cmocka_unit_test_teardown(nccl_fallback_drops_fabric_without_a_channel, fabt_teardown),
@@ -270,6 +572,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(topology_decides_who_may_import, fabt_teardown),
     cmocka_unit_test_teardown(import_without_a_shared_channel_is_not_permitted, fabt_teardown),
     cmocka_unit_test_teardown(import_sharing_a_channel_across_users, fabt_teardown),
+    cmocka_unit_test_teardown(a_stalled_daemon_stalls_only_the_calls_that_need_it,
+                              stall_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {

@@ -63,6 +63,72 @@ static void driver_version_comes_from_the_config(void **state)
     free(dir);
 }
 
+/* Point FABMEM_CONFIG at a fresh file holding text; returns its dir, which
+ * the caller removes with fab_test_rmtree. */
+static char *use_config(const char *text)
+{
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/fabmem.ini", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    setenv("FABMEM_CONFIG", path, 1);
+    return dir;
+}
+
+/* With a granularity above 2 MiB, the base cuMemAddressReserve picks by
+ * default must still be one cuMemMap accepts; an explicit alignment, larger
+ * or smaller than the granularity, is honoured and still mappable. */
+static void reserve_aligns_to_the_configured_granularity(void **state)
+{
+    (void)state;
+    char *dir = use_config("[node big]\ngpus = 2\ngranularity = 64M\n");
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    assert_int_equal(g, 64u << 20);
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CUmemGenericAllocationHandle h;
+    CU_OK(cuMemCreate(&h, g, &prop, 0));
+
+    /* Three at once: a base 64 MiB-aligned by luck (1 in 32) cannot make
+     * all three so. */
+    CUdeviceptr ptrs[3];
+    CUmemAccessDesc d = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    for (int i = 0; i < 3; i++) {
+        CU_OK(cuMemAddressReserve(&ptrs[i], g, 0, 0, 0));
+        assert_int_equal(ptrs[i] % g, 0);
+        CU_OK(cuMemMap(ptrs[i], g, 0, h, 0));
+        CU_OK(cuMemSetAccess(ptrs[i], g, &d, 1));
+    }
+    CU_OK(cuMemsetD8(ptrs[0], 0x5c, g));
+    unsigned char head[4096], tail[4096], want[4096];
+    memset(want, 0x5c, sizeof(want));
+    CU_OK(cuMemcpyDtoH(head, ptrs[2], sizeof(head)));
+    CU_OK(cuMemcpyDtoH(tail, ptrs[2] + g - sizeof(tail), sizeof(tail)));
+    assert_memory_equal(head, want, sizeof(want));
+    assert_memory_equal(tail, want, sizeof(want));
+    for (int i = 0; i < 3; i++)
+        cut_unmap_free(ptrs[i], g);
+
+    CUdeviceptr ptr = 0;
+    const size_t big = 4 * g;
+    CU_OK(cuMemAddressReserve(&ptr, g, big, 0, 0));
+    assert_int_equal(ptr % big, 0);
+    CU_OK(cuMemAddressFree(ptr, g));
+
+    /* Smaller than the granularity: a multiple of it, and mappable. */
+    CU_OK(cuMemAddressReserve(&ptr, g, 2u << 20, 0, 0));
+    assert_int_equal(ptr % (2u << 20), 0);
+    CU_OK(cuMemMap(ptr, g, 0, h, 0));
+    cut_unmap_free(ptr, g);
+    CU_OK(cuMemRelease(h));
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
 static void calls_before_init_are_refused(void **state)
 {
     (void)state;
@@ -470,6 +536,7 @@ static void threads_share_the_driver(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(init_reports_devices_and_version),
     cmocka_unit_test(driver_version_comes_from_the_config),
+    cmocka_unit_test(reserve_aligns_to_the_configured_granularity),
     cmocka_unit_test(calls_before_init_are_refused),
     cmocka_unit_test(attributes_nccl_queries_answer),
     cmocka_unit_test(contexts_create_destroy_and_current),
