@@ -21,6 +21,7 @@
  * given out by an export holds its own reference to the memory (it is a dup of
  * the memfd) until the receiver closes it; a fabric handle holds none. */
 #include "src/cuda/cuda_internal.h"
+#include "src/fabric/memfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -167,30 +168,15 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 /* ---- create / release ---------------------------------------------------------- */
 
-/* The memory is sealed at its final size before anyone else can hold it, so
- * no holder of an exported copy can shrink it under another's mapping
- * (SIGBUS there), grow it, or add a write seal that would stop everyone else
- * (F_SEAL_SEAL). Mode 0: reopening /proc/<pid>/fd/N, the one way to get more
- * access than a received descriptor carries, needs permission on the inode. */
+/* The memory is sealed at its final size and made mode 0400 before anyone
+ * else can hold it, exactly as the daemon makes fabric memory
+ * (src/fabric/memfd.h): no holder of an exported copy can change its size
+ * under another's mapping, or reopen it with more access than its descriptor
+ * carries. */
 static CUresult fab__cu_memfd(size_t size, int *fd_out)
 {
-    int fd = memfd_create("fabmem-cuda", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY
-                                                                      : CUDA_ERROR_OPERATING_SYSTEM;
-    CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
-    if (ftruncate(fd, (off_t)size) != 0)
-        goto fail_fd;
-    r = CUDA_ERROR_OPERATING_SYSTEM;
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
-        fchmod(fd, 0) != 0)
-        goto fail_fd;
-    *fd_out = fd;
-    return CUDA_SUCCESS;
-
-fail_fd:
-    close(fd);
-    return r;
+    return fab__memfd_create("fabmem-cuda", size, fd_out) == FAB_SUCCESS ? CUDA_SUCCESS
+                                                                          : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
