@@ -794,6 +794,7 @@ static fab_status_t fab__request_adopt(fab__daemon_t *daemon, fab__conn_t *conn,
                 fab_memory_destroy(memory);
                 return FAB_ERROR_OUT_OF_MEMORY;
             }
+            alloc->node = conn->node; /* of the handle's domain: EXPORT names it */
             memory = NULL;
         }
         uint64_t size = fab_handle_size(handle);

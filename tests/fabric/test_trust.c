@@ -687,6 +687,32 @@ static void parked_importer_with_other_memory_loses_its_reference(void **state)
     fab_client_close(creator);
 }
 
+static void parked_importer_exports_the_same_handle(void **state)
+{
+    (void)state;
+    /* The first node is of another domain, so a handle minted for the wrong
+     * node would differ in its domain id. */
+    fabt_daemon_t *daemon = fabt_daemon_start(
+        "[channel 0]\nuids = 0\n[node elsewhere]\nimex_domain = two\n"
+        "[node a]\nimex_domain = one\n[node b]\nimex_domain = one\n", NULL);
+    assert_non_null(daemon);
+    fab_client_options_t on_a = {NULL, "a", 0}, on_b = {NULL, "b", 0};
+    fab_client_t *creator, *holder;
+    assert_int_equal(fab_client_connect(&on_a, &creator), FAB_SUCCESS);
+    assert_int_equal(fab_client_connect(&on_b, &holder), FAB_SUCCESS);
+    fab_handle_t handle, again;
+    fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
+    fab_region_t *held;
+    assert_int_equal(fab_client_import(holder, &handle, 0, &held), FAB_SUCCESS);
+    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_region_export(held, &again), FAB_SUCCESS); /* parked, then exported */
+    assert_memory_equal(again.bytes, handle.bytes, FAB_HANDLE_BYTES);
+    fab_region_release(held);
+    fab_region_release(region);
+    fab_client_close(holder);
+    fab_client_close(creator);
+}
+
 /* ---- 7. out of fds in the client ---------------------------------------------------- */
 
 static void client_out_of_fds_gets_out_of_memory_and_keeps_its_connection(void **state)
@@ -930,6 +956,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(release_as_first_call_after_a_restart_drops_only_that_region, fabt_teardown),
     cmocka_unit_test_teardown(importer_back_before_its_creator_keeps_the_memory_alive, fabt_teardown),
     cmocka_unit_test_teardown(parked_importer_with_other_memory_loses_its_reference, fabt_teardown),
+    cmocka_unit_test_teardown(parked_importer_exports_the_same_handle, fabt_teardown),
     cmocka_unit_test_teardown(client_out_of_fds_gets_out_of_memory_and_keeps_its_connection, fabt_teardown),
     cmocka_unit_test_teardown(leased_memory_does_not_stall_the_daemon, fabt_teardown),
     cmocka_unit_test_teardown(forked_child_cannot_use_its_parents_client, fabt_teardown),
