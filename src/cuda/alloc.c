@@ -7,7 +7,7 @@
  * handle is a region of the fabric (a memfd the daemon made); any other is a
  * memfd made here, so POSIX_FILE_DESCRIPTOR sharing needs no daemon.
  *
- * Lifecycle (the driver's rule, DESIGN.md "lifetime"):
+ * Lifecycle (the driver's rule, docs/design.md "lifetime"):
  *
  *   cuMemCreate / cuMemImportFromShareableHandle  handle_refs = 1
  *   cuMemRetainAllocationHandle                    handle_refs + 1

@@ -23,7 +23,7 @@
 #define FAB__CU_RESULT_ENUMERATOR(name, value, text) FAB_CU(name) = (value),
 
 /* XX(name, CUDA number, cuGetErrorString text). The messages are the real
- * driver's (DESIGN.md, "strings"). */
+ * driver's (docs/cuda.md). */
 #define FAB_CU_RESULT_LIST(XX)                                                              \
     XX(CUDA_SUCCESS, 0, "no error")                                                         \
     XX(CUDA_ERROR_INVALID_VALUE, 1, "invalid argument")                                     \

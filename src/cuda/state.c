@@ -5,7 +5,7 @@
  * (FABMEM_LOG), so a process has one log format whatever layer speaks.
  *
  * The CUDA API implies one driver state per process, so this is the single
- * process-wide object fabmem keeps (STYLE.md, "Not to copy"). */
+ * process-wide object fabmem keeps (docs/design.md, "Threads, fork and locks"). */
 #include "src/cuda/cuda_internal.h"
 
 #include <stdio.h>

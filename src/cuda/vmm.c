@@ -10,7 +10,7 @@
  * without the access it needs, is answered with CUDA's error instead of a
  * fault.
  *
- * Lifecycle of a range (DESIGN.md "map, then access", "teardown"):
+ * Lifecycle of a range (docs/design.md, "map, then access", "teardown"):
  *   cuMemAddressReserve ─▶ cuMemMap ─▶ cuMemSetAccess ─▶ (use)
  *     ─▶ cuMemUnmap (whole mappings only) ─▶ cuMemAddressFree (nothing mapped) */
 #include "src/cuda/cuda_internal.h"

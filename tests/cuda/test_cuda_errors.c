@@ -1,4 +1,4 @@
-/* Every row of DESIGN.md's table of the driver's rules that one process can
+/* Every row of docs/design.md's table of the driver's rules that one process can
  * show without a daemon, against cuda.h only: granularity, offset 0, a type
  * not requested at create, map then access, whole-range unmap, teardown order,
  * stale and forged generic handles, copies over unmapped or inaccessible

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the build into a scratch prefix, checks that every file DESIGN.md
+# Installs the build into a scratch prefix, checks that every file docs/design.md ("Names")
 # places is there, then builds and runs a consumer program with nothing but
 # pkg-config, against the shared and against the static library.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
