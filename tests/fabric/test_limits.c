@@ -1,0 +1,432 @@
+/* What one user, one connection or one request can take from the daemon, and
+ * what the daemon's start and options refuse: the per-uid limits on
+ * connections, allocations and bytes (others are served meanwhile), STATS and
+ * VERIFY seen by another user, a client that never reads the replies that
+ * carry fds, a reply whose fd the kernel will not carry, a stopped daemon and
+ * the client's deadline, a state file that is a FIFO, and options that are no
+ * numbers.
+ *
+ * Raw connections speak the wire protocol directly (proto.h), as in
+ * test_badinput.c; the tests that need a second uid drop to 65534 in a
+ * helper (as test_rules.c does) and skip unless run as root. */
+#include "daemon_harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sockios.h>
+
+#include "fabmem.h"
+#include "src/fabric/proto.h"
+
+#define MIB2 (2u * 1024 * 1024)
+#define NOBODY 65534
+
+/* ---- raw protocol (as in test_badinput.c) ---------------------------------- */
+
+static int raw_connect(const fabt_daemon_t *daemon)
+{
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_true(sock >= 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", daemon->socket);
+    assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    return sock;
+}
+
+static void raw_request(int sock, fab__request_t *request)
+{
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(request, buf);
+    assert_int_equal(send(sock, buf, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* The next reply (its status), or -1 when the daemon closed the connection. */
+static int raw_reply(int sock, fab__reply_t *reply_out, int *fd_out)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
+    uint8_t buf[FAB__PROTO_MAX];
+    int fd = -1;
+    ssize_t n = fab__proto_recv(sock, buf, &fd, 0);
+    if (n <= 0)
+        return -1;
+    fab__reply_t reply;
+    assert_int_equal(fab__reply_decode(buf, (size_t)n, &reply), FAB_SUCCESS);
+    if (reply_out != NULL)
+        *reply_out = reply;
+    if (fd_out != NULL)
+        *fd_out = fd;
+    else if (fd >= 0)
+        close(fd);
+    return (int)reply.status;
+}
+
+static int raw_status(int sock)
+{
+    return raw_reply(sock, NULL, NULL);
+}
+
+static void raw_hello(int sock)
+{
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    raw_request(sock, &hello);
+    assert_int_equal(raw_status(sock), FAB_SUCCESS);
+}
+
+/* STATS over a raw connection: for root, the daemon's global figures. */
+static fab_daemon_stats_t raw_stats(int sock)
+{
+    fab__request_t request = {.type = FAB__MSG_STATS, .seq = 2};
+    raw_request(sock, &request);
+    fab__reply_t reply;
+    assert_int_equal(raw_reply(sock, &reply, NULL), FAB_SUCCESS);
+    fab_daemon_stats_t stats = {reply.stats[0], reply.stats[1], reply.stats[2],
+                                reply.stats[3], reply.stats[4], reply.stats[5]};
+    return stats;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- helpers that run as another user --------------------------------------- */
+
+static int drop_to_nobody(void)
+{
+    if (getuid() != 0)
+        return 0;
+    return setgroups(0, NULL) == 0 && setgid(NOBODY) == 0 && setuid(NOBODY) == 0 ? 0 : -1;
+}
+
+/* helper "nobody_allocates": as 65534, connect and allocate 2 MiB; say the
+ * status as a word; on success send its fab_client_stats figures, then hold
+ * the allocation until told "go". */
+static int helper_nobody_allocates(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    if (drop_to_nobody() != 0)
+        return 10;
+    fab_client_t *client;
+    fab_status_t status = fab_client_connect(NULL, &client);
+    if (status != FAB_SUCCESS)
+        return fab_test_send_word(sock, fab_status_name(status)) == 0 ? 0 : 11;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    status = fab_client_allocate(client, &props, &region);
+    if (fab_test_send_word(sock, fab_status_name(status)) != 0)
+        return 12;
+    if (status == FAB_SUCCESS) {
+        fab_daemon_stats_t stats;
+        memset(&stats, 0xff, sizeof(stats));
+        if (fab_client_stats(client, &stats) != FAB_SUCCESS ||
+            fab_test_send(sock, &stats, sizeof(stats)) != 0 || fab_test_expect_word(sock, "go") != 0)
+            return 13;
+        fab_region_release(region);
+    }
+    return fab_client_close(client) == FAB_SUCCESS ? 0 : 14;
+}
+
+/* helper "nobody_verifies": as 65534, verify the handle it is sent; say the
+ * status, then "live" or "not live". */
+static int helper_nobody_verifies(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    if (drop_to_nobody() != 0)
+        return 10;
+    fab_client_t *client;
+    fab_status_t status = fab_client_connect(NULL, &client);
+    if (status != FAB_SUCCESS)
+        return fab_test_send_word(sock, fab_status_name(status)) == 0 ? 0 : 11;
+    fab_handle_t handle;
+    if (fab_test_send_word(sock, "ready") != 0 ||
+        fab_test_recv(sock, handle.bytes, sizeof(handle.bytes)) != 0)
+        return 12;
+    bool live = false;
+    status = fab_client_verify(client, &handle, &live);
+    if (fab_test_send_word(sock, fab_status_name(status)) != 0 ||
+        fab_test_send_word(sock, live ? "live" : "not live") != 0)
+        return 13;
+    return fab_client_close(client) == FAB_SUCCESS ? 0 : 14;
+}
+
+/* Run nobody_allocates against the current daemon and expect want. */
+static void nobody_allocates(const char *want)
+{
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("nobody_allocates", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, want), 0);
+    if (strcmp(want, "FAB_SUCCESS") == 0) {
+        fab_daemon_stats_t stats;
+        assert_int_equal(fab_test_recv(child.sock, &stats, sizeof(stats)), 0);
+        assert_int_equal(fab_test_send_word(child.sock, "go"), 0);
+    }
+    assert_int_equal(fab_test_reap(&child), 0);
+}
+
+/* ---- connections ---------------------------------------------------------------- */
+
+/* Poll (with a deadline) until the daemon counts want connections in all;
+ * sock is a root connection (global figures). */
+static void wait_for_clients(int sock, uint64_t want)
+{
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    fab_daemon_stats_t stats = raw_stats(sock);
+    while (stats.clients != want && now_s() < deadline)
+        stats = raw_stats(sock);
+    assert_int_equal(stats.clients, want);
+}
+
+static void connections_over_the_uid_limit_are_closed_at_once(void **state)
+{
+    (void)state;
+    enum { LIMIT = 4, MORE = 50 };
+    char config[128];
+    snprintf(config, sizeof(config), "[daemon]\nmax_connections_per_uid = %d\n"
+             "[channel 0]\nuids = %lu\n", LIMIT, (unsigned long)getuid());
+    fabt_daemon_t *daemon = fabt_daemon_start(config, NULL);
+    assert_non_null(daemon);
+    int held[LIMIT];
+    for (int i = 0; i < LIMIT; i++) {
+        held[i] = raw_connect(daemon);
+        raw_hello(held[i]);
+    }
+    /* The fifth is closed without a word, and so are fifty more. */
+    double start = now_s();
+    int fifth = raw_connect(daemon);
+    assert_int_equal(raw_status(fifth), -1);
+    close(fifth);
+    int more[MORE];
+    for (int i = 0; i < MORE; i++)
+        more[i] = raw_connect(daemon);
+    for (int i = 0; i < MORE; i++) {
+        assert_int_equal(raw_status(more[i]), -1);
+        close(more[i]);
+    }
+    /* The library says the daemon is not ready for us (it tries twice). */
+    fab_client_t *client = NULL;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_ERROR_SYSTEM_NOT_READY);
+    double elapsed = now_s() - start;
+    /* The ones it holds are served as before. */
+    fab_daemon_stats_t stats = raw_stats(held[0]);
+    assert_int_equal(stats.clients, LIMIT);
+    /* The log says why, but not once per refusal: one line a second at
+     * most for 53 refusals. */
+    assert_true(fabt_daemon_log_contains(daemon, "max_connections_per_uid is 4"));
+    int lines = fabt_daemon_log_count(daemon, "max_connections_per_uid");
+    if (lines < 1 || lines > 2 + (int)elapsed)
+        fail_msg("%d log lines for %d refusals in %.2f s", lines, MORE + 3, elapsed);
+    /* One goes: once the daemon has seen it go, a new one is served. */
+    close(held[LIMIT - 1]);
+    wait_for_clients(held[0], LIMIT - 1);
+    held[LIMIT - 1] = raw_connect(daemon);
+    raw_hello(held[LIMIT - 1]);
+    stats = raw_stats(held[LIMIT - 1]);
+    assert_int_equal(stats.clients, LIMIT);
+    /* And at the limit again, the next is refused again. */
+    fifth = raw_connect(daemon);
+    assert_int_equal(raw_status(fifth), -1);
+    close(fifth);
+    for (int i = 0; i < LIMIT; i++)
+        close(held[i]);
+}
+
+static void another_uid_is_served_while_one_uid_is_at_its_connection_limit(void **state)
+{
+    (void)state;
+    enum { LIMIT = 4 };
+    if (getuid() != 0)
+        skip(); /* needs a second uid */
+    fabt_daemon_t *daemon = fabt_daemon_start(
+        "[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 4\n"
+        "[channel 0]\nuids = 0, 65534\n", NULL);
+    assert_non_null(daemon);
+    int held[LIMIT];
+    for (int i = 0; i < LIMIT; i++) {
+        held[i] = raw_connect(daemon);
+        raw_hello(held[i]);
+    }
+    for (int i = 0; i < 8; i++) {
+        int sock = raw_connect(daemon);
+        assert_int_equal(raw_status(sock), -1);
+        close(sock);
+    }
+    nobody_allocates("FAB_SUCCESS");
+    /* Root is still at its limit. */
+    int sock = raw_connect(daemon);
+    assert_int_equal(raw_status(sock), -1);
+    close(sock);
+    for (int i = 0; i < LIMIT; i++)
+        close(held[i]);
+}
+
+/* ---- allocations and bytes ------------------------------------------------------ */
+
+/* With config's limit, allowed 2 MiB allocations succeed and the next is
+ * OUT_OF_MEMORY (the log names limit_key); releasing one makes room for one;
+ * as root, another uid sharing the channel allocates while root is at its
+ * limit. */
+static void allocations_up_to(const char *limit_line, const char *limit_key, int allowed)
+{
+    char config[256];
+    snprintf(config, sizeof(config), "[daemon]\nsocket_mode = 0666\n%s\n"
+             "[channel 0]\nuids = %lu, 65534\n", limit_line, (unsigned long)getuid());
+    fabt_daemon_t *daemon = fabt_daemon_start(config, NULL);
+    assert_non_null(daemon);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *regions[8];
+    for (int i = 0; i < allowed; i++)
+        assert_int_equal(fab_client_allocate(client, &props, &regions[i]), FAB_SUCCESS);
+    fab_region_t *over;
+    assert_int_equal(fab_client_allocate(client, &props, &over), FAB_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(fab_client_allocate(client, &props, &over), FAB_ERROR_OUT_OF_MEMORY);
+    assert_true(fabt_daemon_log_contains(daemon, limit_key));
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.allocations, (uint64_t)allowed);
+    assert_int_equal(stats.references, (uint64_t)allowed);
+    /* The refusal cost nothing: the connection still works, and a release
+     * makes room for exactly one more. */
+    assert_int_equal(fab_region_release(regions[0]), FAB_SUCCESS);
+    assert_int_equal(fab_client_allocate(client, &props, &regions[0]), FAB_SUCCESS);
+    assert_int_equal(fab_client_allocate(client, &props, &over), FAB_ERROR_OUT_OF_MEMORY);
+    if (getuid() == 0)
+        nobody_allocates("FAB_SUCCESS"); /* the limit is root's, not everyone's */
+    for (int i = 0; i < allowed; i++)
+        assert_int_equal(fab_region_release(regions[i]), FAB_SUCCESS);
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.allocations, 0);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void allocations_over_the_uid_limit_are_out_of_memory(void **state)
+{
+    (void)state;
+    allocations_up_to("max_allocations_per_uid = 3", "max_allocations_per_uid is 3", 3);
+}
+
+static void bytes_over_the_uid_limit_are_out_of_memory(void **state)
+{
+    (void)state;
+    allocations_up_to("max_bytes_per_uid = 4M", "max_bytes_per_uid is 4194304", 2);
+}
+
+/* ---- what another user sees --------------------------------------------------- */
+
+static void stats_show_other_users_only_their_own_figures(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        skip(); /* needs a second uid */
+    fabt_daemon_t *daemon = fabt_daemon_start(
+        "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n", NULL);
+    assert_non_null(daemon);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *a, *b;
+    assert_int_equal(fab_client_allocate(client, &props, &a), FAB_SUCCESS);
+    assert_int_equal(fab_client_allocate(client, &props, &b), FAB_SUCCESS);
+
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("nobody_allocates", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_SUCCESS"), 0);
+    fab_daemon_stats_t theirs;
+    assert_int_equal(fab_test_recv(child.sock, &theirs, sizeof(theirs)), 0);
+    /* Its own uid's figures, nothing of root's, and not the daemon's rss. */
+    assert_int_equal(theirs.pid, (uint64_t)daemon->pid);
+    assert_int_equal(theirs.clients, 1);
+    assert_int_equal(theirs.allocations, 1);
+    assert_int_equal(theirs.references, 1);
+    assert_int_equal(theirs.bytes, MIB2);
+    assert_int_equal(theirs.rss, 0);
+    /* Root sees everything, while the helper still holds its allocation. */
+    fab_daemon_stats_t all;
+    assert_int_equal(fab_client_stats(client, &all), FAB_SUCCESS);
+    assert_int_equal(all.clients, 2);
+    assert_int_equal(all.allocations, 3);
+    assert_int_equal(all.references, 3);
+    assert_int_equal(all.bytes, 3 * (uint64_t)MIB2);
+    assert_true(all.rss > 0);
+    assert_int_equal(fab_test_send_word(child.sock, "go"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    fab_region_release(a);
+    fab_region_release(b);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+/* Root allocates and exports on the daemon just started; the helper (65534)
+ * verifies the handle and must say want_status, want_live. */
+static void nobody_verifies(const char *want_status, const char *want_live)
+{
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("nobody_verifies", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, handle.bytes, sizeof(handle.bytes)), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, want_status), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, want_live), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    fab_region_release(region);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void verify_needs_a_channel_shared_with_the_creator(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        skip(); /* needs a second uid */
+    /* A channel each, none shared: the handle's liveness is none of its
+     * business. */
+    assert_non_null(fabt_daemon_start("[daemon]\nsocket_mode = 0666\n"
+                                      "[channel 0]\nuids = 0\n[channel 1]\nuids = 65534\n", NULL));
+    nobody_verifies("FAB_ERROR_NOT_PERMITTED", "not live");
+    /* One channel for both. */
+    assert_non_null(fabt_daemon_start("[daemon]\nsocket_mode = 0666\n"
+                                      "[channel 0]\nuids = 0, 65534\n", NULL));
+    nobody_verifies("FAB_SUCCESS", "live");
+}
+
+static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fabt_teardown),
+    cmocka_unit_test_teardown(another_uid_is_served_while_one_uid_is_at_its_connection_limit,
+                              fabt_teardown),
+    cmocka_unit_test_teardown(allocations_over_the_uid_limit_are_out_of_memory, fabt_teardown),
+    cmocka_unit_test_teardown(bytes_over_the_uid_limit_are_out_of_memory, fabt_teardown),
+    cmocka_unit_test_teardown(stats_show_other_users_only_their_own_figures, fabt_teardown),
+    cmocka_unit_test_teardown(verify_needs_a_channel_shared_with_the_creator, fabt_teardown),
+};
+
+static const fab_test_helper_t helpers[] = {
+    {"nobody_allocates", helper_nobody_allocates},
+    {"nobody_verifies", helper_nobody_verifies},
+};
+
+FAB_TEST_MAIN("fabric", tests, helpers)
