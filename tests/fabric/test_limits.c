@@ -100,11 +100,40 @@ static fab_daemon_stats_t raw_stats(int sock)
     return stats;
 }
 
+/* Every reply has the same length. */
+static size_t reply_len(void)
+{
+    fab__reply_t reply = {.type = FAB__MSG_IMPORT};
+    uint8_t buf[FAB__PROTO_MAX];
+    return fab__reply_encode(&reply, buf);
+}
+
+/* Send IMPORT requests for handle without reading a reply, until the socket
+ * would block or max went out; returns how many went. */
+static int raw_flood_imports(int sock, const fab_handle_t *handle, int max)
+{
+    fab__request_t import = {.type = FAB__MSG_IMPORT, .seq = 3};
+    import.u.import.handle = *handle;
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(&import, buf);
+    int sent = 0;
+    while (sent < max && send(sock, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT) == (ssize_t)len)
+        sent++;
+    assert_true(sent == max || errno == EAGAIN || errno == EWOULDBLOCK);
+    return sent;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int under_valgrind(void)
+{
+    const char *launcher = getenv("FABTEST_DAEMON_LAUNCHER");
+    return launcher != NULL && *launcher != '\0';
 }
 
 /* ---- helpers that run as another user --------------------------------------- */
@@ -167,6 +196,60 @@ static int helper_nobody_verifies(int argc, char **argv, int sock)
         fab_test_send_word(sock, live ? "live" : "not live") != 0)
         return 13;
     return fab_client_close(client) == FAB_SUCCESS ? 0 : 14;
+}
+
+/* helper "nobody_holds": as 65534, allocate 2 MiB, map it and write a
+ * pattern, send "ready" and the handle; then, for each "import" it is told,
+ * import the handle and say the status, then the status of a STATS call,
+ * then "readable" if the first mapping still reads back; "done" ends it. */
+static int helper_nobody_holds(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    if (drop_to_nobody() != 0)
+        return 10;
+    fab_client_t *client;
+    fab_status_t status = fab_client_connect(NULL, &client);
+    if (status != FAB_SUCCESS)
+        return fab_test_send_word(sock, fab_status_name(status)) == 0 ? 0 : 11;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    fab_handle_t handle;
+    unsigned char *p;
+    if (fab_client_allocate(client, &props, &region) != FAB_SUCCESS ||
+        fab_region_export(region, &handle) != FAB_SUCCESS ||
+        fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p) != FAB_SUCCESS)
+        return 12;
+    for (size_t i = 0; i < MIB2; i += 4096)
+        p[i] = (unsigned char)(i / 4096);
+    if (fab_test_send_word(sock, "ready") != 0 ||
+        fab_test_send(sock, handle.bytes, sizeof(handle.bytes)) != 0)
+        return 13;
+    for (;;) {
+        uint8_t len;
+        char word[256];
+        if (fab_test_recv(sock, &len, 1) != 0 || fab_test_recv(sock, word, len) != 0)
+            return 14;
+        word[len] = '\0';
+        if (strcmp(word, "done") == 0)
+            break;
+        fab_region_t *imported;
+        status = fab_client_import(client, &handle, 0, &imported);
+        if (status == FAB_SUCCESS)
+            fab_region_release(imported);
+        fab_daemon_stats_t stats;
+        fab_status_t stats_status = fab_client_stats(client, &stats);
+        int readable = 1;
+        for (size_t i = 0; i < MIB2; i += 4096)
+            readable &= p[i] == (unsigned char)(i / 4096);
+        if (fab_test_send_word(sock, fab_status_name(status)) != 0 ||
+            fab_test_send_word(sock, fab_status_name(stats_status)) != 0 ||
+            fab_test_send_word(sock, readable ? "readable" : "changed") != 0)
+            return 15;
+    }
+    fab_region_unmap(region, p);
+    fab_region_release(region);
+    return fab_client_close(client) == FAB_SUCCESS ? 0 : 16;
 }
 
 /* Run nobody_allocates against the current daemon and expect want. */
@@ -414,6 +497,182 @@ static void verify_needs_a_channel_shared_with_the_creator(void **state)
     nobody_verifies("FAB_SUCCESS", "live");
 }
 
+/* ---- replies in flight ------------------------------------------------------------ */
+
+/* Poll (with a deadline) until three STATS in a row show the same number of
+ * references: the daemon serves every readable client once per turn of its
+ * loop, so a flooder it still reads would have added one in between. */
+static uint64_t settled_references(int (*stats_fn)(void *, fab_daemon_stats_t *), void *arg)
+{
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    fab_daemon_stats_t stats;
+    assert_int_equal(stats_fn(arg, &stats), 0);
+    uint64_t last = stats.references;
+    int same = 0;
+    while (same < 3 && now_s() < deadline) {
+        assert_int_equal(stats_fn(arg, &stats), 0);
+        same = stats.references == last ? same + 1 : 0;
+        last = stats.references;
+    }
+    assert_int_equal(same, 3);
+    return last;
+}
+
+static int client_stats(void *client, fab_daemon_stats_t *stats)
+{
+    return fab_client_stats(client, stats) == FAB_SUCCESS ? 0 : -1;
+}
+
+static int sock_stats(void *sock, fab_daemon_stats_t *stats)
+{
+    *stats = raw_stats(*(int *)sock);
+    return 0;
+}
+
+static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(void **state)
+{
+    (void)state;
+    enum { REQUESTS = 200, CAP = 24 };
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    int baseline = fabt_daemon_fd_count(daemon);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+
+    int flooder = raw_connect(daemon);
+    raw_hello(flooder);
+    int sent = raw_flood_imports(flooder, &handle, REQUESTS);
+    assert_true(sent > 2 * CAP); /* else this proves nothing */
+    /* Each IMPORT the daemon answered is a reference: once it has stopped
+     * reading the flooder, they stop growing, at a handful. */
+    uint64_t refs = settled_references(client_stats, client);
+    uint64_t answered = refs - 1; /* the creator's is ours */
+    if (answered < 1 || answered > CAP)
+        fail_msg("the daemon answered %llu of %d IMPORTs the flooder never read",
+                 (unsigned long long)answered, sent);
+    /* What waits for the flooder: whole replies, all but perhaps one (still
+     * in the daemon, waiting for room) of those answered; and the daemon
+     * has requests of ours left that it does not read. */
+    int queued_bytes = -1, unread = -1;
+    assert_int_equal(ioctl(flooder, SIOCINQ, &queued_bytes), 0);
+    assert_int_equal(ioctl(flooder, SIOCOUTQ, &unread), 0);
+    assert_true(unread > 0);
+    assert_int_equal(queued_bytes % (int)reply_len(), 0);
+    uint64_t queued = (uint64_t)queued_bytes / reply_len();
+    if (queued + 1 != answered && queued != answered)
+        fail_msg("%llu replies queued for %llu IMPORTs answered", (unsigned long long)queued,
+                 (unsigned long long)answered);
+    /* Each of them carries its fd. */
+    for (uint64_t i = 0; i < queued; i++) {
+        fab__reply_t reply;
+        int fd = -1;
+        assert_int_equal(raw_reply(flooder, &reply, &fd), FAB_SUCCESS);
+        assert_int_equal(reply.type, FAB__MSG_IMPORT);
+        assert_true(fd >= 0);
+        close(fd);
+    }
+    /* The flooder goes: every reference it was handed goes with it. */
+    close(flooder);
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    fab_daemon_stats_t stats;
+    do
+        assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    while ((stats.references != 1 || stats.clients != 1) && now_s() < deadline);
+    assert_int_equal(stats.references, 1);
+    assert_int_equal(stats.clients, 1);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+    int fds = fabt_daemon_fd_count(daemon);
+    deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    while (fds != baseline && now_s() < deadline)
+        fds = fabt_daemon_fd_count(daemon);
+    assert_int_equal(fds, baseline);
+}
+
+static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
+{
+    (void)state;
+    enum { NOFILE = 48, FLOODERS = 12, PER_FLOODER = 64 };
+    if (getuid() != 0)
+        skip(); /* the daemon must run as another user: root may send any number of fds */
+    if (under_valgrind())
+        skip(); /* valgrind needs fds of its own under the same small limit */
+    fabt_daemon_uid = NOBODY;
+    fabt_daemon_nofile = NOFILE;
+    fabt_daemon_t *daemon = fabt_daemon_start(
+        "[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 16\n"
+        "[channel 0]\nuids = 0, 65534\n", NULL);
+    fabt_daemon_uid = 0;
+    fabt_daemon_nofile = 0;
+    assert_non_null(daemon);
+
+    /* A well-behaved client of the daemon's uid (a client trusts a daemon of
+     * its own uid or root's only) holds a region, mapped. */
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("nobody_holds", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    fab_handle_t handle;
+    assert_int_equal(fab_test_recv(child.sock, handle.bytes, sizeof(handle.bytes)), 0);
+
+    /* Root floods with IMPORTs of it from connections that never read,
+     * until more fds would be in flight than the daemon's RLIMIT_NOFILE. */
+    int watcher = raw_connect(daemon);
+    raw_hello(watcher);
+    int flooders[FLOODERS];
+    for (int i = 0; i < FLOODERS; i++) {
+        flooders[i] = raw_connect(daemon);
+        raw_hello(flooders[i]);
+        assert_true(raw_flood_imports(flooders[i], &handle, PER_FLOODER) > 0);
+    }
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    while (!fabt_daemon_log_contains(daemon, "could not carry its fd") && now_s() < deadline)
+        (void)raw_stats(watcher);
+    assert_true(fabt_daemon_log_contains(daemon, "could not carry its fd"));
+    /* Undone: no reference is held for a reply that went without its fd;
+     * all that is held is the helper's and what is in flight (one per
+     * flooder may wait in the daemon). */
+    uint64_t refs = settled_references(sock_stats, &watcher);
+    if (refs > 1 + NOFILE + 1 + FLOODERS)
+        fail_msg("%llu references held with at most %d fds in flight",
+                 (unsigned long long)refs, NOFILE + 1);
+
+    /* The well-behaved client's import fails alone, if at all: its
+     * connection stays, and so does its mapping. */
+    assert_int_equal(fab_test_send_word(child.sock, "import"), 0);
+    uint8_t len;
+    char word[256];
+    assert_int_equal(fab_test_recv(child.sock, &len, 1), 0);
+    assert_int_equal(fab_test_recv(child.sock, word, len), 0);
+    word[len] = '\0';
+    if (strcmp(word, "FAB_SUCCESS") != 0 && strcmp(word, "FAB_ERROR_OUT_OF_MEMORY") != 0)
+        fail_msg("the import while fds could not travel said %s", word);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_SUCCESS"), 0); /* its STATS */
+    assert_int_equal(fab_test_expect_word(child.sock, "readable"), 0);
+    assert_int_equal(settled_references(sock_stats, &watcher), refs);
+
+    /* The flooders go, their references with them; the import succeeds. */
+    for (int i = 0; i < FLOODERS; i++)
+        close(flooders[i]);
+    deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    fab_daemon_stats_t stats = raw_stats(watcher);
+    while ((stats.references != 1 || stats.clients != 2) && now_s() < deadline)
+        stats = raw_stats(watcher);
+    assert_int_equal(stats.references, 1);
+    assert_int_equal(stats.clients, 2);
+    assert_int_equal(fab_test_send_word(child.sock, "import"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_SUCCESS"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_SUCCESS"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "readable"), 0);
+    assert_int_equal(fab_test_send_word(child.sock, "done"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    close(watcher);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fabt_teardown),
     cmocka_unit_test_teardown(another_uid_is_served_while_one_uid_is_at_its_connection_limit,
@@ -422,11 +681,15 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(bytes_over_the_uid_limit_are_out_of_memory, fabt_teardown),
     cmocka_unit_test_teardown(stats_show_other_users_only_their_own_figures, fabt_teardown),
     cmocka_unit_test_teardown(verify_needs_a_channel_shared_with_the_creator, fabt_teardown),
+    cmocka_unit_test_teardown(client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight,
+                              fabt_teardown),
+    cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fabt_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {
     {"nobody_allocates", helper_nobody_allocates},
     {"nobody_verifies", helper_nobody_verifies},
+    {"nobody_holds", helper_nobody_holds},
 };
 
 FAB_TEST_MAIN("fabric", tests, helpers)
