@@ -673,6 +673,79 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
     close(watcher);
 }
 
+/* ---- deadlines -------------------------------------------------------------------- */
+
+static void stop_daemon(const fabt_daemon_t *daemon)
+{
+    assert_int_equal(kill(daemon->pid, SIGSTOP), 0);
+    int status = 0;
+    assert_int_equal(waitpid(daemon->pid, &status, WUNTRACED), daemon->pid);
+    assert_true(WIFSTOPPED(status));
+}
+
+static void client_waits_for_a_stopped_daemon_no_longer_than_its_deadline(void **state)
+{
+    (void)state;
+    /* Under valgrind the daemon needs more than 300 ms for a reply now and
+     * then, and the deadline is for a stopped daemon, not a slow one. */
+    setenv("FABMEM_TIMEOUT_MS", under_valgrind() ? "5000" : "300", 1);
+    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    char *p;
+    assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
+    strcpy(p, "held through a stop");
+
+    stop_daemon(daemon);
+    double start = now_s();
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(client, &stats), FAB_ERROR_SYSTEM_NOT_READY);
+    assert_true(now_s() - start < 20);
+    assert_int_equal(kill(daemon->pid, SIGCONT), 0);
+    /* The connection and its reference survived: the late STATS reply is
+     * read and dropped with this call's. */
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.clients, 1);
+    assert_int_equal(stats.allocations, 1);
+    assert_int_equal(stats.references, 1);
+
+    /* An IMPORT that times out: its late reply hands out a reference, which
+     * the client gives back with its next call. */
+    stop_daemon(daemon);
+    fab_region_t *imported = NULL;
+    start = now_s();
+    assert_int_equal(fab_client_import(client, &handle, 0, &imported), FAB_ERROR_SYSTEM_NOT_READY);
+    assert_true(now_s() - start < 20);
+    assert_null(imported);
+    assert_int_equal(kill(daemon->pid, SIGCONT), 0);
+    /* The next call reads the late reply and sends its RELEASE (after its
+     * own request: the figures of a STATS in its place would still count
+     * the reference); the call after that sees it gone. */
+    bool live = false;
+    assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
+    assert_true(live);
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 1);
+    assert_int_equal(stats.allocations, 1);
+    assert_string_equal(p, "held through a stop");
+    /* And the client works as before. */
+    assert_int_equal(fab_client_import(client, &handle, 0, &imported), FAB_SUCCESS);
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 2);
+    assert_int_equal(fab_region_release(imported), FAB_SUCCESS);
+    assert_int_equal(fab_region_unmap(region, p), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 0);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fabt_teardown),
     cmocka_unit_test_teardown(another_uid_is_served_while_one_uid_is_at_its_connection_limit,
@@ -684,6 +757,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight,
                               fabt_teardown),
     cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fabt_teardown),
+    cmocka_unit_test_teardown(client_waits_for_a_stopped_daemon_no_longer_than_its_deadline,
+                              fabt_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {
