@@ -746,6 +746,143 @@ static void client_waits_for_a_stopped_daemon_no_longer_than_its_deadline(void *
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+/* ---- start and options -------------------------------------------------------------- */
+
+/* Run fabmemd (under the tests' launcher, if any) with args after
+ * --foreground and --socket DIR/fabmemd.sock; wait for it to exit, at most
+ * FAB_TEST_TIMEOUT_MS (then kill it: -1). Its stderr goes to err. Returns
+ * its exit status. */
+static int run_daemon(const char *dir, const char *const *args, char *err, size_t cap)
+{
+    const char *exe = getenv("FABMEM_DAEMON");
+    assert_non_null(exe);
+    char sock[512];
+    snprintf(sock, sizeof(sock), "%s/fabmemd.sock", dir);
+    const char *argv[64];
+    int k = 0;
+    char launcher[1024];
+    const char *wrap = getenv("FABTEST_DAEMON_LAUNCHER");
+    if (wrap != NULL && *wrap != '\0') {
+        snprintf(launcher, sizeof(launcher), "%s", wrap);
+        char *save = NULL;
+        for (char *w = strtok_r(launcher, " ", &save); w != NULL && k < 32;
+             w = strtok_r(NULL, " ", &save))
+            argv[k++] = w;
+    }
+    argv[k++] = exe;
+    argv[k++] = "--foreground";
+    argv[k++] = "--socket";
+    argv[k++] = sock;
+    for (int i = 0; args[i] != NULL && k < 63; i++)
+        argv[k++] = args[i];
+    argv[k] = NULL;
+    int pipefd[2];
+    assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        dup2(pipefd[1], 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    /* Its stderr closes when it exits: that is the event to wait for. */
+    size_t used = 0;
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    int done = 0;
+    while (!done) {
+        int left = (int)((deadline - now_s()) * 1000);
+        struct pollfd p = {.fd = pipefd[0], .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, left) <= 0)
+            break;
+        char buf[512];
+        ssize_t n = read(pipefd[0], buf, sizeof(buf));
+        if (n <= 0) {
+            done = n == 0;
+            if (n < 0 && errno == EINTR)
+                continue;
+            break;
+        }
+        size_t take = (size_t)n < cap - 1 - used ? (size_t)n : cap - 1 - used;
+        memcpy(err + used, buf, take);
+        used += take;
+    }
+    err[used] = '\0';
+    close(pipefd[0]);
+    if (!done)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!done)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void key_file_that_is_a_fifo_is_refused_at_start(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char fifo[512], config[512], text[1200];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    snprintf(config, sizeof(config), "%s/fabmem.ini", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(text, sizeof(text), "[daemon]\nstate_file = %s\n[channel 0]\nuids = %lu\n", fifo,
+             (unsigned long)getuid());
+    FILE *f = fopen(config, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    static char err[16384];
+    const char *args[] = {"--config", config, "--log", "info", NULL};
+    int status = run_daemon(dir, args, err, sizeof(err));
+    if (status != 1)
+        fail_msg("fabmemd with a FIFO for its state file: status %d (-1: still running after "
+                 "%d ms); its stderr:\n%s", status, FAB_TEST_TIMEOUT_MS, err);
+    if (strstr(err, fifo) == NULL)
+        fail_msg("the log does not name the state file %s:\n%s", fifo, err);
+    /* Nothing listens, and the FIFO is left as it was. */
+    char sock[512];
+    snprintf(sock, sizeof(sock), "%s/fabmemd.sock", dir);
+    assert_int_not_equal(access(sock, F_OK), 0);
+    struct stat st;
+    assert_int_equal(lstat(fifo, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+static void daemon_options_must_be_numbers(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *option, *value;
+    } bad[] = {
+        {"--idle-exit", "abc"}, {"--idle-exit", "-1"}, {"--idle-exit", ""},
+        {"--idle-exit", "5s"}, {"--idle-exit", "99999999999999999999"},
+        {"--ready-fd", "3x"}, {"--ready-fd", "-3"}, {"--ready-fd", ""},
+    };
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    static char err[16384];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *args[] = {bad[i].option, bad[i].value, NULL};
+        int status = run_daemon(dir, args, err, sizeof(err));
+        if (status != 2)
+            fail_msg("fabmemd %s '%s': status %d, want 2; its stderr:\n%s", bad[i].option,
+                     bad[i].value, status, err);
+        if (strstr(err, bad[i].option) == NULL)
+            fail_msg("fabmemd %s '%s' does not name the option:\n%s", bad[i].option,
+                     bad[i].value, err);
+    }
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fabt_teardown),
     cmocka_unit_test_teardown(another_uid_is_served_while_one_uid_is_at_its_connection_limit,
@@ -759,6 +896,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fabt_teardown),
     cmocka_unit_test_teardown(client_waits_for_a_stopped_daemon_no_longer_than_its_deadline,
                               fabt_teardown),
+    cmocka_unit_test_teardown(key_file_that_is_a_fifo_is_refused_at_start, fabt_teardown),
+    cmocka_unit_test_teardown(daemon_options_must_be_numbers, fabt_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {
