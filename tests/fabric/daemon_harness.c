@@ -150,8 +150,12 @@ int fabt_daemon_stop(fabt_daemon_t *d)
     if (d->pid <= 0)
         return 0; /* stopped before: the test checked that status */
     int status = 0;
+    /* A test that stopped it may have failed before resuming it. SIGCONT
+     * goes first: sent after SIGTERM it could reach a daemon already in its
+     * exit, and undo the SIGSTOP by which LeakSanitizer's tracer attaches
+     * (a sanitizer build would then hang in the leak check). */
+    kill(d->pid, SIGCONT);
     kill(d->pid, SIGTERM);
-    kill(d->pid, SIGCONT); /* a test that stopped it may have failed before resuming it */
     while (waitpid(d->pid, &status, 0) < 0 && errno == EINTR)
         ;
     d->pid = 0;

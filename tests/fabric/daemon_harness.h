@@ -42,7 +42,7 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
  * (a restart). 0, or -1. */
 int fabt_daemon_restart(fabt_daemon_t *daemon);
 
-/* SIGTERM it (and SIGCONT it, in case a test stopped it) and reap it;
+/* SIGCONT it (in case a test stopped it), SIGTERM it and reap it;
  * returns its exit status (0 is a clean exit). The dir stays until teardown
  * so that its log can be read. */
 int fabt_daemon_stop(fabt_daemon_t *daemon);
