@@ -270,7 +270,7 @@ static void nobody_allocates(const char *want)
 /* ---- connections ---------------------------------------------------------------- */
 
 /* Poll (with a deadline) until the daemon counts want connections in all;
- * sock is a root connection (global figures). */
+ * sock is a connection of root or of the daemon's uid (global figures). */
 static void wait_for_clients(int sock, uint64_t want)
 {
     double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
