@@ -19,11 +19,19 @@ typedef struct fabt_daemon {
     char config[256];
     char log[256];
     char state[256];
+    uid_t uid; /* the uid it runs as (0: the test's own) */
 } fabt_daemon_t;
 
 /* When nonzero, the next daemons start with this RLIMIT_NOFILE (soft and
  * hard), to run them out of fds. */
 extern int fabt_daemon_nofile;
+
+/* When nonzero (and the test runs as root), the next daemons start as this
+ * uid, with the gid of the same number and no supplementary groups: their
+ * dir is given to that uid (a daemon listens only in a directory of its
+ * own), and privileges are dropped in the child before exec. Its log is
+ * still opened by the test, so the test reads it as before. */
+extern int fabt_daemon_uid;
 
 /* Start fabmemd with config_text (NULL: the built-in topology) and wait until
  * it listens. state_file (NULL: in its own dir) lets two daemons share a key.
@@ -34,12 +42,16 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
  * (a restart). 0, or -1. */
 int fabt_daemon_restart(fabt_daemon_t *daemon);
 
-/* SIGTERM it and reap it; returns its exit status (0 is a clean exit). The
- * dir stays until teardown so that its log can be read. */
+/* SIGCONT it (in case a test stopped it), SIGTERM it and reap it;
+ * returns its exit status (0 is a clean exit). The dir stays until teardown
+ * so that its log can be read. */
 int fabt_daemon_stop(fabt_daemon_t *daemon);
 
 /* Whether the daemon's log contains text. */
 int fabt_daemon_log_contains(const fabt_daemon_t *daemon, const char *text);
+
+/* How many lines of the daemon's log contain text. */
+int fabt_daemon_log_count(const fabt_daemon_t *daemon, const char *text);
 
 /* How many fds the daemon holds open (from /proc). */
 int fabt_daemon_fd_count(const fabt_daemon_t *daemon);
