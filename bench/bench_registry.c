@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "src/daemon/registry.h"
-#include "src/fabric/log.h"
+#include "src/common/log.h"
 
 int __real_memfd_create(const char *name, unsigned flags);
 int __wrap_memfd_create(const char *name, unsigned flags);

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "src/daemon/registry.h"
-#include "src/fabric/log.h"
+#include "src/common/log.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

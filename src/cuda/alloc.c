@@ -21,7 +21,7 @@
  * given out by an export holds its own reference to the memory (it is a dup of
  * the memfd) until the receiver closes it; a fabric handle holds none. */
 #include "src/cuda/cuda_internal.h"
-#include "src/fabric/memfd.h"
+#include "src/common/memfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,7 +170,7 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 /* The memory is sealed at its final size and made mode 0400 before anyone
  * else can hold it, exactly as the daemon makes fabric memory
- * (src/fabric/memfd.h): no holder of an exported copy can change its size
+ * (src/common/memfd.h): no holder of an exported copy can change its size
  * under another's mapping, or reopen it with more access than its descriptor
  * carries. */
 static CUresult fab__cu_memfd(size_t size, int *fd_out)

@@ -31,7 +31,7 @@
 #include "fabmem/status.h"
 
 #include "fabmem/fabric.h"
-#include "src/fabric/log.h"
+#include "src/common/log.h"
 
 #define FAB__CU_EXPORT __attribute__((visibility("default")))
 #define FAB__CU_MAX_DEVICES 64

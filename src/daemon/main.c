@@ -39,9 +39,9 @@
 #include <unistd.h>
 
 #include "src/daemon/registry.h"
-#include "src/fabric/log.h"
-#include "src/fabric/proto.h"
-#include "src/fabric/topology.h"
+#include "src/common/log.h"
+#include "src/common/proto.h"
+#include "src/common/topology.h"
 
 #define FAB__AUTOSTART_IDLE_S 5
 #define FAB__READS_PER_WAKEUP 1

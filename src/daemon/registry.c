@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "src/core/handle_format.h"
-#include "src/fabric/log.h"
-#include "src/fabric/memfd.h"
-#include "src/fabric/topology.h"
+#include "src/common/log.h"
+#include "src/common/memfd.h"
+#include "src/common/topology.h"
 
 typedef struct fab__ref fab__ref_t;
 

@@ -30,7 +30,7 @@
 
 #include "fabmem/fabric.h"
 #include "src/daemon/map.h"
-#include "src/fabric/proto.h"
+#include "src/common/proto.h"
 
 #define FAB__KEY_BYTES 32
 

@@ -54,8 +54,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/fabric/log.h"
-#include "src/fabric/proto.h"
+#include "src/common/log.h"
+#include "src/common/proto.h"
 
 struct fab_client {
     pthread_mutex_t lock;

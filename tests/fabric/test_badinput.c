@@ -19,8 +19,8 @@
 
 #include "fabmem.h"
 #include "src/core/handle_format.h"
-#include "src/fabric/memfd.h"
-#include "src/fabric/proto.h"
+#include "src/common/memfd.h"
+#include "src/common/proto.h"
 
 static int raw_connect(const fabt_daemon_t *daemon)
 {

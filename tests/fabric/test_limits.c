@@ -30,7 +30,7 @@
 #include <linux/sockios.h>
 
 #include "fabmem.h"
-#include "src/fabric/proto.h"
+#include "src/common/proto.h"
 
 #define MIB2 (2u * 1024 * 1024)
 #define NOBODY 65534

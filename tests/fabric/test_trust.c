@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "fabmem.h"
-#include "src/fabric/memfd.h"
-#include "src/fabric/proto.h"
+#include "src/common/memfd.h"
+#include "src/common/proto.h"
 
 #define MIB2 (2u << 20)
 #define NOBODY 65534

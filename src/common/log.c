@@ -1,7 +1,7 @@
 /* Logging for the client library and the daemon (see log.h). The level is the
  * one process-wide value fabmem keeps: it is read from the environment once,
  * under pthread_once, and is only ever read afterwards. */
-#include "src/fabric/log.h"
+#include "src/common/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

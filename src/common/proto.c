@@ -2,7 +2,7 @@
  * send/receive calls that carry one message and at most one fd, and where the
  * socket lives. Decoding checks every length and field before anything is
  * stored, so a hostile peer can only earn an error. */
-#include "src/fabric/proto.h"
+#include "src/common/proto.h"
 
 #include <errno.h>
 #include <limits.h>

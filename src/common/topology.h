@@ -1,8 +1,8 @@
 /* The inside of fab_topology_t, for the daemon: the config file's nodes and
  * devices, its IMEX channels and its [daemon] settings. fabric.h gives the
  * public readers; this header gives the daemon what it decides rules with. */
-#ifndef FABMEM_FABRIC_TOPOLOGY_H
-#define FABMEM_FABRIC_TOPOLOGY_H
+#ifndef FABMEM_COMMON_TOPOLOGY_H
+#define FABMEM_COMMON_TOPOLOGY_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -53,4 +53,4 @@ uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t
 /* The device uuid of ordinal on node (stable across runs). */
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);
 
-#endif /* FABMEM_FABRIC_TOPOLOGY_H */
+#endif /* FABMEM_COMMON_TOPOLOGY_H */

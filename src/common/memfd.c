@@ -1,5 +1,5 @@
 /* Sealed, mode-0400 memfds, made and checked (see memfd.h). */
-#include "src/fabric/memfd.h"
+#include "src/common/memfd.h"
 
 #include <errno.h>
 #include <fcntl.h>

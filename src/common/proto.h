@@ -23,8 +23,8 @@
  * memfd travels with it, and a creator proves it is one with the creator
  * token that only the ALLOC reply carried. It is the only request that may
  * carry an fd. */
-#ifndef FABMEM_FABRIC_PROTO_H
-#define FABMEM_FABRIC_PROTO_H
+#ifndef FABMEM_COMMON_PROTO_H
+#define FABMEM_COMMON_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -151,4 +151,4 @@ int fab__socket_dir_check(const char *path, fab__dir_rule_t rule, char *why, siz
  * fab__socket_dir_check does. */
 int fab__socket_dir_make(const char *path, fab__dir_rule_t rule, char *why, size_t cap);
 
-#endif /* FABMEM_FABRIC_PROTO_H */
+#endif /* FABMEM_COMMON_PROTO_H */

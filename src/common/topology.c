@@ -11,7 +11,7 @@
  *
  * Nodes keep the order in which they first appear. An unknown section or key,
  * or a bad value, fails the load and is logged with file and line. */
-#include "src/fabric/topology.h"
+#include "src/common/topology.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -22,7 +22,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "src/fabric/log.h"
+#include "src/common/log.h"
 
 #define FAB__GIB (1024ull * 1024 * 1024)
 #define FAB__MIB (1024ull * 1024)

@@ -1,8 +1,8 @@
 /* fab__log: the one way fabmem's client library and daemon report what they
  * do. The level comes from FABMEM_LOG (error, warn, info, debug; default warn),
  * read once per process; messages go to stderr with a "fabmem[pid]" prefix. */
-#ifndef FABMEM_FABRIC_LOG_H
-#define FABMEM_FABRIC_LOG_H
+#ifndef FABMEM_COMMON_LOG_H
+#define FABMEM_COMMON_LOG_H
 
 typedef enum fab__log_level {
     FAB__LOG_ERROR = 0,
@@ -38,4 +38,4 @@ __attribute__((format(printf, 3, 4)))
 #endif
 void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...);
 
-#endif /* FABMEM_FABRIC_LOG_H */
+#endif /* FABMEM_COMMON_LOG_H */

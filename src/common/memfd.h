@@ -9,8 +9,8 @@
  *     nobody but root can reopen /proc/PID/fd/N writable, and only its owner
  *     (the daemon, which makes read-only descriptors for read-only importers
  *     that way) can reopen it at all. */
-#ifndef FABMEM_FABRIC_MEMFD_H
-#define FABMEM_FABRIC_MEMFD_H
+#ifndef FABMEM_COMMON_MEMFD_H
+#define FABMEM_COMMON_MEMFD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -34,4 +34,4 @@ fab_status_t fab__memfd_check(int fd, uint64_t size, int writable, char *why, si
  * to break). -1 with errno on failure. */
 int fab__memfd_reopen_read_only(int fd);
 
-#endif /* FABMEM_FABRIC_MEMFD_H */
+#endif /* FABMEM_COMMON_MEMFD_H */
