@@ -36,6 +36,8 @@ FAB_EXTERN_C_BEGIN
 #define FAB_HANDLE_BYTES 64
 #define FAB_HANDLE_VERSION 1
 #define FAB_HANDLE_TAG_BYTES 16
+#define FAB_HANDLE_TAG_OFFSET 44 /* the tag sits here and covers bytes [0, 44) */
+#define FAB_HANDLE_CRC_OFFSET 60 /* the CRC sits here and covers bytes [0, 60) */
 
 /* What an importing peer may do with shared memory. */
 typedef enum fab_access {
@@ -104,6 +106,19 @@ FAB_API fab_access_t fab_handle_access(const fab_handle_t *handle);
 FAB_API unsigned fab_handle_version(const fab_handle_t *handle);
 FAB_API fab_handle_origin_t fab_handle_origin(const fab_handle_t *handle);
 FAB_API uint64_t fab_handle_domain(const fab_handle_t *handle);
+
+/* Lay out a handle with the given fields, tag (NULL: zero) and a valid CRC:
+ * how a fabric daemon mints handles (it computes the tag over bytes
+ * [0, FAB_HANDLE_TAG_OFFSET) of the handle encoded with no tag, then encodes
+ * again with it), and how tests forge them. A MODEL handle has no domain and
+ * no tag.
+ * Errors:
+ *   FAB_ERROR_INVALID_VALUE   handle_out is NULL; access or origin unknown; a
+ *                             MODEL handle with a domain or a tag
+ * *handle_out is written only on success. */
+FAB_API fab_status_t fab_handle_encode(fab_uuid_t uuid, uint64_t size, fab_access_t access,
+                                       fab_handle_origin_t origin, uint64_t domain,
+                                       const uint8_t *tag, fab_handle_t *handle_out);
 
 /* True when both uuids hold the same bytes. NULL equals nothing. */
 FAB_API bool fab_uuid_equal(const fab_uuid_t *a, const fab_uuid_t *b);

@@ -4,6 +4,8 @@
  * stored, so a hostile peer can only earn an error. */
 #include "src/common/proto.h"
 
+#include "src/base/le.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -15,52 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static void fab__put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void fab__put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void fab__put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t fab__get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t fab__get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++)
-        v |= (uint32_t)p[i] << (8 * i);
-    return v;
-}
-
-static uint64_t fab__get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
 static void fab__header_put(uint8_t *buf, uint16_t type, uint32_t seq, uint32_t status)
 {
-    fab__put32(buf, FAB__PROTO_MAGIC);
-    fab__put16(buf + 4, type);
-    fab__put16(buf + 6, 0);
-    fab__put32(buf + 8, seq);
-    fab__put32(buf + 12, status);
+    fab__le_put32(buf, FAB__PROTO_MAGIC);
+    fab__le_put16(buf + 4, type);
+    fab__le_put16(buf + 6, 0);
+    fab__le_put32(buf + 8, seq);
+    fab__le_put32(buf + 12, status);
 }
 
 /* Body lengths of requests, by type (HELLO's is variable: its minimum). */
@@ -94,31 +57,31 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
     fab__header_put(buf, request->type, request->seq, 0);
     switch (request->type) {
     case FAB__MSG_HELLO:
-        fab__put32(b, request->u.hello.version);
+        fab__le_put32(b, request->u.hello.version);
         b[4] = request->u.hello.name_len;
         memcpy(b + 5, request->u.hello.name, request->u.hello.name_len);
         len += request->u.hello.name_len;
         break;
     case FAB__MSG_ALLOC:
-        fab__put32(b, (uint32_t)request->u.alloc.device);
-        fab__put64(b + 4, request->u.alloc.size);
+        fab__le_put32(b, (uint32_t)request->u.alloc.device);
+        fab__le_put64(b + 4, request->u.alloc.size);
         b[12] = request->u.alloc.peer_access;
-        fab__put32(b + 13, request->u.alloc.handle_type);
+        fab__le_put32(b + 13, request->u.alloc.handle_type);
         break;
     case FAB__MSG_EXPORT:
     case FAB__MSG_RELEASE:
-        fab__put64(b, request->u.region.region);
+        fab__le_put64(b, request->u.region.region);
         break;
     case FAB__MSG_IMPORT:
-        fab__put32(b, (uint32_t)request->u.import.device);
+        fab__le_put32(b, (uint32_t)request->u.import.device);
         memcpy(b + 4, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
     case FAB__MSG_VERIFY:
         memcpy(b, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
     case FAB__MSG_ADOPT:
-        fab__put32(b, (uint32_t)request->u.import.device);
-        fab__put32(b + 4, request->u.import.handle_type);
+        fab__le_put32(b, (uint32_t)request->u.import.device);
+        fab__le_put32(b + 4, request->u.import.handle_type);
         b[8] = request->u.import.creator;
         memcpy(b + 9, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         memcpy(b + 9 + FAB_HANDLE_BYTES, request->u.import.token, FAB__TOKEN_BYTES);
@@ -133,9 +96,9 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
 {
     if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)
         return FAB_ERROR_INVALID_VALUE;
-    if (fab__get32(buf) != FAB__PROTO_MAGIC || fab__get16(buf + 6) != 0 || fab__get32(buf + 12) != 0)
+    if (fab__le_get32(buf) != FAB__PROTO_MAGIC || fab__le_get16(buf + 6) != 0 || fab__le_get32(buf + 12) != 0)
         return FAB_ERROR_INVALID_VALUE;
-    uint16_t type = fab__get16(buf + 4);
+    uint16_t type = fab__le_get16(buf + 4);
     if (type == 0 || type > FAB__MSG_TYPE_MAX)
         return FAB_ERROR_INVALID_VALUE;
     const uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -144,12 +107,12 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     fab__request_t r;
     memset(&r, 0, sizeof(r));
     r.type = type;
-    r.seq = fab__get32(buf + 8);
+    r.seq = fab__le_get32(buf + 8);
     switch (type) {
     case FAB__MSG_HELLO:
         if (body < want || body != want + b[4])
             return FAB_ERROR_INVALID_VALUE;
-        r.u.hello.version = fab__get32(b);
+        r.u.hello.version = fab__le_get32(b);
         r.u.hello.name_len = b[4];
         memcpy(r.u.hello.name, b + 5, b[4]);
         /* A name is text: no NUL inside, which would make two names equal. */
@@ -159,10 +122,10 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     case FAB__MSG_ALLOC:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.alloc.device = (int32_t)fab__get32(b);
-        r.u.alloc.size = fab__get64(b + 4);
+        r.u.alloc.device = (int32_t)fab__le_get32(b);
+        r.u.alloc.size = fab__le_get64(b + 4);
         r.u.alloc.peer_access = b[12];
-        r.u.alloc.handle_type = fab__get32(b + 13);
+        r.u.alloc.handle_type = fab__le_get32(b + 13);
         if (r.u.alloc.peer_access > FAB_ACCESS_READ_WRITE)
             return FAB_ERROR_INVALID_VALUE;
         break;
@@ -170,12 +133,12 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     case FAB__MSG_RELEASE:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.region.region = fab__get64(b);
+        r.u.region.region = fab__le_get64(b);
         break;
     case FAB__MSG_IMPORT:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.import.device = (int32_t)fab__get32(b);
+        r.u.import.device = (int32_t)fab__le_get32(b);
         memcpy(r.u.import.handle.bytes, b + 4, FAB_HANDLE_BYTES);
         break;
     case FAB__MSG_STATS:
@@ -190,8 +153,8 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     case FAB__MSG_ADOPT:
         if (body != want || b[8] > 1)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.import.device = (int32_t)fab__get32(b);
-        r.u.import.handle_type = fab__get32(b + 4);
+        r.u.import.device = (int32_t)fab__le_get32(b);
+        r.u.import.handle_type = fab__le_get32(b + 4);
         r.u.import.creator = b[8];
         memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
         memcpy(r.u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
@@ -214,15 +177,15 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
     fab__header_put(buf, (uint16_t)(reply->type | FAB__MSG_REPLY), reply->seq, reply->status);
-    fab__put64(b, reply->region);
+    fab__le_put64(b, reply->region);
     memcpy(b + 8, reply->uuid.bytes, 16);
-    fab__put64(b + 24, reply->size);
+    fab__le_put64(b + 24, reply->size);
     b[32] = reply->access;
-    fab__put32(b + 33, (uint32_t)reply->node);
-    fab__put32(b + 37, reply->count);
+    fab__le_put32(b + 33, (uint32_t)reply->node);
+    fab__le_put32(b + 37, reply->count);
     memcpy(b + 41, reply->handle.bytes, FAB_HANDLE_BYTES);
     for (int i = 0; i < 6; i++)
-        fab__put64(b + 41 + FAB_HANDLE_BYTES + 8 * i, reply->stats[i]);
+        fab__le_put64(b + 41 + FAB_HANDLE_BYTES + 8 * i, reply->stats[i]);
     memcpy(b + FAB__REPLY_OFF_TOKEN, reply->token, FAB__TOKEN_BYTES);
     return FAB__PROTO_HEADER + FAB__REPLY_BODY;
 }
@@ -231,24 +194,24 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
 {
     if (buf == NULL || out == NULL || len != FAB__PROTO_HEADER + FAB__REPLY_BODY)
         return FAB_ERROR_INVALID_VALUE;
-    uint16_t type = fab__get16(buf + 4);
-    if (fab__get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0)
+    uint16_t type = fab__le_get16(buf + 4);
+    if (fab__le_get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0)
         return FAB_ERROR_INVALID_VALUE;
     const uint8_t *b = buf + FAB__PROTO_HEADER;
     fab__reply_t r;
     memset(&r, 0, sizeof(r));
     r.type = (uint16_t)(type & ~FAB__MSG_REPLY);
-    r.seq = fab__get32(buf + 8);
-    r.status = fab__get32(buf + 12);
-    r.region = fab__get64(b);
+    r.seq = fab__le_get32(buf + 8);
+    r.status = fab__le_get32(buf + 12);
+    r.region = fab__le_get64(b);
     memcpy(r.uuid.bytes, b + 8, 16);
-    r.size = fab__get64(b + 24);
+    r.size = fab__le_get64(b + 24);
     r.access = b[32];
-    r.node = (int32_t)fab__get32(b + 33);
-    r.count = fab__get32(b + 37);
+    r.node = (int32_t)fab__le_get32(b + 33);
+    r.count = fab__le_get32(b + 37);
     memcpy(r.handle.bytes, b + 41, FAB_HANDLE_BYTES);
     for (int i = 0; i < 6; i++)
-        r.stats[i] = fab__get64(b + 41 + FAB_HANDLE_BYTES + 8 * i);
+        r.stats[i] = fab__le_get64(b + 41 + FAB_HANDLE_BYTES + 8 * i);
     memcpy(r.token, b + FAB__REPLY_OFF_TOKEN, FAB__TOKEN_BYTES);
     *out = r;
     return FAB_SUCCESS;

@@ -4,24 +4,12 @@
  * detects, so every one-byte corruption is refused without any key. */
 #include "src/core/handle_format.h"
 
+#include "src/base/le.h"
+
 #include <string.h>
 #include <zlib.h>
 
 static const uint8_t fab__magic[8] = {'O', 'X', 'I', 'F', 'A', 'B', 'R', 'C'};
-
-static void fab__put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t fab__get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
 
 static uint32_t fab__crc(const uint8_t *bytes)
 {
@@ -41,11 +29,11 @@ void fab__handle_encode(fab_handle_t *handle, fab_uuid_t uuid, uint64_t size, fa
     memset(handle->bytes, 0, sizeof(handle->bytes));
     memcpy(handle->bytes + FAB__HANDLE_OFF_MAGIC, fab__magic, sizeof(fab__magic));
     memcpy(handle->bytes + FAB__HANDLE_OFF_UUID, uuid.bytes, sizeof(uuid.bytes));
-    fab__put_u64(handle->bytes + FAB__HANDLE_OFF_SIZE, size);
+    fab__le_put64(handle->bytes + FAB__HANDLE_OFF_SIZE, size);
     handle->bytes[FAB__HANDLE_OFF_ACCESS] = (uint8_t)access;
     handle->bytes[FAB__HANDLE_OFF_VERSION] = FAB_HANDLE_VERSION;
     handle->bytes[FAB__HANDLE_OFF_ORIGIN] = (uint8_t)origin;
-    fab__put_u64(handle->bytes + FAB__HANDLE_OFF_DOMAIN, domain);
+    fab__le_put64(handle->bytes + FAB__HANDLE_OFF_DOMAIN, domain);
     fab__handle_seal_crc(handle);
 }
 
@@ -53,6 +41,26 @@ void fab__handle_set_tag(fab_handle_t *handle, const uint8_t tag[FAB_HANDLE_TAG_
 {
     memcpy(handle->bytes + FAB__HANDLE_OFF_TAG, tag, FAB_HANDLE_TAG_BYTES);
     fab__handle_seal_crc(handle);
+}
+
+static bool fab__all_zero(const uint8_t *p, size_t n);
+
+fab_status_t fab_handle_encode(fab_uuid_t uuid, uint64_t size, fab_access_t access,
+                               fab_handle_origin_t origin, uint64_t domain, const uint8_t *tag,
+                               fab_handle_t *handle_out)
+{
+    if (handle_out == NULL || (unsigned)access > FAB_ACCESS_READ_WRITE ||
+        (origin != FAB_HANDLE_ORIGIN_MODEL && origin != FAB_HANDLE_ORIGIN_FABRIC))
+        return FAB_ERROR_INVALID_VALUE;
+    if (origin == FAB_HANDLE_ORIGIN_MODEL &&
+        (domain != 0 || (tag != NULL && !fab__all_zero(tag, FAB_HANDLE_TAG_BYTES))))
+        return FAB_ERROR_INVALID_VALUE;
+    fab_handle_t handle;
+    fab__handle_encode(&handle, uuid, size, access, origin, domain);
+    if (tag != NULL)
+        fab__handle_set_tag(&handle, tag);
+    *handle_out = handle;
+    return FAB_SUCCESS;
 }
 
 static bool fab__all_zero(const uint8_t *p, size_t n)
@@ -113,7 +121,7 @@ fab_uuid_t fab_handle_uuid(const fab_handle_t *handle)
 
 size_t fab_handle_size(const fab_handle_t *handle)
 {
-    return handle ? (size_t)fab__get_u64(handle->bytes + FAB__HANDLE_OFF_SIZE) : 0;
+    return handle ? (size_t)fab__le_get64(handle->bytes + FAB__HANDLE_OFF_SIZE) : 0;
 }
 
 fab_access_t fab_handle_access(const fab_handle_t *handle)
@@ -144,7 +152,7 @@ fab_handle_origin_t fab_handle_origin(const fab_handle_t *handle)
 
 uint64_t fab_handle_domain(const fab_handle_t *handle)
 {
-    return handle ? fab__get_u64(handle->bytes + FAB__HANDLE_OFF_DOMAIN) : 0;
+    return handle ? fab__le_get64(handle->bytes + FAB__HANDLE_OFF_DOMAIN) : 0;
 }
 
 bool fab_uuid_equal(const fab_uuid_t *a, const fab_uuid_t *b)

@@ -1,7 +1,7 @@
 /* The fabric handle's wire layout (documented in include/fabmem/handle.h) and
  * the internal calls that write it: the model mints handles of origin MODEL,
- * the daemon mints handles of origin FABRIC and signs them. Internal to fabmem;
- * the daemon links the core statically to reach these. */
+ * the daemon mints handles of origin FABRIC through fab_handle_encode. Private
+ * to the core. */
 #ifndef FABMEM_CORE_HANDLE_FORMAT_H
 #define FABMEM_CORE_HANDLE_FORMAT_H
 
@@ -16,8 +16,8 @@ enum {
     FAB__HANDLE_OFF_ORIGIN = 34,
     FAB__HANDLE_OFF_RESERVED = 35,
     FAB__HANDLE_OFF_DOMAIN = 36,
-    FAB__HANDLE_OFF_TAG = 44,   /* the tag covers bytes [0, FAB__HANDLE_OFF_TAG) */
-    FAB__HANDLE_OFF_CRC = 60,   /* the CRC covers bytes [0, FAB__HANDLE_OFF_CRC) */
+    FAB__HANDLE_OFF_TAG = FAB_HANDLE_TAG_OFFSET,
+    FAB__HANDLE_OFF_CRC = FAB_HANDLE_CRC_OFFSET,
 };
 
 /* Lay out a handle of the given origin and domain with a zero tag and a valid

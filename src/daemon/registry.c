@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/core/handle_format.h"
+#include "src/base/le.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
 #include "src/common/topology.h"
@@ -84,10 +84,7 @@ struct fab__daemon {
 
 static uint64_t fab__uuid_key(const fab_uuid_t *uuid)
 {
-    uint64_t k = 0;
-    for (int i = 0; i < 8; i++)
-        k |= (uint64_t)uuid->bytes[i] << (8 * i);
-    return k;
+    return fab__le_get64(uuid->bytes);
 }
 
 static void fab__uuid_hex(const fab_uuid_t *uuid, char out[33])
@@ -100,7 +97,7 @@ static void fab__uuid_hex(const fab_uuid_t *uuid, char out[33])
 static void fab__handle_tag(const fab__daemon_t *daemon, const uint8_t *bytes,
                             uint8_t tag[FAB_HANDLE_TAG_BYTES])
 {
-    crypto_generichash(tag, FAB_HANDLE_TAG_BYTES, bytes, FAB__HANDLE_OFF_TAG, daemon->key,
+    crypto_generichash(tag, FAB_HANDLE_TAG_BYTES, bytes, FAB_HANDLE_TAG_OFFSET, daemon->key,
                        sizeof(daemon->key));
 }
 
@@ -143,9 +140,7 @@ fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t 
         uint8_t id[8];
         crypto_generichash(id, sizeof(id), (const uint8_t *)name, strlen(name), key,
                            FAB__KEY_BYTES);
-        uint64_t v = 0;
-        for (int k = 0; k < 8; k++)
-            v |= (uint64_t)id[k] << (8 * k);
+        uint64_t v = fab__le_get64(id);
         daemon->domain_ids[i] = v ? v : 1;
         daemon->device_base[i] = total;
         total += topology->nodes[i].info.device_count;
@@ -530,11 +525,15 @@ static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__al
 {
     fab_handle_t handle;
     fab_alloc_props_t props = fab_memory_props(alloc->memory);
-    fab__handle_encode(&handle, fab_memory_uuid(alloc->memory), props.size, props.peer_access,
-                       FAB_HANDLE_ORIGIN_FABRIC, daemon->domain_ids[alloc->node]);
+    fab_uuid_t uuid = fab_memory_uuid(alloc->memory);
+    uint64_t domain = daemon->domain_ids[alloc->node];
     uint8_t tag[FAB_HANDLE_TAG_BYTES];
+    /* The model vouches for the fields, so neither call can fail. */
+    (void)fab_handle_encode(uuid, props.size, props.peer_access, FAB_HANDLE_ORIGIN_FABRIC, domain,
+                            NULL, &handle);
     fab__handle_tag(daemon, handle.bytes, tag);
-    fab__handle_set_tag(&handle, tag);
+    (void)fab_handle_encode(uuid, props.size, props.peer_access, FAB_HANDLE_ORIGIN_FABRIC, domain,
+                            tag, &handle);
     return handle;
 }
 
@@ -561,12 +560,13 @@ static fab__alloc_t *fab__handle_lookup(fab__daemon_t *daemon, const fab_handle_
                                         fab_status_t *status_out)
 {
     *status_out = FAB_ERROR_INVALID_HANDLE;
-    if (fab__handle_check(handle->bytes) != FAB_SUCCESS ||
+    fab_handle_t intact;
+    if (fab_handle_from_bytes(handle->bytes, FAB_HANDLE_BYTES, &intact) != FAB_SUCCESS ||
         fab_handle_origin(handle) != FAB_HANDLE_ORIGIN_FABRIC)
         return NULL;
     uint8_t tag[FAB_HANDLE_TAG_BYTES];
     fab__handle_tag(daemon, handle->bytes, tag);
-    if (sodium_memcmp(tag, handle->bytes + FAB__HANDLE_OFF_TAG, sizeof(tag)) != 0)
+    if (sodium_memcmp(tag, handle->bytes + FAB_HANDLE_TAG_OFFSET, sizeof(tag)) != 0)
         return NULL;
     *status_out = FAB_SUCCESS;
     fab_uuid_t uuid = fab_handle_uuid(handle);

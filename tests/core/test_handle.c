@@ -227,8 +227,38 @@ static void handle_accessors_read_null_as_zero(void **state)
     assert_false(fab_uuid_equal(&zero, NULL));
 }
 
+static void encode_mints_what_from_bytes_accepts_and_refuses_what_it_cannot(void **state)
+{
+    (void)state;
+    fab_uuid_t uuid = {{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6}};
+    uint8_t tag[FAB_HANDLE_TAG_BYTES] = {0xab, 0xcd};
+    fab_handle_t handle, back;
+    assert_int_equal(fab_handle_encode(uuid, 4096, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_FABRIC,
+                                       0x1122334455667788ull, tag, &handle), FAB_SUCCESS);
+    assert_int_equal(fab_handle_from_bytes(handle.bytes, FAB_HANDLE_BYTES, &back), FAB_SUCCESS);
+    fab_uuid_t got = fab_handle_uuid(&back);
+    assert_true(fab_uuid_equal(&got, &uuid));
+    assert_int_equal(fab_handle_size(&back), 4096);
+    assert_int_equal(fab_handle_access(&back), FAB_ACCESS_READ_ONLY);
+    assert_int_equal(fab_handle_domain(&back), 0x1122334455667788ull);
+    assert_memory_equal(back.bytes + FAB_HANDLE_TAG_OFFSET, tag, FAB_HANDLE_TAG_BYTES);
+    fab_handle_t untouched = handle;
+    assert_int_equal(fab_handle_encode(uuid, 4096, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_MODEL, 1,
+                                       NULL, &handle), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_handle_encode(uuid, 4096, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_MODEL, 0,
+                                       tag, &handle), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_handle_encode(uuid, 4096, (fab_access_t)3, FAB_HANDLE_ORIGIN_FABRIC, 0,
+                                       NULL, &handle), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_handle_encode(uuid, 4096, FAB_ACCESS_READ_ONLY, (fab_handle_origin_t)2, 0,
+                                       NULL, &handle), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_handle_encode(uuid, 4096, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_FABRIC, 0,
+                                       NULL, NULL), FAB_ERROR_INVALID_VALUE);
+    assert_memory_equal(handle.bytes, untouched.bytes, FAB_HANDLE_BYTES); /* untouched on error */
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(handle_layout_matches_the_seed),
+    cmocka_unit_test(encode_mints_what_from_bytes_accepts_and_refuses_what_it_cannot),
     cmocka_unit_test(handle_access_byte_follows_the_grant),
     cmocka_unit_test(handle_tail_carries_version_and_crc),
     cmocka_unit_test(from_bytes_refuses_every_single_byte_change),

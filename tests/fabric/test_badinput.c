@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "fabmem.h"
-#include "src/core/handle_format.h"
 #include "src/common/memfd.h"
 #include "src/common/proto.h"
 
@@ -354,9 +353,11 @@ static void adopt_needs_proof_and_the_same_memory(void **state)
     assert_int_equal(raw_adopt(sock, &handle, 1, -1), FAB_ERROR_INVALID_VALUE);
     assert_int_equal(raw_adopt(sock, &handle, 0, other), FAB_ERROR_INVALID_HANDLE);
     assert_int_equal(raw_adopt(sock, &handle, 1, fab_region_fd(region)), FAB_ERROR_NOT_PERMITTED);
-    fab_handle_t forged = handle;
+    fab_handle_t forged;
     uint8_t tag[FAB_HANDLE_TAG_BYTES] = {7};
-    fab__handle_set_tag(&forged, tag);
+    assert_int_equal(fab_handle_encode(fab_handle_uuid(&handle), fab_handle_size(&handle),
+                                       fab_handle_access(&handle), FAB_HANDLE_ORIGIN_FABRIC,
+                                       fab_handle_domain(&handle), tag, &forged), FAB_SUCCESS);
     assert_int_equal(raw_adopt(sock, &forged, 0, fab_region_fd(region)), FAB_ERROR_INVALID_HANDLE);
     assert_int_equal(raw_adopt(sock, &handle, 0, fab_region_fd(region)), FAB_SUCCESS);
     fab_daemon_stats_t stats;
