@@ -71,8 +71,10 @@ static void status_every_code_has_distinct_name_and_text(void **state)
     for (size_t i = 0; i < n; i++) {
         assert_string_not_equal(fab_status_name(all[i]), "FAB_ERROR_UNRECOGNIZED");
         assert_true(strlen(fab_status_string(all[i])) > 0);
-        for (size_t j = i + 1; j < n; j++)
+        for (size_t j = i + 1; j < n; j++) {
             assert_string_not_equal(fab_status_name(all[i]), fab_status_name(all[j]));
+            assert_string_not_equal(fab_status_string(all[i]), fab_status_string(all[j]));
+        }
     }
 }
 
