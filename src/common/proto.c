@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -338,6 +339,19 @@ int fab__socket_path(const char *explicit_path, char *buf, size_t cap)
     /* sun_path holds 108 bytes with its NUL. */
     if (n < 0 || (size_t)n >= cap || n >= 108)
         return -1;
+    return 0;
+}
+
+int fab__sockaddr_un(const char *path, struct sockaddr_un *addr)
+{
+    size_t len = strlen(path);
+    memset(addr, 0, sizeof(*addr));
+    addr->sun_family = AF_UNIX;
+    if (len >= sizeof(addr->sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(addr->sun_path, path, len + 1);
     return 0;
 }
 

@@ -133,6 +133,12 @@ int64_t fab__now_ms(void);
  * 0, or -1 if it does not fit. */
 int fab__socket_path(const char *explicit_path, char *buf, size_t cap);
 
+struct sockaddr_un;
+
+/* addr set to the Unix socket at path. 0, or -1 with errno ENAMETOOLONG when
+ * path does not fit sun_path (107 bytes and its NUL). */
+int fab__sockaddr_un(const char *path, struct sockaddr_un *addr);
+
 /* Whom a socket directory must belong to. */
 typedef enum fab__dir_rule {
     FAB__DIR_DAEMON, /* the daemon's own uid */

@@ -145,13 +145,11 @@ static int fab__listen(const char *path, unsigned mode)
     int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (sock < 0)
         return -1;
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    size_t len = strlen(path);
-    if (len >= sizeof(addr.sun_path)) {
+    struct sockaddr_un addr;
+    if (fab__sockaddr_un(path, &addr) != 0) {
         close(sock);
         return -1;
     }
-    memcpy(addr.sun_path, path, len + 1);
     unlink(path); /* stale: we hold the lock, so no daemon listens there */
     if (bind(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0 || chmod(path, mode) != 0 ||
         listen(sock, 128) != 0) {

@@ -105,14 +105,11 @@ static int fab__connect_once(const char *path)
     int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (sock < 0)
         return -1;
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    size_t len = strlen(path);
-    if (len >= sizeof(addr.sun_path)) {
+    struct sockaddr_un addr;
+    if (fab__sockaddr_un(path, &addr) != 0) {
         close(sock);
-        errno = ENAMETOOLONG;
         return -1;
     }
-    memcpy(addr.sun_path, path, len + 1);
     while (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
         if (errno == EINTR)
             continue;

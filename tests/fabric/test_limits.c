@@ -41,8 +41,8 @@ static int raw_connect(const fabt_daemon_t *daemon)
 {
     int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     assert_true(sock >= 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", daemon->socket);
+    struct sockaddr_un addr;
+    assert_int_equal(fab__sockaddr_un(daemon->socket, &addr), 0);
     assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
     return sock;
 }

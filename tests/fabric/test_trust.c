@@ -74,8 +74,8 @@ static int raw_connect(const char *path)
 {
     int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     assert_true(sock >= 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    struct sockaddr_un addr;
+    assert_int_equal(fab__sockaddr_un(path, &addr), 0);
     assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
     return sock;
 }
@@ -225,8 +225,9 @@ static int helper_impostor(int argc, char **argv, int sock)
     if (argc < 2)
         return 10;
     int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", argv[1]);
+    struct sockaddr_un addr;
+    if (fab__sockaddr_un(argv[1], &addr) != 0)
+        return 10;
     if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
         chmod(argv[1], 0666) != 0 || drop_to_nobody() != 0 || listen(listener, 8) != 0)
         return 11;
@@ -842,8 +843,9 @@ static int helper_fake_daemon(int argc, char **argv, int sock)
     if (argc < 2)
         return 10;
     int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", argv[1]);
+    struct sockaddr_un addr;
+    if (fab__sockaddr_un(argv[1], &addr) != 0)
+        return 10;
     if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(listener, 8) != 0 ||
         fab_test_send_word(sock, "ready") != 0)
         return 11;
@@ -897,8 +899,9 @@ static int helper_dying_daemon(int argc, char **argv, int sock)
     if (argc < 2)
         return 10;
     int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", argv[1]);
+    struct sockaddr_un addr;
+    if (fab__sockaddr_un(argv[1], &addr) != 0)
+        return 10;
     if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) != 0 || listen(listener, 8) != 0 ||
         fab_test_send_word(sock, "ready") != 0)
         return 11;
