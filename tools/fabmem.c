@@ -223,11 +223,13 @@ static int cmd_status(void)
     if (client == NULL)
         return 1;
     fab_daemon_stats_t stats;
+    const fab_topology_t *topology = NULL;
     fab_status_t status = fab_client_stats(client, &stats);
-    int node = fab_client_node_index(client);
-    fab_client_close(client);
+    if (status == FAB_SUCCESS)
+        status = fab_client_topology(client, &topology);
     if (status != FAB_SUCCESS) {
         fprintf(stderr, "fabmem: the daemon did not answer: %s\n", fab_status_name(status));
+        fab_client_close(client);
         return 1;
     }
     printf("daemon       pid %llu\n", (unsigned long long)stats.pid);
@@ -236,12 +238,10 @@ static int cmd_status(void)
            (unsigned long long)stats.bytes);
     printf("references   %llu\n", (unsigned long long)stats.references);
     printf("daemon rss   %llu bytes\n", (unsigned long long)stats.rss);
-
-    fab_topology_t *topology = NULL;
-    if (fab_topology_load(NULL, &topology) != FAB_SUCCESS)
-        return 0; /* the daemon answered; a config only it can read is fine */
-    printf("topology     %d node(s) in this process's config; it sits on node %d\n",
-           fab_topology_node_count(topology), node);
+    /* The daemon's topology, the one it enforces, not a config of ours. */
+    printf("topology     %d node(s), driver %d; this process sits on node %d\n",
+           fab_topology_node_count(topology), fab_topology_driver_version(topology),
+           fab_client_node_index(client));
     for (int i = 0; i < fab_topology_node_count(topology); i++) {
         fab_node_info_t info;
         if (fab_topology_node(topology, i, &info) != FAB_SUCCESS)
@@ -250,7 +250,7 @@ static int cmd_status(void)
                info.imex_domain, info.clique_id, info.device_count,
                fabric_state_name(info.fabric_state));
     }
-    fab_topology_destroy(topology);
+    fab_client_close(client);
     return 0;
 }
 

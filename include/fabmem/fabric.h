@@ -244,6 +244,16 @@ FAB_API fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *
 FAB_API fab_status_t fab_client_verify(fab_client_t *client, const fab_handle_t *handle,
                                        bool *live_out);
 
+/* The daemon's topology: its nodes, their devices, IMEX domains, cliques,
+ * fabric states, and the driver version. This, not a config file read by the
+ * client, is what the fabric enforces. Asked of the daemon once per
+ * connection (a reconnection asks again); the topology stays valid until
+ * fab_client_close, and is read with the fab_topology_* readers (it holds no
+ * channels: those are the daemon's business).
+ * Errors: FAB_ERROR_INVALID_VALUE (NULL argument), FAB_ERROR_OUT_OF_MEMORY,
+ *         FAB_ERROR_SYSTEM_NOT_READY (the daemon went away). */
+FAB_API fab_status_t fab_client_topology(fab_client_t *client, const fab_topology_t **topology_out);
+
 /* The index (in the daemon's topology) of the node this client sits on;
  * -1 for NULL. */
 FAB_API int fab_client_node_index(const fab_client_t *client);

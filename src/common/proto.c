@@ -46,6 +46,8 @@ static size_t fab__request_body_len(uint16_t type)
         return FAB_HANDLE_BYTES;
     case FAB__MSG_ADOPT:
         return 9 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
+    case FAB__MSG_TOPOLOGY:
+        return 4;
     default:
         return 0;
     }
@@ -86,6 +88,9 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         b[8] = request->u.import.creator;
         memcpy(b + 9, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         memcpy(b + 9 + FAB_HANDLE_BYTES, request->u.import.token, FAB__TOKEN_BYTES);
+        break;
+    case FAB__MSG_TOPOLOGY:
+        fab__le_put32(b, request->u.topology.node);
         break;
     default:
         break;
@@ -160,6 +165,11 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
         memcpy(r.u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
         break;
+    case FAB__MSG_TOPOLOGY:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.topology.node = fab__le_get32(b);
+        break;
     default:
         return FAB_ERROR_INVALID_VALUE;
     }
@@ -173,6 +183,73 @@ enum {
     FAB__REPLY_BODY = 8 + 16 + 8 + 1 + 4 + 4 + FAB_HANDLE_BYTES + 6 * 8 + FAB__TOKEN_BYTES,
     FAB__REPLY_OFF_TOKEN = 41 + FAB_HANDLE_BYTES + 6 * 8,
 };
+
+/* A TOPOLOGY reply's node record, after the common body: each name as a
+ * length byte and its bytes (no NUL), then the fixed fields. */
+static size_t fab__put_name(uint8_t *p, const char *name)
+{
+    size_t n = strnlen(name, FAB_NAME_MAX - 1);
+    p[0] = (uint8_t)n;
+    memcpy(p + 1, name, n);
+    return 1 + n;
+}
+
+static size_t fab__node_encode(const fab__node_t *node, uint8_t *p)
+{
+    size_t at = fab__put_name(p, node->info.name);
+    at += fab__put_name(p + at, node->info.imex_domain);
+    memcpy(p + at, node->info.cluster_uuid.bytes, 16);
+    fab__le_put32(p + at + 16, node->info.clique_id);
+    p[at + 20] = (uint8_t)node->info.fabric_state;
+    fab__le_put32(p + at + 21, (uint32_t)node->info.device_count);
+    at += 25;
+    at += fab__put_name(p + at, node->device.name);
+    fab__le_put64(p + at, node->device.total_memory);
+    fab__le_put64(p + at + 8, node->device.granularity);
+    fab__le_put32(p + at + 16, node->device.handle_types);
+    fab__le_put32(p + at + 20, (uint32_t)node->device.compute_major);
+    fab__le_put32(p + at + 24, (uint32_t)node->device.compute_minor);
+    fab__le_put32(p + at + 28, (uint32_t)node->device.sm_count);
+    return at + 32;
+}
+
+/* Read a name; 0 when it does not fit in len. */
+static size_t fab__get_name(const uint8_t *p, size_t len, char *name)
+{
+    if (len < 1 || len < 1 + (size_t)p[0] || memchr(p + 1, '\0', p[0]) != NULL)
+        return 0;
+    memcpy(name, p + 1, p[0]);
+    name[p[0]] = '\0';
+    return 1 + (size_t)p[0];
+}
+
+static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *node)
+{
+    memset(node, 0, sizeof(*node));
+    size_t a = fab__get_name(p, len, node->info.name);
+    size_t b = a ? fab__get_name(p + a, len - a, node->info.imex_domain) : 0;
+    size_t at = a + b;
+    if (a == 0 || b == 0 || len - at < 25)
+        return FAB_ERROR_INVALID_VALUE;
+    memcpy(node->info.cluster_uuid.bytes, p + at, 16);
+    node->info.clique_id = fab__le_get32(p + at + 16);
+    if (p[at + 20] > FAB_FABRIC_STATE_COMPLETED)
+        return FAB_ERROR_INVALID_VALUE;
+    node->info.fabric_state = (fab_fabric_state_t)p[at + 20];
+    node->info.device_count = (int)fab__le_get32(p + at + 21);
+    at += 25;
+    size_t c = fab__get_name(p + at, len - at, node->device.name);
+    at += c;
+    if (c == 0 || len - at != 32 || node->info.device_count < 0)
+        return FAB_ERROR_INVALID_VALUE;
+    node->device.total_memory = fab__le_get64(p + at);
+    node->device.granularity = fab__le_get64(p + at + 8);
+    node->device.handle_types = fab__le_get32(p + at + 16);
+    node->device.compute_major = (int)fab__le_get32(p + at + 20);
+    node->device.compute_minor = (int)fab__le_get32(p + at + 24);
+    node->device.sm_count = (int)fab__le_get32(p + at + 28);
+    return FAB_SUCCESS;
+}
 
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
@@ -188,15 +265,23 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
     for (int i = 0; i < 6; i++)
         fab__le_put64(b + 41 + FAB_HANDLE_BYTES + 8 * i, reply->stats[i]);
     memcpy(b + FAB__REPLY_OFF_TOKEN, reply->token, FAB__TOKEN_BYTES);
-    return FAB__PROTO_HEADER + FAB__REPLY_BODY;
+    size_t len = FAB__PROTO_HEADER + FAB__REPLY_BODY;
+    if (reply->type == FAB__MSG_TOPOLOGY && reply->status == FAB_SUCCESS)
+        len += fab__node_encode(&reply->topology_node, buf + len);
+    return len;
 }
 
 fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out)
 {
-    if (buf == NULL || out == NULL || len != FAB__PROTO_HEADER + FAB__REPLY_BODY)
+    if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER + FAB__REPLY_BODY ||
+        len > FAB__PROTO_MAX)
         return FAB_ERROR_INVALID_VALUE;
     uint16_t type = fab__le_get16(buf + 4);
     if (fab__le_get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0)
+        return FAB_ERROR_INVALID_VALUE;
+    /* Only a successful TOPOLOGY reply has more than the common body. */
+    int has_node = (type & ~FAB__MSG_REPLY) == FAB__MSG_TOPOLOGY && fab__le_get32(buf + 12) == 0;
+    if (!has_node && len != FAB__PROTO_HEADER + FAB__REPLY_BODY)
         return FAB_ERROR_INVALID_VALUE;
     const uint8_t *b = buf + FAB__PROTO_HEADER;
     fab__reply_t r;
@@ -214,6 +299,11 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     for (int i = 0; i < 6; i++)
         r.stats[i] = fab__le_get64(b + 41 + FAB_HANDLE_BYTES + 8 * i);
     memcpy(r.token, b + FAB__REPLY_OFF_TOKEN, FAB__TOKEN_BYTES);
+    if (has_node) {
+        size_t at = FAB__PROTO_HEADER + FAB__REPLY_BODY;
+        if (fab__node_decode(buf + at, len - at, &r.topology_node) != FAB_SUCCESS)
+            return FAB_ERROR_INVALID_VALUE;
+    }
     *out = r;
     return FAB_SUCCESS;
 }

@@ -31,11 +31,12 @@
 #include <sys/types.h>
 
 #include "fabmem/handle.h"
+#include "src/common/topology.h"
 
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
 #define FAB__PROTO_VERSION 2u
 #define FAB__PROTO_HEADER 16
-#define FAB__PROTO_MAX 512 /* no message is longer */
+#define FAB__PROTO_MAX 1536 /* no message is longer */
 #define FAB__TOKEN_BYTES 16 /* the creator token */
 
 enum {
@@ -48,7 +49,8 @@ enum {
     FAB__MSG_VERIFY = 7,  /* 64 handle bytes */
     FAB__MSG_ADOPT = 8,   /* i32 device, u32 handle types, u8 creator, 64 handle bytes,
                              16 token bytes (zero unless creator); + memfd */
-    FAB__MSG_TYPE_MAX = 8,
+    FAB__MSG_TOPOLOGY = 9, /* u32 node index */
+    FAB__MSG_TYPE_MAX = 9,
     FAB__MSG_REPLY = 0x8000,
 };
 
@@ -71,6 +73,9 @@ typedef struct fab__request {
         struct {
             uint64_t region;
         } region; /* EXPORT and RELEASE */
+        struct {
+            uint32_t node;
+        } topology;
         struct {
             int32_t device;
             fab_handle_t handle;
@@ -95,6 +100,7 @@ typedef struct fab__reply {
     fab_handle_t handle; /* EXPORT; ALLOC: the allocation's own handle (no export counted) */
     uint64_t stats[6];   /* STATS: pid, clients, allocations, references, bytes, rss */
     uint8_t token[FAB__TOKEN_BYTES]; /* ALLOC: the creator token, for ADOPT */
+    fab__node_t topology_node; /* TOPOLOGY (stats[0]: node count, count: driver version) */
 } fab__reply_t;
 
 /* Encode a request / reply into buf (FAB__PROTO_MAX bytes); return the length. */

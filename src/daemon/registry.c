@@ -877,6 +877,21 @@ static fab_status_t fab__request_verify(fab__daemon_t *daemon, const fab__conn_t
     return FAB_SUCCESS;
 }
 
+/* One node of the daemon's topology, the one truth every client learns it
+ * from, with the node count and the driver version. */
+static fab_status_t fab__request_topology(const fab__daemon_t *daemon, const fab__request_t *request,
+                                          fab__reply_t *reply)
+{
+    const fab_topology_t *topology = daemon->topology;
+    if (request->u.topology.node >= (uint32_t)topology->nnodes)
+        return FAB_ERROR_INVALID_VALUE;
+    reply->topology_node = topology->nodes[request->u.topology.node];
+    reply->node = (int32_t)request->u.topology.node;
+    reply->stats[0] = (uint64_t)topology->nnodes;
+    reply->count = (uint32_t)topology->driver_version;
+    return FAB_SUCCESS;
+}
+
 /* Global figures for the daemon's own uid and root; anyone else sees only
  * what its own uid holds. */
 static void fab__request_stats(fab__daemon_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
@@ -947,6 +962,9 @@ void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__req
         break;
     case FAB__MSG_VERIFY:
         status = fab__request_verify(daemon, conn, request, reply);
+        break;
+    case FAB__MSG_TOPOLOGY:
+        status = fab__request_topology(daemon, request, reply);
         break;
     default:
         status = FAB_ERROR_INVALID_VALUE;

@@ -67,6 +67,10 @@ struct fab_client {
     size_t live_regions;
     unsigned deferred; /* replies not read yet: RELEASEs, and calls that timed out */
     fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
+    fab_topology_t *topology;  /* the daemon's, as a connection learned it; NULL: not yet */
+    bool topology_stale;       /* learned on an earlier connection: ask again */
+    fab_topology_t **outdated; /* earlier connections' (callers may still read them) */
+    size_t noutdated;
     int autostart;
     char node_name[256];
     char path[PATH_MAX];
@@ -306,6 +310,7 @@ static void fab__connection_lost(fab_client_t *client)
     close(client->sock);
     client->sock = -1;
     client->deferred = 0;
+    client->topology_stale = true; /* the next daemon may be another */
 }
 
 static void fab__warn_unimported(const fab__reply_t *reply)
@@ -653,6 +658,10 @@ fab_status_t fab_client_close(fab_client_t *client)
     client->sock = -1;
     pthread_mutex_unlock(&client->lock);
     pthread_mutex_destroy(&client->lock);
+    fab_topology_destroy(client->topology);
+    for (size_t i = 0; i < client->noutdated; i++)
+        fab_topology_destroy(client->outdated[i]);
+    free(client->outdated);
     free(client);
     return FAB_SUCCESS;
 }
@@ -794,6 +803,77 @@ fab_status_t fab_client_verify(fab_client_t *client, const fab_handle_t *handle,
         return status;
     *live_out = reply.access != 0;
     return FAB_SUCCESS;
+}
+
+/* Ask the daemon for every node of its topology; the caller holds the lock. */
+static fab_status_t fab__topology_fetch(fab_client_t *client, fab_topology_t **topology_out)
+{
+    fab_topology_t *topology = calloc(1, sizeof(*topology));
+    if (topology == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    fab_status_t status = FAB_SUCCESS;
+    for (uint32_t i = 0; status == FAB_SUCCESS && (i == 0 || i < (uint32_t)topology->nnodes); i++) {
+        fab__request_t request = {.type = FAB__MSG_TOPOLOGY};
+        request.u.topology.node = i;
+        fab__reply_t reply;
+        status = fab__call(client, &request, NULL, &reply, NULL);
+        if (status != FAB_SUCCESS)
+            break;
+        if (i == 0) {
+            /* A node count the protocol cannot have sent is a broken daemon. */
+            status = FAB_ERROR_SYSTEM_NOT_READY;
+            if (reply.stats[0] == 0 || reply.stats[0] > INT32_MAX)
+                break;
+            topology->nodes = calloc((size_t)reply.stats[0], sizeof(*topology->nodes));
+            status = FAB_ERROR_OUT_OF_MEMORY;
+            if (topology->nodes == NULL)
+                break;
+            status = FAB_SUCCESS;
+            topology->nnodes = (int)reply.stats[0];
+            topology->driver_version = (int)reply.count;
+        }
+        topology->nodes[i] = reply.topology_node;
+    }
+    if (status != FAB_SUCCESS) {
+        fab_topology_destroy(topology);
+        return status;
+    }
+    *topology_out = topology;
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab_client_topology(fab_client_t *client, const fab_topology_t **topology_out)
+{
+    if (client == NULL || topology_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    pthread_mutex_lock(&client->lock);
+    fab_status_t status = FAB_SUCCESS;
+    if (client->topology == NULL || client->topology_stale || client->sock < 0) {
+        /* Callers may still read the one they had: it lives until close. */
+        fab_topology_t **grown = NULL;
+        if (client->topology != NULL) {
+            grown = realloc(client->outdated, (client->noutdated + 1) * sizeof(*grown));
+            if (grown == NULL)
+                status = FAB_ERROR_OUT_OF_MEMORY;
+            else
+                client->outdated = grown;
+        }
+        fab_topology_t *topology = NULL;
+        if (status == FAB_SUCCESS)
+            status = fab__topology_fetch(client, &topology);
+        if (status == FAB_SUCCESS) {
+            if (client->topology != NULL)
+                client->outdated[client->noutdated++] = client->topology;
+            client->topology = topology;
+            client->topology_stale = false;
+        }
+    }
+    if (status == FAB_SUCCESS)
+        *topology_out = client->topology;
+    pthread_mutex_unlock(&client->lock);
+    return status;
 }
 
 fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out)

@@ -488,7 +488,80 @@ static void daemon_exits_cleanly_on_sigint_freeing_everything(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+/* The config a test's daemon reads, from a file of the examples. */
+static char *example_config(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", FABMEM_EXAMPLES_DIR, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+static void client_learns_the_topology_from_the_daemon(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start(example_config("nvl72.ini"), NULL));
+    setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* ours must not matter */
+    fab_client_t *client = connect_node("tray07");
+    const fab_topology_t *topology = NULL;
+    assert_int_equal(fab_client_topology(client, &topology), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node_count(topology), 18);
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(topology, fab_client_node_index(client), &node), FAB_SUCCESS);
+    assert_string_equal(node.name, "tray07");
+    assert_string_equal(node.imex_domain, "nvl72-rack0");
+    assert_int_equal(node.device_count, 4);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_COMPLETED);
+    fab_device_info_t device;
+    assert_int_equal(fab_topology_device(topology, fab_client_node_index(client), 3, &device),
+                     FAB_SUCCESS);
+    assert_true(device.total_memory > 0);
+    assert_true(device.granularity > 0);
+    assert_int_equal(fab_topology_device(topology, fab_client_node_index(client), 4, &device),
+                     FAB_ERROR_INVALID_DEVICE);
+    /* The same object again, until the connection changes. */
+    const fab_topology_t *again = NULL;
+    assert_int_equal(fab_client_topology(client, &again), FAB_SUCCESS);
+    assert_ptr_equal(again, topology);
+    unsetenv("FABMEM_CONFIG");
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void restarted_daemon_is_asked_for_its_topology_again(void **state)
+{
+    (void)state;
+    fabt_daemon_t *daemon = fabt_daemon_start("[channel 0]\nuids = 0\n[node a]\ngpus = 2\n", NULL);
+    assert_non_null(daemon);
+    fab_client_t *client = connect_node(NULL);
+    const fab_topology_t *before = NULL, *after = NULL;
+    assert_int_equal(fab_client_topology(client, &before), FAB_SUCCESS);
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(before, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.device_count, 2);
+    /* The daemon comes back with another config on the same socket. */
+    FILE *f = fopen(daemon->config, "w");
+    assert_non_null(f);
+    fputs("[channel 0]\nuids = 0\n[node a]\ngpus = 3\n[node b]\ngpus = 1\n", f);
+    fclose(f);
+    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS); /* reconnects */
+    assert_int_equal(fab_client_topology(client, &after), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node_count(after), 2);
+    assert_int_equal(fab_topology_node(after, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.device_count, 3);
+    assert_int_equal(fab_topology_node(before, 0, &node), FAB_SUCCESS); /* still readable */
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(client_learns_the_topology_from_the_daemon, fabt_teardown),
+    cmocka_unit_test_teardown(restarted_daemon_is_asked_for_its_topology_again, fabt_teardown),
     cmocka_unit_test_teardown(daemon_exits_cleanly_on_sigint_freeing_everything, fabt_teardown),
     cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fabt_teardown),
     cmocka_unit_test_teardown(handle_from_another_fabric_is_invalid, fabt_teardown),

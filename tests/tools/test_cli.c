@@ -106,6 +106,20 @@ static void status_shows_the_daemons_counters(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+static void status_shows_the_daemons_topology_not_its_own_config(void **state)
+{
+    (void)state;
+    assert_non_null(fabt_daemon_start("[channel 0]\nuids = 0\n[node left]\ngpus = 2\n"
+                                      "[node right]\ngpus = 3\nimex_domain = other\n", NULL));
+    setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* the tool inherits it */
+    char out[OUT_MAX];
+    const char *args[] = {"status", NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    unsetenv("FABMEM_CONFIG");
+    if (!strstr(out, "2 node(s)") || !strstr(out, "right") || !strstr(out, "gpus 3"))
+        fail_msg("the daemon's topology is not shown:\n%s", out);
+}
+
 static void status_without_a_daemon_says_so(void **state)
 {
     (void)state;
@@ -178,6 +192,7 @@ static void verify_refuses_a_handle_of_another_fabric(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(status_shows_the_daemons_counters, fabt_teardown),
     cmocka_unit_test(status_without_a_daemon_says_so),
+    cmocka_unit_test_teardown(status_shows_the_daemons_topology_not_its_own_config, fabt_teardown),
     cmocka_unit_test_teardown(verify_says_live_for_a_live_handle, fabt_teardown),
     cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fabt_teardown),
     cmocka_unit_test_teardown(verify_refuses_a_handle_of_another_fabric, fabt_teardown),
