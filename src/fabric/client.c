@@ -3,10 +3,14 @@
  * time: a call takes the client's mutex, sends, and waits for the reply, so
  * threads may share a client and its regions.
  *
- * Lifecycle of a region:
- *   allocate / import (daemon adds a reference, memfd arrives) -> map* ->
- *   unmap* -> release; the RELEASE request goes out once the region is both
- *   released and unmapped, and only then is the fd closed.
+ * Lifecycle of a region, one count (refs) with get/put:
+ *   allocate / import   refs = 1, the caller's (the daemon adds its own
+ *                       reference, the memfd arrives)
+ *   map                 get: refs + 1
+ *   unmap               put
+ *   release             put of the caller's; no call may name it after
+ *   last put            fab__region_put's release: the RELEASE request goes
+ *                       out and the fd is closed
  *
  * Trust: before connecting, the socket's directory must be a real directory
  * (not a symbolic link) of this user's or root's that nobody else may write;
@@ -92,7 +96,8 @@ struct fab_region {
     fab_access_t access; /* what this process may map */
     fab_uuid_t uuid;
     int device;
-    bool released;
+    unsigned refs;         /* the caller's until fab_region_release, one per mapping */
+    bool released;         /* the caller's reference is gone (a second release is refused) */
     bool creator;          /* allocated here, not imported */
     uint32_t handle_type;  /* creator: the types it asked for */
     fab_handle_t handle;   /* proof of the uuid, for ADOPT */
@@ -690,6 +695,7 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_t *r
     region->access = access;
     region->uuid = reply->uuid;
     region->device = reply->node;
+    region->refs = 1;
     return region;
 }
 
@@ -951,6 +957,7 @@ fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **ad
         goto out;
     }
     region->maps[region->nmaps++] = addr;
+    region->refs++;
     *addr_out = addr;
     status = FAB_SUCCESS;
 out:
@@ -958,9 +965,9 @@ out:
     return status;
 }
 
-/* Drop the daemon's reference and free the region; the caller holds the lock
- * and has checked that it is released and unmapped. */
-static void fab__region_finish(fab_region_t *region)
+/* The last put: drop the daemon's reference and free the region; the caller
+ * holds the lock. */
+static void fab__region_free(fab_region_t *region)
 {
     fab_client_t *client = region->client;
     if (client->deferred >= FAB__DEFERRED_MAX)
@@ -982,6 +989,12 @@ static void fab__region_finish(fab_region_t *region)
     free(region);
 }
 
+static void fab__region_put(fab_region_t *region)
+{
+    if (--region->refs == 0)
+        fab__region_free(region);
+}
+
 fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
 {
     if (region == NULL || addr == NULL)
@@ -997,8 +1010,7 @@ fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
         munmap(addr, region->size);
         region->maps[i] = region->maps[--region->nmaps];
         status = FAB_SUCCESS;
-        if (region->released && region->nmaps == 0)
-            fab__region_finish(region);
+        fab__region_put(region);
         break;
     }
     pthread_mutex_unlock(&client->lock);
@@ -1014,12 +1026,12 @@ fab_status_t fab_region_release(fab_region_t *region)
         return FAB_ERROR_ILLEGAL_STATE;
     pthread_mutex_lock(&client->lock);
     fab_status_t status = FAB_SUCCESS;
-    if (region->released)
+    if (region->released) {
         status = FAB_ERROR_INVALID_VALUE;
-    else if (region->nmaps == 0)
-        fab__region_finish(region);
-    else
+    } else {
         region->released = true;
+        fab__region_put(region);
+    }
     pthread_mutex_unlock(&client->lock);
     return status;
 }
