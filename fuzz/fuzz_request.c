@@ -5,11 +5,32 @@
  *
  * Input: a sequence of messages, each a 2-byte little-endian length and that
  * many bytes. One connection per input; it is closed at the end, which must
- * free everything the input allocated (the leak checker sees to that). An
- * IMPORT, VERIFY or ADOPT whose handle starts with a zero byte presents the last
- * handle this input exported instead, so that the import path is reached
- * past the tag check; bytes 1 and 2 of such a handle, if nonzero, alter one
- * byte of it. */
+ * free everything the input allocated (the leak checker sees to that).
+ *
+ * What a client holds and the fuzzer cannot forge (a keyed tag, a keyed token,
+ * a descriptor) is substituted, so that the checks past it are reached:
+ *   - handle: an IMPORT, VERIFY or ADOPT whose handle starts with a zero byte
+ *     presents the last handle this input got (ALLOC or EXPORT reply); bytes 1
+ *     and 2 of such a handle, if nonzero, alter one byte of it (byte 1 says
+ *     which, byte 2 is XORed in);
+ *   - token: an ADOPT with creator=1 and an all-zero token presents the
+ *     creator token of this input's last ALLOC reply;
+ *   - fd: an ADOPT comes with the descriptor that the low 3 bits of its
+ *     sequence number choose: 0 a sealed mode-0400 memfd of the handle's size
+ *     (fab__memfd_create, what a client sends), 1 a new descriptor of the last
+ *     memory this input was handed (ALLOC or IMPORT reply: the same memory as
+ *     the allocation), 2 an unsealed memfd of that size, 3 a sealed memfd of
+ *     another size, 4 none, 5 a pipe's read end, 6 FAB__FD_LOST (the kernel
+ *     could not pass it), 7 a read-only descriptor of a sealed memfd of that
+ *     size;
+ *   - restart: an empty message is a daemon restart. The connection is
+ *     closed (freeing what it held) and the rest of the input talks, on a new
+ *     connection, to a new daemon with the same key: an empty registry without
+ *     tombstones, as after fabmemd restarted. The handles, token and memory
+ *     the input holds survive it, so that ADOPT can bring them back and park
+ *     importers that come before their creator. That daemon is destroyed at
+ *     the end of the input; the first one lives across inputs. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,33 +39,92 @@
 
 #include "src/daemon/registry.h"
 #include "src/common/log.h"
+#include "src/common/memfd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const uint8_t fuzz_key[FAB__KEY_BYTES] = {1, 2, 3};
+static fab_topology_t *fuzz_topology;
 
 static fab__daemon_t *fuzz_daemon(void)
 {
     static fab__daemon_t *daemon;
-    static fab_topology_t *topology;
     if (daemon == NULL) {
-        static const uint8_t key[FAB__KEY_BYTES] = {1, 2, 3};
         fab__log_set_level(FAB__LOG_ERROR);
         unsetenv("FABMEM_CONFIG");
-        if (fab_topology_load(NULL, &topology) != FAB_SUCCESS)
+        if (fab_topology_load(NULL, &fuzz_topology) != FAB_SUCCESS)
             abort();
-        daemon = fab__daemon_create(topology, key);
+        daemon = fab__daemon_create(fuzz_topology, fuzz_key);
         if (daemon == NULL)
             abort();
     }
     return daemon;
 }
 
+/* The descriptor an ADOPT comes with: choice (0..7) as the top comment says,
+ * size the handle's, last the input's last memory (-1: none). -1 when there
+ * is none, or when making it failed (a size no memfd can have). */
+static int fuzz_adopt_fd(unsigned choice, uint64_t size, int last)
+{
+    int fd = -1, other = -1;
+    int pipefd[2];
+    switch (choice) {
+    case 0:
+        if (fab__memfd_create("fuzz", size, &fd) != FAB_SUCCESS)
+            fd = -1;
+        return fd;
+    case 1:
+        return last >= 0 ? dup(last) : -1;
+    case 2:
+        if (size > (uint64_t)INT64_MAX)
+            return -1;
+        fd = memfd_create("fuzz", MFD_CLOEXEC);
+        if (fd >= 0 && ftruncate(fd, (off_t)size) != 0) {
+            close(fd);
+            fd = -1;
+        }
+        return fd;
+    case 3:
+        if (fab__memfd_create("fuzz", size + 1, &fd) != FAB_SUCCESS)
+            fd = -1;
+        return fd;
+    case 4:
+        return -1;
+    case 5:
+        if (pipe(pipefd) != 0)
+            return -1;
+        close(pipefd[1]);
+        return pipefd[0];
+    case 6:
+        return FAB__FD_LOST;
+    default:
+        if (fab__memfd_create("fuzz", size, &other) != FAB_SUCCESS)
+            return -1;
+        fd = fab__memfd_reopen_read_only(other);
+        close(other);
+        return fd;
+    }
+}
+
+static bool fuzz_all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != 0)
+            return false;
+    }
+    return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fab__daemon_t *daemon = fuzz_daemon();
+    fab__daemon_t *restarted = NULL; /* after an empty message */
     fab__conn_t *conn = fab__daemon_conn_open(daemon, getuid(), getgid(), 1);
     if (conn == NULL)
         return 0;
     fab_handle_t last = {{0}};
+    uint8_t last_token[FAB__TOKEN_BYTES] = {0};
+    int last_fd = -1; /* our own descriptor of the last memory handed to us */
     while (size >= 2) {
         size_t len = (size_t)data[0] | (size_t)data[1] << 8;
         data += 2;
@@ -52,7 +132,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (len > size)
             len = size;
         fab__request_t request;
-        if (fab__request_decode(data, len, &request) == FAB_SUCCESS) {
+        if (len == 0) {
+            fab__daemon_conn_close(daemon, conn);
+            if (restarted != NULL)
+                fab__daemon_destroy(restarted);
+            daemon = restarted = fab__daemon_create(fuzz_topology, fuzz_key);
+            if (restarted == NULL)
+                abort();
+            conn = fab__daemon_conn_open(daemon, getuid(), getgid(), 1);
+            if (conn == NULL)
+                abort();
+        } else if (fab__request_decode(data, len, &request) == FAB_SUCCESS) {
             if ((request.type == FAB__MSG_IMPORT || request.type == FAB__MSG_VERIFY ||
                  request.type == FAB__MSG_ADOPT) &&
                 request.u.import.handle.bytes[0] == 0) {
@@ -61,35 +151,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 request.u.import.handle = last;
                 request.u.import.handle.bytes[where % FAB_HANDLE_BYTES] ^= flip;
             }
-            fab__reply_t reply;
-            int fd, owned;
-            /* ADOPT gets a memfd of the size its handle names, as a
-             * client would send. */
             int fd_in = -1;
             if (request.type == FAB__MSG_ADOPT) {
-                fd_in = memfd_create("fuzz", MFD_CLOEXEC);
-                if (fd_in >= 0 &&
-                    ftruncate(fd_in, (off_t)(fab_handle_size(&request.u.import.handle) & 0xffffffffu)) != 0) {
-                    close(fd_in);
-                    fd_in = -1;
-                }
+                if (request.u.import.creator &&
+                    fuzz_all_zero(request.u.import.token, FAB__TOKEN_BYTES))
+                    memcpy(request.u.import.token, last_token, FAB__TOKEN_BYTES);
+                fd_in = fuzz_adopt_fd(request.seq & 7u,
+                                      (uint64_t)fab_handle_size(&request.u.import.handle),
+                                      last_fd);
             }
+            fab__reply_t reply;
+            int fd, owned;
             fab__daemon_handle(daemon, conn, &request, fd_in, &reply, &fd, &owned);
-            if (owned)
-                close(fd);
+            if (fd >= 0) {
+                /* Keep the memory, as a client that maps it does. */
+                if (last_fd >= 0)
+                    close(last_fd);
+                last_fd = dup(fd);
+                if (owned)
+                    close(fd);
+            }
             if ((request.type == FAB__MSG_EXPORT || request.type == FAB__MSG_ALLOC) &&
                 reply.status == FAB_SUCCESS)
                 last = reply.handle;
+            if (request.type == FAB__MSG_ALLOC && reply.status == FAB_SUCCESS)
+                memcpy(last_token, reply.token, FAB__TOKEN_BYTES);
             /* The reply must round-trip through its own codec. */
             uint8_t buf[FAB__PROTO_MAX];
             fab__reply_t back;
             size_t n = fab__reply_encode(&reply, buf);
-            if (fab__reply_decode(buf, n, &back) != FAB_SUCCESS || back.status != reply.status)
+            if (fab__reply_decode(buf, n, &back) != FAB_SUCCESS || back.status != reply.status ||
+                memcmp(back.token, reply.token, FAB__TOKEN_BYTES) != 0)
                 abort();
         }
         data += len;
         size -= len;
     }
     fab__daemon_conn_close(daemon, conn);
+    if (restarted != NULL)
+        fab__daemon_destroy(restarted);
+    if (last_fd >= 0)
+        close(last_fd);
     return 0;
 }
