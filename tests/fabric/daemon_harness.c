@@ -8,6 +8,8 @@
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,4 +238,74 @@ void fabt_hex16(const unsigned char *bytes, char out[33])
 {
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+}
+
+/* ---- the raw protocol -------------------------------------------------------- */
+
+int fabt_raw_connect(const char *path)
+{
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    assert_true(sock >= 0);
+    struct sockaddr_un addr;
+    assert_int_equal(fab__sockaddr_un(path, &addr), 0);
+    assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    return sock;
+}
+
+void fabt_raw_send(int sock, fab__request_t *request, int fd)
+{
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(request, buf);
+    assert_int_equal(fab__proto_send(sock, buf, len, fd), 0);
+}
+
+int fabt_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out)
+{
+    struct pollfd p = {.fd = sock, .events = POLLIN};
+    assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
+    uint8_t buf[FAB__PROTO_MAX];
+    int fd = -1;
+    ssize_t n = fab__proto_recv(sock, buf, &fd, 0);
+    if (n <= 0)
+        return -1;
+    fab__reply_t reply;
+    assert_int_equal(fab__reply_decode(buf, (size_t)n, &reply), FAB_SUCCESS);
+    if (reply_out != NULL)
+        *reply_out = reply;
+    if (fd_out != NULL)
+        *fd_out = fd;
+    else if (fd >= 0)
+        close(fd);
+    return (int)reply.status;
+}
+
+int fabt_raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out)
+{
+    fabt_raw_send(sock, request, fd);
+    return fabt_raw_reply(sock, reply_out, fd_out);
+}
+
+void fabt_raw_say_hello(int sock)
+{
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    assert_int_equal(fabt_raw_call(sock, &hello, -1, NULL, NULL), FAB_SUCCESS);
+}
+
+int fabt_raw_hello(const char *path)
+{
+    int sock = fabt_raw_connect(path);
+    fabt_raw_say_hello(sock);
+    return sock;
+}
+
+int fabt_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint8_t *token, int fd)
+{
+    fab__request_t adopt = {.type = FAB__MSG_ADOPT, .seq = 9};
+    adopt.u.import.handle = *handle;
+    adopt.u.import.handle_type = FAB_HANDLE_TYPE_FABRIC;
+    adopt.u.import.creator = (uint8_t)creator;
+    if (token != NULL)
+        memcpy(adopt.u.import.token, token, FAB__TOKEN_BYTES);
+    return fabt_raw_call(sock, &adopt, fd, NULL, NULL);
 }

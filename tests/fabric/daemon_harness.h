@@ -62,4 +62,32 @@ int fabt_teardown(void **state);
 /* Hex of 16 uuid bytes, as the daemon logs them. */
 void fabt_hex16(const unsigned char *bytes, char out[33]);
 
+/* ---- the raw protocol, to speak to a daemon as a bare or hostile client ---- */
+
+#include "src/common/proto.h"
+
+/* A connection to the socket at path (asserted). */
+int fabt_raw_connect(const char *path);
+
+/* Send request with fd (-1: none) attached (asserted). */
+void fabt_raw_send(int sock, fab__request_t *request, int fd);
+
+/* The next reply's status, or -1 when the daemon closed the connection
+ * instead; the reply goes to *reply_out and its fd to *fd_out (each may be
+ * NULL: an fd is then closed). Waits at most FAB_TEST_TIMEOUT_MS. */
+int fabt_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out);
+
+/* fabt_raw_send, then fabt_raw_reply. */
+int fabt_raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out);
+
+/* HELLO on sock, asserted to succeed. */
+void fabt_raw_say_hello(int sock);
+
+/* ADOPT handle (creator 0/1, with token: NULL is zeros) with fd attached;
+ * the status. */
+int fabt_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint8_t *token, int fd);
+
+/* A connection to path that said HELLO. */
+int fabt_raw_hello(const char *path);
+
 #endif /* FABTEST_DAEMON_HARNESS_H */

@@ -21,53 +21,9 @@
 #include "src/common/memfd.h"
 #include "src/common/proto.h"
 
-static int raw_connect(const fabt_daemon_t *daemon)
-{
-    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    assert_true(sock >= 0);
-    struct sockaddr_un addr;
-    assert_int_equal(fab__sockaddr_un(daemon->socket, &addr), 0);
-    assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    return sock;
-}
-
 static void raw_send(int sock, const void *buf, size_t len)
 {
     assert_int_equal(send(sock, buf, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-static void raw_request(int sock, fab__request_t *request)
-{
-    uint8_t buf[FAB__PROTO_MAX];
-    size_t len = fab__request_encode(request, buf);
-    raw_send(sock, buf, len);
-}
-
-/* The next reply's status, or -1 when the daemon closed the connection. */
-static int raw_status(int sock, int *fd_out)
-{
-    struct pollfd p = {.fd = sock, .events = POLLIN};
-    assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
-    uint8_t buf[FAB__PROTO_MAX];
-    int fd = -1;
-    ssize_t n = fab__proto_recv(sock, buf, &fd, 0);
-    if (n <= 0)
-        return -1;
-    fab__reply_t reply;
-    assert_int_equal(fab__reply_decode(buf, (size_t)n, &reply), FAB_SUCCESS);
-    if (fd_out != NULL)
-        *fd_out = fd;
-    else if (fd >= 0)
-        close(fd);
-    return (int)reply.status;
-}
-
-static void raw_hello(int sock)
-{
-    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
-    hello.u.hello.version = FAB__PROTO_VERSION;
-    raw_request(sock, &hello);
-    assert_int_equal(raw_status(sock, NULL), FAB_SUCCESS);
 }
 
 /* The daemon still serves a well-behaved client, and holds no more fds than
@@ -110,20 +66,20 @@ static void malformed_message_closes_the_connection(void **state)
         "FBM1\x63\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00", /* unknown type */
     };
     for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
-        int sock = raw_connect(daemon);
+        int sock = fabt_raw_connect(daemon->socket);
         raw_send(sock, junk[i], i == 0 ? strlen(junk[i]) : 16);
-        assert_int_equal(raw_status(sock, NULL), -1);
+        assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
         close(sock);
     }
     /* A known type with a nonzero status field, and one with reserved bits. */
-    int sock = raw_connect(daemon);
-    raw_hello(sock);
+    int sock = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(sock);
     uint8_t buf[FAB__PROTO_MAX];
     fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
     size_t len = fab__request_encode(&stats, buf);
     buf[12] = 1;
     raw_send(sock, buf, len);
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -137,21 +93,21 @@ static void truncated_message_closes_the_connection(void **state)
     uint8_t buf[FAB__PROTO_MAX];
     size_t full = fab__request_encode(&request, buf);
     for (size_t cut = 1; cut < full; cut += 7) {
-        int sock = raw_connect(daemon);
-        raw_hello(sock);
+        int sock = fabt_raw_connect(daemon->socket);
+        fabt_raw_say_hello(sock);
         raw_send(sock, buf, cut);
-        assert_int_equal(raw_status(sock, NULL), -1);
+        assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
         close(sock);
     }
     /* A name length that promises more than the message holds. */
-    int sock = raw_connect(daemon);
+    int sock = fabt_raw_connect(daemon->socket);
     fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
     hello.u.hello.version = FAB__PROTO_VERSION;
     hello.u.hello.name_len = 4;
     memcpy(hello.u.hello.name, "node", 4);
     size_t len = fab__request_encode(&hello, buf);
     raw_send(sock, buf, len - 2);
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -164,19 +120,19 @@ static void oversized_or_empty_message_closes_the_connection(void **state)
     static uint8_t big[64 * 1024];
     fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
     fab__request_encode(&stats, big);
-    int sock = raw_connect(daemon);
-    raw_hello(sock);
+    int sock = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(sock);
     raw_send(sock, big, sizeof(big));
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
-    sock = raw_connect(daemon);
-    raw_hello(sock);
+    sock = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(sock);
     raw_send(sock, big, FAB__PROTO_MAX + 1);
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
-    sock = raw_connect(daemon);
+    sock = fabt_raw_connect(daemon->socket);
     raw_send(sock, big, 0);
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -186,40 +142,40 @@ static void out_of_order_requests_get_an_error_reply(void **state)
     (void)state;
     int baseline;
     fabt_daemon_t *daemon = start(&baseline);
-    int sock = raw_connect(daemon);
+    int sock = fabt_raw_connect(daemon->socket);
     fab__request_t alloc = {.type = FAB__MSG_ALLOC, .seq = 1};
     alloc.u.alloc.size = 2u << 20;
     alloc.u.alloc.peer_access = FAB_ACCESS_READ_WRITE;
     alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
-    raw_request(sock, &alloc);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fabt_raw_send(sock, &alloc, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
     fab__request_t release = {.type = FAB__MSG_RELEASE, .seq = 2};
-    raw_request(sock, &release);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_ILLEGAL_STATE);
-    raw_hello(sock);
+    fabt_raw_send(sock, &release, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fabt_raw_say_hello(sock);
     fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 3};
     hello.u.hello.version = FAB__PROTO_VERSION;
-    raw_request(sock, &hello);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fabt_raw_send(sock, &hello, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
     /* Regions that this connection never had. */
     release.u.region.region = 12345;
-    raw_request(sock, &release);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_INVALID_HANDLE);
+    fabt_raw_send(sock, &release, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_HANDLE);
     fab__request_t export = {.type = FAB__MSG_EXPORT, .seq = 4};
-    raw_request(sock, &export);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_INVALID_HANDLE);
+    fabt_raw_send(sock, &export, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_HANDLE);
     /* The connection still works. */
     int fd = -1;
-    raw_request(sock, &alloc);
-    assert_int_equal(raw_status(sock, &fd), FAB_SUCCESS);
+    fabt_raw_send(sock, &alloc, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, &fd), FAB_SUCCESS);
     assert_true(fd >= 0);
     close(fd);
     close(sock); /* vanishes holding the allocation: the daemon frees it */
     fab__request_t bad_version = hello;
-    sock = raw_connect(daemon);
+    sock = fabt_raw_connect(daemon->socket);
     bad_version.u.hello.version = 99;
-    raw_request(sock, &bad_version);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_NOT_SUPPORTED);
+    fabt_raw_send(sock, &bad_version, -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_NOT_SUPPORTED);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -229,19 +185,19 @@ static void stray_fds_are_closed_with_the_connection(void **state)
     (void)state;
     int baseline;
     fabt_daemon_t *daemon = start(&baseline);
-    int sock = raw_connect(daemon);
-    raw_hello(sock);
+    int sock = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(sock);
     /* A valid request with an fd: an error reply, then the connection goes. */
     uint8_t buf[FAB__PROTO_MAX];
     fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
     size_t len = fab__request_encode(&stats, buf);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     assert_int_equal(fab__proto_send(sock, buf, len, devnull), 0);
-    assert_int_equal(raw_status(sock, NULL), FAB_ERROR_INVALID_VALUE);
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     /* Many fds at once, more than the daemon has room for. */
-    sock = raw_connect(daemon);
+    sock = fabt_raw_connect(daemon->socket);
     int fds[32];
     for (int i = 0; i < 32; i++)
         fds[i] = devnull;
@@ -259,7 +215,7 @@ static void stray_fds_are_closed_with_the_connection(void **state)
     c->cmsg_len = CMSG_LEN(sizeof(fds));
     memcpy(CMSG_DATA(c), fds, sizeof(fds));
     assert_int_equal(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
-    assert_int_equal(raw_status(sock, NULL), -1);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     close(devnull);
     daemon_is_healthy(daemon, baseline);
@@ -270,8 +226,8 @@ static void client_that_never_reads_stalls_only_itself(void **state)
     (void)state;
     int baseline;
     fabt_daemon_t *daemon = start(&baseline);
-    int stuck = raw_connect(daemon);
-    raw_hello(stuck);
+    int stuck = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(stuck);
     /* Requests until our socket buffer is full: the daemon's replies pile up
      * unread on its side first. */
     int flags = fcntl(stuck, F_GETFL);
@@ -303,9 +259,9 @@ static void garbage_from_many_connections_leaves_no_trace(void **state)
     fabt_daemon_t *daemon = start(&baseline);
     unsigned seed = 12345;
     for (int round = 0; round < 200; round++) {
-        int sock = raw_connect(daemon);
+        int sock = fabt_raw_connect(daemon->socket);
         if (round % 2)
-            raw_hello(sock);
+            fabt_raw_say_hello(sock);
         uint8_t buf[600];
         size_t len = 1 + (size_t)(rand_r(&seed) % (int)sizeof(buf));
         for (size_t i = 0; i < len; i++)
@@ -316,18 +272,6 @@ static void garbage_from_many_connections_leaves_no_trace(void **state)
         close(sock);
     }
     daemon_is_healthy(daemon, baseline);
-}
-
-static int raw_adopt(int sock, const fab_handle_t *handle, int creator, int fd)
-{
-    fab__request_t adopt = {.type = FAB__MSG_ADOPT, .seq = 9};
-    adopt.u.import.handle = *handle;
-    adopt.u.import.handle_type = FAB_HANDLE_TYPE_FABRIC;
-    adopt.u.import.creator = (uint8_t)creator;
-    uint8_t buf[FAB__PROTO_MAX];
-    size_t len = fab__request_encode(&adopt, buf);
-    assert_int_equal(fab__proto_send(sock, buf, len, fd), 0);
-    return raw_status(sock, NULL);
 }
 
 /* ADOPT adds a reference only with an authentic handle and the very memory
@@ -348,28 +292,28 @@ static void adopt_needs_proof_and_the_same_memory(void **state)
     int other;
     assert_int_equal(fab__memfd_create("other", 2u << 20, &other), FAB_SUCCESS);
 
-    int sock = raw_connect(daemon);
-    raw_hello(sock);
-    assert_int_equal(raw_adopt(sock, &handle, 1, -1), FAB_ERROR_INVALID_VALUE);
-    assert_int_equal(raw_adopt(sock, &handle, 0, other), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(raw_adopt(sock, &handle, 1, fab_region_fd(region)), FAB_ERROR_NOT_PERMITTED);
+    int sock = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(sock);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, NULL, -1), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, other), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, NULL, fab_region_fd(region)), FAB_ERROR_NOT_PERMITTED);
     fab_handle_t forged;
     uint8_t tag[FAB_HANDLE_TAG_BYTES] = {7};
     assert_int_equal(fab_handle_encode(fab_handle_uuid(&handle), fab_handle_size(&handle),
                                        fab_handle_access(&handle), FAB_HANDLE_ORIGIN_FABRIC,
                                        fab_handle_domain(&handle), tag, &forged), FAB_SUCCESS);
-    assert_int_equal(raw_adopt(sock, &forged, 0, fab_region_fd(region)), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(raw_adopt(sock, &handle, 0, fab_region_fd(region)), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_adopt(sock, &forged, 0, NULL, fab_region_fd(region)), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, fab_region_fd(region)), FAB_SUCCESS);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
     assert_int_equal(stats.references, 2);
     close(sock); /* drops the adopted reference */
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
     /* Nobody holds it now, and within this daemon's life it stays gone. */
-    sock = raw_connect(daemon);
-    raw_hello(sock);
-    assert_int_equal(raw_adopt(sock, &handle, 0, other), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(raw_adopt(sock, &handle, 1, other), FAB_ERROR_INVALID_HANDLE);
+    sock = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(sock);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, other), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, NULL, other), FAB_ERROR_INVALID_HANDLE);
     close(sock);
     close(other);
     fab_client_close(client);
@@ -400,14 +344,14 @@ static void daemon_out_of_fds_refuses_and_recovers(void **state)
      * spin or fail; our own connection keeps working. */
     int socks[EXTRA];
     for (int i = 0; i < EXTRA; i++)
-        socks[i] = raw_connect(daemon);
+        socks[i] = fabt_raw_connect(daemon->socket);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
     assert_int_equal(stats.allocations, (uint64_t)made);
     for (int i = 0; i < made; i++)
         fab_region_release(regions[i]);
     /* With fds free again, the waiting connections are accepted and served. */
-    raw_hello(socks[0]);
+    fabt_raw_say_hello(socks[0]);
     for (int i = 0; i < EXTRA; i++)
         close(socks[i]);
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);

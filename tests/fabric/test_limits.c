@@ -37,64 +37,12 @@
 
 /* ---- raw protocol (as in test_badinput.c) ---------------------------------- */
 
-static int raw_connect(const fabt_daemon_t *daemon)
-{
-    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    assert_true(sock >= 0);
-    struct sockaddr_un addr;
-    assert_int_equal(fab__sockaddr_un(daemon->socket, &addr), 0);
-    assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    return sock;
-}
-
-static void raw_request(int sock, fab__request_t *request)
-{
-    uint8_t buf[FAB__PROTO_MAX];
-    size_t len = fab__request_encode(request, buf);
-    assert_int_equal(send(sock, buf, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-/* The next reply (its status), or -1 when the daemon closed the connection. */
-static int raw_reply(int sock, fab__reply_t *reply_out, int *fd_out)
-{
-    struct pollfd p = {.fd = sock, .events = POLLIN};
-    assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
-    uint8_t buf[FAB__PROTO_MAX];
-    int fd = -1;
-    ssize_t n = fab__proto_recv(sock, buf, &fd, 0);
-    if (n <= 0)
-        return -1;
-    fab__reply_t reply;
-    assert_int_equal(fab__reply_decode(buf, (size_t)n, &reply), FAB_SUCCESS);
-    if (reply_out != NULL)
-        *reply_out = reply;
-    if (fd_out != NULL)
-        *fd_out = fd;
-    else if (fd >= 0)
-        close(fd);
-    return (int)reply.status;
-}
-
-static int raw_status(int sock)
-{
-    return raw_reply(sock, NULL, NULL);
-}
-
-static void raw_hello(int sock)
-{
-    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
-    hello.u.hello.version = FAB__PROTO_VERSION;
-    raw_request(sock, &hello);
-    assert_int_equal(raw_status(sock), FAB_SUCCESS);
-}
-
-/* STATS over a raw connection: for root, the daemon's global figures. */
 static fab_daemon_stats_t raw_stats(int sock)
 {
     fab__request_t request = {.type = FAB__MSG_STATS, .seq = 2};
-    raw_request(sock, &request);
+    fabt_raw_send(sock, &request, -1);
     fab__reply_t reply;
-    assert_int_equal(raw_reply(sock, &reply, NULL), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_reply(sock, &reply, NULL), FAB_SUCCESS);
     fab_daemon_stats_t stats = {reply.stats[0], reply.stats[1], reply.stats[2],
                                 reply.stats[3], reply.stats[4], reply.stats[5]};
     return stats;
@@ -291,19 +239,19 @@ static void connections_over_the_uid_limit_are_closed_at_once(void **state)
     assert_non_null(daemon);
     int held[LIMIT];
     for (int i = 0; i < LIMIT; i++) {
-        held[i] = raw_connect(daemon);
-        raw_hello(held[i]);
+        held[i] = fabt_raw_connect(daemon->socket);
+        fabt_raw_say_hello(held[i]);
     }
     /* The fifth is closed without a word, and so are fifty more. */
     double start = now_s();
-    int fifth = raw_connect(daemon);
-    assert_int_equal(raw_status(fifth), -1);
+    int fifth = fabt_raw_connect(daemon->socket);
+    assert_int_equal(fabt_raw_reply(fifth, NULL, NULL), -1);
     close(fifth);
     int more[MORE];
     for (int i = 0; i < MORE; i++)
-        more[i] = raw_connect(daemon);
+        more[i] = fabt_raw_connect(daemon->socket);
     for (int i = 0; i < MORE; i++) {
-        assert_int_equal(raw_status(more[i]), -1);
+        assert_int_equal(fabt_raw_reply(more[i], NULL, NULL), -1);
         close(more[i]);
     }
     /* The library says the daemon is not ready for us (it tries twice). */
@@ -322,13 +270,13 @@ static void connections_over_the_uid_limit_are_closed_at_once(void **state)
     /* One goes: once the daemon has seen it go, a new one is served. */
     close(held[LIMIT - 1]);
     wait_for_clients(held[0], LIMIT - 1);
-    held[LIMIT - 1] = raw_connect(daemon);
-    raw_hello(held[LIMIT - 1]);
+    held[LIMIT - 1] = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(held[LIMIT - 1]);
     stats = raw_stats(held[LIMIT - 1]);
     assert_int_equal(stats.clients, LIMIT);
     /* And at the limit again, the next is refused again. */
-    fifth = raw_connect(daemon);
-    assert_int_equal(raw_status(fifth), -1);
+    fifth = fabt_raw_connect(daemon->socket);
+    assert_int_equal(fabt_raw_reply(fifth, NULL, NULL), -1);
     close(fifth);
     for (int i = 0; i < LIMIT; i++)
         close(held[i]);
@@ -346,18 +294,18 @@ static void another_uid_is_served_while_one_uid_is_at_its_connection_limit(void 
     assert_non_null(daemon);
     int held[LIMIT];
     for (int i = 0; i < LIMIT; i++) {
-        held[i] = raw_connect(daemon);
-        raw_hello(held[i]);
+        held[i] = fabt_raw_connect(daemon->socket);
+        fabt_raw_say_hello(held[i]);
     }
     for (int i = 0; i < 8; i++) {
-        int sock = raw_connect(daemon);
-        assert_int_equal(raw_status(sock), -1);
+        int sock = fabt_raw_connect(daemon->socket);
+        assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
         close(sock);
     }
     nobody_allocates("FAB_SUCCESS");
     /* Root is still at its limit. */
-    int sock = raw_connect(daemon);
-    assert_int_equal(raw_status(sock), -1);
+    int sock = fabt_raw_connect(daemon->socket);
+    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     for (int i = 0; i < LIMIT; i++)
         close(held[i]);
@@ -545,8 +493,8 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
     assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
     assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
 
-    int flooder = raw_connect(daemon);
-    raw_hello(flooder);
+    int flooder = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(flooder);
     int sent = raw_flood_imports(flooder, &handle, REQUESTS);
     assert_true(sent > 2 * CAP); /* else this proves nothing */
     /* Each IMPORT the daemon answered is a reference: once it has stopped
@@ -572,7 +520,7 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
     for (uint64_t i = 0; i < queued; i++) {
         fab__reply_t reply;
         int fd = -1;
-        assert_int_equal(raw_reply(flooder, &reply, &fd), FAB_SUCCESS);
+        assert_int_equal(fabt_raw_reply(flooder, &reply, &fd), FAB_SUCCESS);
         assert_int_equal(reply.type, FAB__MSG_IMPORT);
         assert_true(fd >= 0);
         close(fd);
@@ -627,12 +575,12 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
 
     /* The test floods with IMPORTs of it from connections that never read,
      * until more fds would be in flight than the daemon's RLIMIT_NOFILE. */
-    int watcher = raw_connect(daemon);
-    raw_hello(watcher);
+    int watcher = fabt_raw_connect(daemon->socket);
+    fabt_raw_say_hello(watcher);
     int flooders[FLOODERS];
     for (int i = 0; i < FLOODERS; i++) {
-        flooders[i] = raw_connect(daemon);
-        raw_hello(flooders[i]);
+        flooders[i] = fabt_raw_connect(daemon->socket);
+        fabt_raw_say_hello(flooders[i]);
         assert_true(raw_flood_imports(flooders[i], &handle, PER_FLOODER) > 0);
     }
     double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;

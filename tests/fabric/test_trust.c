@@ -70,48 +70,6 @@ static int under_valgrind(void)
 
 /* ---- raw protocol, to speak as a hostile or a bare client ------------------ */
 
-static int raw_connect(const char *path)
-{
-    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    assert_true(sock >= 0);
-    struct sockaddr_un addr;
-    assert_int_equal(fab__sockaddr_un(path, &addr), 0);
-    assert_int_equal(connect(sock, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    return sock;
-}
-
-/* Send request (with fd, -1: none) and read its reply; the reply's fd, if
- * any, goes to *fd_out (NULL: closed). Returns the status. */
-static int raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out)
-{
-    uint8_t buf[FAB__PROTO_MAX];
-    size_t len = fab__request_encode(request, buf);
-    assert_int_equal(fab__proto_send(sock, buf, len, fd), 0);
-    struct pollfd p = {.fd = sock, .events = POLLIN};
-    assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
-    int got = -1;
-    ssize_t n = fab__proto_recv(sock, buf, &got, 0);
-    assert_true(n > 0);
-    fab__reply_t reply;
-    assert_int_equal(fab__reply_decode(buf, (size_t)n, &reply), FAB_SUCCESS);
-    if (fd_out != NULL)
-        *fd_out = got;
-    else if (got >= 0)
-        close(got);
-    if (reply_out != NULL)
-        *reply_out = reply;
-    return (int)reply.status;
-}
-
-static int raw_hello(const char *path)
-{
-    int sock = raw_connect(path);
-    fab__request_t hello = {.type = FAB__MSG_HELLO};
-    hello.u.hello.version = FAB__PROTO_VERSION;
-    assert_int_equal(raw_call(sock, &hello, -1, NULL, NULL), FAB_SUCCESS);
-    return sock;
-}
-
 /* ALLOC over a raw connection: the handle, the creator token and the memfd. */
 static void raw_alloc(int sock, fab_handle_t *handle_out, uint8_t token_out[FAB__TOKEN_BYTES],
                       int *fd_out)
@@ -121,22 +79,10 @@ static void raw_alloc(int sock, fab_handle_t *handle_out, uint8_t token_out[FAB_
     alloc.u.alloc.peer_access = FAB_ACCESS_READ_WRITE;
     alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
     fab__reply_t reply;
-    assert_int_equal(raw_call(sock, &alloc, -1, &reply, fd_out), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_call(sock, &alloc, -1, &reply, fd_out), FAB_SUCCESS);
     assert_true(*fd_out >= 0);
     *handle_out = reply.handle;
     memcpy(token_out, reply.token, FAB__TOKEN_BYTES);
-}
-
-static int raw_adopt(int sock, const fab_handle_t *handle, int creator,
-                     const uint8_t *token, int fd)
-{
-    fab__request_t adopt = {.type = FAB__MSG_ADOPT};
-    adopt.u.import.handle = *handle;
-    adopt.u.import.handle_type = FAB_HANDLE_TYPE_FABRIC;
-    adopt.u.import.creator = (uint8_t)creator;
-    if (token != NULL)
-        memcpy(adopt.u.import.token, token, FAB__TOKEN_BYTES);
-    return raw_call(sock, &adopt, fd, NULL, NULL);
 }
 
 static int sealed_memfd(void)
@@ -466,16 +412,16 @@ static void creator_claim_needs_the_creator_token(void **state)
 
     assert_int_equal(fabt_daemon_restart(daemon), 0);
     /* The attacker comes back first, with memory of its own. */
-    int sock = raw_hello(daemon->socket);
+    int sock = fabt_raw_hello(daemon->socket);
     int fake = sealed_memfd();
     uint8_t zero[FAB__TOKEN_BYTES] = {0};
-    assert_int_equal(raw_adopt(sock, &handle, 1, zero, fake), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, zero, fake), FAB_ERROR_NOT_PERMITTED);
     /* A token is bound to its allocation: another one's does not do. */
     int tokfd;
     fab_handle_t raw_handle;
     uint8_t token[FAB__TOKEN_BYTES];
     raw_alloc(sock, &raw_handle, token, &tokfd);
-    assert_int_equal(raw_adopt(sock, &handle, 1, token, fake), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, token, fake), FAB_ERROR_NOT_PERMITTED);
     close(tokfd);
     close(sock);
     close(fake);
@@ -503,17 +449,17 @@ static void released_allocation_never_comes_back(void **state)
     (void)state;
     fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    int sock = raw_hello(daemon->socket);
+    int sock = fabt_raw_hello(daemon->socket);
     fab_handle_t handle;
     uint8_t token[FAB__TOKEN_BYTES];
     int fd;
     raw_alloc(sock, &handle, token, &fd);
     fab__request_t release = {.type = FAB__MSG_RELEASE};
     release.u.region.region = 1;
-    assert_int_equal(raw_call(sock, &release, -1, NULL, NULL), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_call(sock, &release, -1, NULL, NULL), FAB_SUCCESS);
     /* Its creator, with its token and the very memory, cannot revive it. */
-    assert_int_equal(raw_adopt(sock, &handle, 1, token, fd), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(raw_adopt(sock, &handle, 0, NULL, fd), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, token, fd), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, fd), FAB_ERROR_INVALID_HANDLE);
     fab_client_t *client = connect_ok();
     bool live = true;
     assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
@@ -535,7 +481,7 @@ static void adopt_takes_only_sealed_memfds(void **state)
     fab_handle_t handle;
     fab_region_t *region = allocate(client, FAB_ACCESS_READ_WRITE, &handle);
     assert_int_equal(fabt_daemon_restart(daemon), 0);
-    int sock = raw_hello(daemon->socket);
+    int sock = fabt_raw_hello(daemon->socket);
 
     char path[600];
     snprintf(path, sizeof(path), "%s/on-disk", daemon->dir);
@@ -555,7 +501,7 @@ static void adopt_takes_only_sealed_memfds(void **state)
     assert_int_equal(fab__memfd_create("small", 4096, &small), FAB_SUCCESS);
     int bad[] = {file, pipefd[0], pair[0], unsealed, open_mode, small};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_int_equal(raw_adopt(sock, &handle, 0, NULL, bad[i]), FAB_ERROR_INVALID_VALUE);
+        assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, bad[i]), FAB_ERROR_INVALID_VALUE);
         close(bad[i]);
     }
     close(pipefd[1]);
@@ -675,9 +621,9 @@ static void parked_importer_with_other_memory_loses_its_reference(void **state)
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
     assert_int_equal(fabt_daemon_restart(daemon), 0);
     /* A peer that holds the handle but not the memory parks with its own. */
-    int sock = raw_hello(daemon->socket);
+    int sock = fabt_raw_hello(daemon->socket);
     int fake = sealed_memfd();
-    assert_int_equal(raw_adopt(sock, &handle, 0, NULL, fake), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, fake), FAB_SUCCESS);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(creator, &stats), FAB_SUCCESS);
     assert_int_equal(stats.references, 1); /* the creator's only */
@@ -762,14 +708,14 @@ static void leased_memory_does_not_stall_the_daemon(void **state)
     signal(SIGIO, SIG_IGN);                 /* the lease holder is told of a break attempt */
     fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    int sock = raw_hello(daemon->socket);
+    int sock = fabt_raw_hello(daemon->socket);
     fab__request_t alloc = {.type = FAB__MSG_ALLOC};
     alloc.u.alloc.size = MIB2;
     alloc.u.alloc.peer_access = FAB_ACCESS_READ_ONLY;
     alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
     fab__reply_t reply;
     int fd;
-    assert_int_equal(raw_call(sock, &alloc, -1, &reply, &fd), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_call(sock, &alloc, -1, &reply, &fd), FAB_SUCCESS);
     close(sock);
     assert_int_equal(fabt_daemon_restart(daemon), 0);
     /* Ours alone now: a write lease, then the memory goes back to the daemon. */
@@ -777,8 +723,8 @@ static void leased_memory_does_not_stall_the_daemon(void **state)
         close(fd);
         skip(); /* this kernel gives no lease on a memfd */
     }
-    sock = raw_hello(daemon->socket);
-    assert_int_equal(raw_adopt(sock, &reply.handle, 1, reply.token, fd), FAB_SUCCESS);
+    sock = fabt_raw_hello(daemon->socket);
+    assert_int_equal(fabt_raw_adopt(sock, &reply.handle, 1, reply.token, fd), FAB_SUCCESS);
     /* A read-only import needs a read-only open of that memory: it must fail
      * at once rather than wait for the lease to break. */
     fab_client_t *importer = connect_ok();
