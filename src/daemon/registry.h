@@ -9,7 +9,8 @@
  * memfd and forgets the uuid, so the allocation's handles become stale. Pages
  * that clients still map live on in the kernel without the daemon.
  *
- * A freed allocation's uuid is remembered (a tombstone, 8 bytes) for the
+ * A freed allocation's uuid is remembered (a tombstone: 8 to 16 bytes of a
+ * hash set that is at most half full and doubles as it grows) for the
  * daemon's lifetime, so that nothing can bring it back: its handles stay
  * stale.
  *
