@@ -171,17 +171,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (owned)
                     close(fd);
             }
-            if ((request.type == FAB__MSG_EXPORT || request.type == FAB__MSG_ALLOC) &&
-                reply.status == FAB_SUCCESS)
-                last = reply.handle;
-            if (request.type == FAB__MSG_ALLOC && reply.status == FAB_SUCCESS)
-                memcpy(last_token, reply.token, FAB__TOKEN_BYTES);
+            if (request.type == FAB__MSG_EXPORT && reply.status == FAB_SUCCESS)
+                last = reply.u.exported.handle;
+            if (request.type == FAB__MSG_ALLOC && reply.status == FAB_SUCCESS) {
+                last = reply.u.alloc.handle;
+                memcpy(last_token, reply.u.alloc.token, FAB__TOKEN_BYTES);
+            }
             /* The reply must round-trip through its own codec. */
             uint8_t buf[FAB__PROTO_MAX];
             fab__reply_t back;
             size_t n = fab__reply_encode(&reply, buf);
             if (fab__reply_decode(buf, n, &back) != FAB_SUCCESS || back.status != reply.status ||
-                memcmp(back.token, reply.token, FAB__TOKEN_BYTES) != 0)
+                fab__reply_encode(&back, buf + FAB__PROTO_MAX / 2) != n ||
+                memcmp(buf, buf + FAB__PROTO_MAX / 2, n) != 0)
                 abort();
         }
         data += len;

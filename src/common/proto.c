@@ -177,13 +177,6 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     return FAB_SUCCESS;
 }
 
-/* Reply bodies: every reply carries the same fixed body, so that one decoder
- * serves all types; 196 bytes is nothing next to a syscall. */
-enum {
-    FAB__REPLY_BODY = 8 + 16 + 8 + 1 + 4 + 4 + FAB_HANDLE_BYTES + 6 * 8 + FAB__TOKEN_BYTES,
-    FAB__REPLY_OFF_TOKEN = 41 + FAB_HANDLE_BYTES + 6 * 8,
-};
-
 /* A TOPOLOGY reply's node record, after the common body: each name as a
  * length byte and its bytes (no NUL), then the fixed fields. */
 static size_t fab__put_name(uint8_t *p, const char *name)
@@ -251,59 +244,175 @@ static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *
     return FAB_SUCCESS;
 }
 
+static size_t fab__memory_encode(const fab__reply_memory_t *m, uint8_t *b)
+{
+    fab__le_put64(b, m->region);
+    memcpy(b + 8, m->uuid.bytes, 16);
+    fab__le_put64(b + 24, m->size);
+    b[32] = m->access;
+    fab__le_put32(b + 33, (uint32_t)m->device);
+    return 37;
+}
+
+static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
+{
+    m->region = fab__le_get64(b);
+    memcpy(m->uuid.bytes, b + 8, 16);
+    m->size = fab__le_get64(b + 24);
+    m->access = b[32];
+    m->device = (int32_t)fab__le_get32(b + 33);
+}
+
+/* Reply bodies by type, on success (an error reply has none):
+ *   HELLO     i32 node, u32 driver version
+ *   ALLOC     memory (u64 region, 16 uuid, u64 size, u8 access, i32 device),
+ *             64 handle bytes, 16 token bytes
+ *   EXPORT    64 handle bytes
+ *   IMPORT    memory          ADOPT  memory
+ *   RELEASE   16 uuid, u32 exports never imported
+ *   STATS     six u64: pid, clients, allocations, references, bytes, rss
+ *   VERIFY    u8 live
+ *   TOPOLOGY  u32 node count, u32 driver version, the node record */
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
+    size_t n = 0;
     fab__header_put(buf, (uint16_t)(reply->type | FAB__MSG_REPLY), reply->seq, reply->status);
-    fab__le_put64(b, reply->region);
-    memcpy(b + 8, reply->uuid.bytes, 16);
-    fab__le_put64(b + 24, reply->size);
-    b[32] = reply->access;
-    fab__le_put32(b + 33, (uint32_t)reply->node);
-    fab__le_put32(b + 37, reply->count);
-    memcpy(b + 41, reply->handle.bytes, FAB_HANDLE_BYTES);
-    for (int i = 0; i < 6; i++)
-        fab__le_put64(b + 41 + FAB_HANDLE_BYTES + 8 * i, reply->stats[i]);
-    memcpy(b + FAB__REPLY_OFF_TOKEN, reply->token, FAB__TOKEN_BYTES);
-    size_t len = FAB__PROTO_HEADER + FAB__REPLY_BODY;
-    if (reply->type == FAB__MSG_TOPOLOGY && reply->status == FAB_SUCCESS)
-        len += fab__node_encode(&reply->topology_node, buf + len);
-    return len;
+    if (reply->status != FAB_SUCCESS)
+        return FAB__PROTO_HEADER;
+    switch (reply->type) {
+    case FAB__MSG_HELLO:
+        fab__le_put32(b, (uint32_t)reply->u.hello.node);
+        fab__le_put32(b + 4, reply->u.hello.driver_version);
+        n = 8;
+        break;
+    case FAB__MSG_ALLOC:
+        n = fab__memory_encode(&reply->u.alloc.memory, b);
+        memcpy(b + n, reply->u.alloc.handle.bytes, FAB_HANDLE_BYTES);
+        memcpy(b + n + FAB_HANDLE_BYTES, reply->u.alloc.token, FAB__TOKEN_BYTES);
+        n += FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
+        break;
+    case FAB__MSG_EXPORT:
+        memcpy(b, reply->u.exported.handle.bytes, FAB_HANDLE_BYTES);
+        n = FAB_HANDLE_BYTES;
+        break;
+    case FAB__MSG_IMPORT:
+    case FAB__MSG_ADOPT:
+        n = fab__memory_encode(&reply->u.import, b);
+        break;
+    case FAB__MSG_RELEASE:
+        memcpy(b, reply->u.release.uuid.bytes, 16);
+        fab__le_put32(b + 16, reply->u.release.unimported);
+        n = 20;
+        break;
+    case FAB__MSG_STATS: {
+        const fab_daemon_stats_t *st = &reply->u.stats;
+        const uint64_t v[6] = {st->pid, st->clients, st->allocations, st->references, st->bytes,
+                               st->rss};
+        for (int i = 0; i < 6; i++)
+            fab__le_put64(b + 8 * i, v[i]);
+        n = 48;
+        break;
+    }
+    case FAB__MSG_VERIFY:
+        b[0] = reply->u.verify.live;
+        n = 1;
+        break;
+    case FAB__MSG_TOPOLOGY:
+        fab__le_put32(b, reply->u.topology.node_count);
+        fab__le_put32(b + 4, reply->u.topology.driver_version);
+        n = 8 + fab__node_encode(&reply->u.topology.node, b + 8);
+        break;
+    default:
+        break;
+    }
+    return FAB__PROTO_HEADER + n;
 }
 
 fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out)
 {
-    if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER + FAB__REPLY_BODY ||
-        len > FAB__PROTO_MAX)
+    if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)
         return FAB_ERROR_INVALID_VALUE;
     uint16_t type = fab__le_get16(buf + 4);
-    if (fab__le_get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0)
+    if (fab__le_get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0 ||
+        fab__le_get16(buf + 6) != 0)
         return FAB_ERROR_INVALID_VALUE;
-    /* Only a successful TOPOLOGY reply has more than the common body. */
-    int has_node = (type & ~FAB__MSG_REPLY) == FAB__MSG_TOPOLOGY && fab__le_get32(buf + 12) == 0;
-    if (!has_node && len != FAB__PROTO_HEADER + FAB__REPLY_BODY)
-        return FAB_ERROR_INVALID_VALUE;
-    const uint8_t *b = buf + FAB__PROTO_HEADER;
     fab__reply_t r;
     memset(&r, 0, sizeof(r));
     r.type = (uint16_t)(type & ~FAB__MSG_REPLY);
     r.seq = fab__le_get32(buf + 8);
     r.status = fab__le_get32(buf + 12);
-    r.region = fab__le_get64(b);
-    memcpy(r.uuid.bytes, b + 8, 16);
-    r.size = fab__le_get64(b + 24);
-    r.access = b[32];
-    r.node = (int32_t)fab__le_get32(b + 33);
-    r.count = fab__le_get32(b + 37);
-    memcpy(r.handle.bytes, b + 41, FAB_HANDLE_BYTES);
-    for (int i = 0; i < 6; i++)
-        r.stats[i] = fab__le_get64(b + 41 + FAB_HANDLE_BYTES + 8 * i);
-    memcpy(r.token, b + FAB__REPLY_OFF_TOKEN, FAB__TOKEN_BYTES);
-    if (has_node) {
-        size_t at = FAB__PROTO_HEADER + FAB__REPLY_BODY;
-        if (fab__node_decode(buf + at, len - at, &r.topology_node) != FAB_SUCCESS)
+    const uint8_t *b = buf + FAB__PROTO_HEADER;
+    size_t body = len - FAB__PROTO_HEADER;
+    size_t want = 0;
+    if (r.status != FAB_SUCCESS) {
+        want = 0;
+    } else {
+        switch (r.type) {
+        case FAB__MSG_HELLO:
+            want = 8;
+            if (body == want) {
+                r.u.hello.node = (int32_t)fab__le_get32(b);
+                r.u.hello.driver_version = fab__le_get32(b + 4);
+            }
+            break;
+        case FAB__MSG_ALLOC:
+            want = 37 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
+            if (body == want) {
+                fab__memory_decode(b, &r.u.alloc.memory);
+                memcpy(r.u.alloc.handle.bytes, b + 37, FAB_HANDLE_BYTES);
+                memcpy(r.u.alloc.token, b + 37 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
+            }
+            break;
+        case FAB__MSG_EXPORT:
+            want = FAB_HANDLE_BYTES;
+            if (body == want)
+                memcpy(r.u.exported.handle.bytes, b, FAB_HANDLE_BYTES);
+            break;
+        case FAB__MSG_IMPORT:
+        case FAB__MSG_ADOPT:
+            want = 37;
+            if (body == want)
+                fab__memory_decode(b, &r.u.import);
+            break;
+        case FAB__MSG_RELEASE:
+            want = 20;
+            if (body == want) {
+                memcpy(r.u.release.uuid.bytes, b, 16);
+                r.u.release.unimported = fab__le_get32(b + 16);
+            }
+            break;
+        case FAB__MSG_STATS:
+            want = 48;
+            if (body == want) {
+                fab_daemon_stats_t *st = &r.u.stats;
+                st->pid = fab__le_get64(b);
+                st->clients = fab__le_get64(b + 8);
+                st->allocations = fab__le_get64(b + 16);
+                st->references = fab__le_get64(b + 24);
+                st->bytes = fab__le_get64(b + 32);
+                st->rss = fab__le_get64(b + 40);
+            }
+            break;
+        case FAB__MSG_VERIFY:
+            want = 1;
+            if (body == want)
+                r.u.verify.live = b[0];
+            break;
+        case FAB__MSG_TOPOLOGY:
+            if (body < 8 ||
+                fab__node_decode(b + 8, body - 8, &r.u.topology.node) != FAB_SUCCESS)
+                return FAB_ERROR_INVALID_VALUE;
+            r.u.topology.node_count = fab__le_get32(b);
+            r.u.topology.driver_version = fab__le_get32(b + 4);
+            want = body;
+            break;
+        default:
             return FAB_ERROR_INVALID_VALUE;
+        }
     }
+    if (body != want)
+        return FAB_ERROR_INVALID_VALUE;
     *out = r;
     return FAB_SUCCESS;
 }

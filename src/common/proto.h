@@ -86,21 +86,49 @@ typedef struct fab__request {
     } u;
 } fab__request_t;
 
-/* A decoded reply; which fields mean something depends on the type. */
+/* What ALLOC, IMPORT and ADOPT replies say of the memory they hand out. */
+typedef struct fab__reply_memory {
+    uint64_t region; /* the reference's id on this connection */
+    fab_uuid_t uuid;
+    uint64_t size;
+    uint8_t access; /* what the receiver may map */
+    int32_t device;
+} fab__reply_memory_t;
+
+/* A decoded reply: the header, and on success the body of its type. An
+ * error reply has no body. */
 typedef struct fab__reply {
     uint16_t type; /* the request type, without FAB__MSG_REPLY */
     uint32_t seq;
     uint32_t status;
-    uint64_t region;     /* ALLOC, IMPORT */
-    fab_uuid_t uuid;     /* ALLOC, IMPORT, RELEASE */
-    uint64_t size;       /* ALLOC, IMPORT */
-    uint8_t access;      /* ALLOC, IMPORT, VERIFY (1 when live) */
-    int32_t node;        /* HELLO: the node index; ALLOC/IMPORT: the device */
-    uint32_t count;      /* HELLO: driver version; RELEASE: exports never imported */
-    fab_handle_t handle; /* EXPORT; ALLOC: the allocation's own handle (no export counted) */
-    uint64_t stats[6];   /* STATS: pid, clients, allocations, references, bytes, rss */
-    uint8_t token[FAB__TOKEN_BYTES]; /* ALLOC: the creator token, for ADOPT */
-    fab__node_t topology_node; /* TOPOLOGY (stats[0]: node count, count: driver version) */
+    union {
+        struct {
+            int32_t node; /* the node index */
+            uint32_t driver_version;
+        } hello;
+        struct {
+            fab__reply_memory_t memory;
+            fab_handle_t handle; /* the allocation's own (no export counted) */
+            uint8_t token[FAB__TOKEN_BYTES]; /* the creator token, for ADOPT */
+        } alloc;
+        struct {
+            fab_handle_t handle;
+        } exported; /* EXPORT */
+        fab__reply_memory_t import; /* IMPORT and ADOPT */
+        struct {
+            fab_uuid_t uuid;
+            uint32_t unimported; /* exports never imported */
+        } release;
+        fab_daemon_stats_t stats;
+        struct {
+            uint8_t live;
+        } verify;
+        struct {
+            uint32_t node_count;
+            uint32_t driver_version;
+            fab__node_t node;
+        } topology;
+    } u;
 } fab__reply_t;
 
 /* Encode a request / reply into buf (FAB__PROTO_MAX bytes); return the length. */

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -262,8 +261,7 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
             close(client->pending_fd);
         client->pending_fd = -1;
         client->pending_fd_owned = 0;
-        memset(&reply.region, 0, sizeof(reply) - offsetof(fab__reply_t, region));
-        reply.status = FAB_ERROR_OUT_OF_MEMORY;
+        reply.status = FAB_ERROR_OUT_OF_MEMORY; /* an error reply carries no body */
         client->pending_len = fab__reply_encode(&reply, client->pending);
         return fab__client_flush(loop, client);
     }

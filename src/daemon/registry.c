@@ -362,7 +362,8 @@ void fab__daemon_reply_undo(fab__daemon_t *daemon, fab__conn_t *conn, const fab_
     if (reply->status != FAB_SUCCESS ||
         (reply->type != FAB__MSG_ALLOC && reply->type != FAB__MSG_IMPORT))
         return;
-    fab__ref_t *ref = fab__ref_get(conn, reply->region);
+    fab__ref_t *ref = fab__ref_get(conn, reply->type == FAB__MSG_ALLOC ? reply->u.alloc.memory.region
+                                                                      : reply->u.import.region);
     if (ref != NULL)
         fab__ref_drop(daemon, ref);
 }
@@ -440,8 +441,8 @@ static fab_status_t fab__request_hello(fab__daemon_t *daemon, fab__conn_t *conn,
     }
     conn->node = node;
     conn->channels = fab__topology_channels(daemon->topology, conn->uid, conn->gid);
-    reply->node = node;
-    reply->count = (uint32_t)fab_topology_driver_version(daemon->topology);
+    reply->u.hello.node = node;
+    reply->u.hello.driver_version = (uint32_t)fab_topology_driver_version(daemon->topology);
     fab__log(FAB__LOG_INFO, "client pid %ld uid %lu on node %s, channels %#llx", (long)conn->pid,
              (unsigned long)conn->uid, daemon->topology->nodes[node].info.name,
              (unsigned long long)conn->channels);
@@ -502,13 +503,14 @@ static fab_status_t fab__request_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
         fab__alloc_free(daemon, alloc); /* closes the fd */
         return FAB_ERROR_OUT_OF_MEMORY;
     }
-    reply->region = ref->id;
-    reply->uuid = uuid;
-    reply->size = props.size;
-    reply->access = (uint8_t)props.peer_access;
-    reply->node = device;
-    reply->handle = fab__alloc_handle(daemon, alloc);
-    fab__creator_token(daemon, &uuid, reply->token);
+    fab__reply_memory_t *out = &reply->u.alloc.memory;
+    out->region = ref->id;
+    out->uuid = uuid;
+    out->size = props.size;
+    out->access = (uint8_t)props.peer_access;
+    out->device = device;
+    reply->u.alloc.handle = fab__alloc_handle(daemon, alloc);
+    fab__creator_token(daemon, &uuid, reply->u.alloc.token);
     *fd_out = alloc->fd;
     return FAB_SUCCESS;
 
@@ -549,7 +551,7 @@ static fab_status_t fab__request_export(fab__daemon_t *daemon, fab__conn_t *conn
     fab_status_t status = fab_memory_export(ref->alloc->memory, &model_handle);
     if (status != FAB_SUCCESS)
         return status;
-    reply->handle = fab__alloc_handle(daemon, ref->alloc);
+    reply->u.exported.handle = fab__alloc_handle(daemon, ref->alloc);
     return FAB_SUCCESS;
 }
 
@@ -658,11 +660,11 @@ static fab_status_t fab__request_import(fab__daemon_t *daemon, fab__conn_t *conn
     }
     if (fab_memory_export_count(alloc->memory) != 0)
         (void)fab_memory_retire_export(alloc->memory);
-    reply->region = ref->id;
-    reply->uuid = fab_import_uuid(&import);
-    reply->size = fab_import_size(&import);
-    reply->access = (uint8_t)fab_import_access(&import);
-    reply->node = device;
+    reply->u.import.region = ref->id;
+    reply->u.import.uuid = fab_import_uuid(&import);
+    reply->u.import.size = fab_import_size(&import);
+    reply->u.import.access = (uint8_t)fab_import_access(&import);
+    reply->u.import.device = device;
     *fd_out = fd;
     *fd_owned = owned;
     return FAB_SUCCESS;
@@ -675,15 +677,15 @@ static fab_status_t fab__request_release(fab__daemon_t *daemon, fab__conn_t *con
     if (ref == NULL)
         return FAB_ERROR_INVALID_HANDLE;
     fab__alloc_t *alloc = ref->alloc;
-    reply->uuid = fab_memory_uuid(alloc->memory);
+    reply->u.release.uuid = fab_memory_uuid(alloc->memory);
     uint32_t pending = fab_memory_export_count(alloc->memory);
     if (ref->creator && pending != 0) {
         /* The model refuses this release; the driver allows it. Say so. */
         char hex[33];
-        fab__uuid_hex(&reply->uuid, hex);
+        fab__uuid_hex(&reply->u.release.uuid, hex);
         fab__log(FAB__LOG_WARN, "allocation %s released by pid %ld with %u exported handles "
                  "never imported", hex, (long)conn->pid, pending);
-        reply->count = pending;
+        reply->u.release.unimported = pending;
     }
     fab__ref_drop(daemon, ref);
     return FAB_SUCCESS;
@@ -833,11 +835,11 @@ static fab_status_t fab__request_adopt(fab__daemon_t *daemon, fab__conn_t *conn,
         return status;
     }
 adopted:
-    reply->region = ref->id;
-    reply->uuid = uuid;
-    reply->size = fab_memory_props(alloc->memory).size;
-    reply->access = (uint8_t)fab_handle_access(handle);
-    reply->node = device;
+    reply->u.import.region = ref->id;
+    reply->u.import.uuid = uuid;
+    reply->u.import.size = fab_memory_props(alloc->memory).size;
+    reply->u.import.access = (uint8_t)fab_handle_access(handle);
+    reply->u.import.device = device;
     return FAB_SUCCESS;
 }
 
@@ -872,7 +874,7 @@ static fab_status_t fab__request_verify(fab__daemon_t *daemon, const fab__conn_t
     if (alloc != NULL && fab__alloc_live(alloc)) {
         if ((conn->channels & alloc->channels) == 0)
             return FAB_ERROR_NOT_PERMITTED;
-        reply->access = 1;
+        reply->u.verify.live = 1;
     }
     return FAB_SUCCESS;
 }
@@ -885,10 +887,9 @@ static fab_status_t fab__request_topology(const fab__daemon_t *daemon, const fab
     const fab_topology_t *topology = daemon->topology;
     if (request->u.topology.node >= (uint32_t)topology->nnodes)
         return FAB_ERROR_INVALID_VALUE;
-    reply->topology_node = topology->nodes[request->u.topology.node];
-    reply->node = (int32_t)request->u.topology.node;
-    reply->stats[0] = (uint64_t)topology->nnodes;
-    reply->count = (uint32_t)topology->driver_version;
+    reply->u.topology.node = topology->nodes[request->u.topology.node];
+    reply->u.topology.node_count = (uint32_t)topology->nnodes;
+    reply->u.topology.driver_version = (uint32_t)topology->driver_version;
     return FAB_SUCCESS;
 }
 
@@ -896,25 +897,25 @@ static fab_status_t fab__request_topology(const fab__daemon_t *daemon, const fab
  * what its own uid holds. */
 static void fab__request_stats(fab__daemon_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
 {
-    reply->stats[0] = (uint64_t)getpid();
+    fab_daemon_stats_t *out = &reply->u.stats;
+    out->pid = (uint64_t)getpid();
     if (conn->uid != daemon->uid && conn->uid != 0) {
         const fab__user_t *user = conn->user;
-        reply->stats[1] = user->connections;
-        reply->stats[2] = user->allocations;
-        reply->stats[3] = user->references;
-        reply->stats[4] = user->bytes;
+        out->clients = user->connections;
+        out->allocations = user->allocations;
+        out->references = user->references;
+        out->bytes = user->bytes;
         return;
     }
-    reply->stats[1] = daemon->nconns;
-    reply->stats[2] = daemon->allocs.count;
-    reply->stats[3] = 0;
+    out->clients = daemon->nconns;
+    out->allocations = daemon->allocs.count;
     for (size_t i = 0; i < daemon->allocs.cap; i++) {
         const fab__alloc_t *a = daemon->allocs.slots[i].value;
         if (daemon->allocs.slots[i].key != 0)
-            reply->stats[3] += a->refs;
+            out->references += a->refs;
     }
-    reply->stats[4] = daemon->bytes;
-    reply->stats[5] = (uint64_t)fab__rss_bytes();
+    out->bytes = daemon->bytes;
+    out->rss = (uint64_t)fab__rss_bytes();
 }
 
 void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,

@@ -322,10 +322,20 @@ static void fab__warn_unimported(const fab__reply_t *reply)
 {
     char hex[33];
     for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", reply->uuid.bytes[i]);
+        snprintf(hex + 2 * i, 3, "%02x", reply->u.release.uuid.bytes[i]);
     fab__log(FAB__LOG_WARN,
              "allocation %s released with %u exported handles never imported: "
-             "a late import will fail", hex, reply->count);
+             "a late import will fail", hex, reply->u.release.unimported);
+}
+
+/* The reference a successful ALLOC or IMPORT reply handed out; 0 for none. */
+static uint64_t fab__reply_region(const fab__reply_t *reply)
+{
+    if (reply->status != FAB_SUCCESS)
+        return 0;
+    if (reply->type == FAB__MSG_ALLOC)
+        return reply->u.alloc.memory.region;
+    return reply->type == FAB__MSG_IMPORT ? reply->u.import.region : 0;
 }
 
 static int64_t fab__deadline(const fab_client_t *client)
@@ -356,10 +366,10 @@ static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply,
     client->deferred--;
     if (reply->status != FAB_SUCCESS)
         return;
-    if (reply->type == FAB__MSG_RELEASE && reply->count != 0)
+    if (reply->type == FAB__MSG_RELEASE && reply->u.release.unimported != 0)
         fab__warn_unimported(reply);
-    if ((reply->type == FAB__MSG_ALLOC || reply->type == FAB__MSG_IMPORT) && reply->region != 0)
-        fab__release_send(client, reply->region);
+    if (fab__reply_region(reply) != 0)
+        fab__release_send(client, fab__reply_region(reply));
 }
 
 /* Read one reply before deadline; 1 read, 0 timed out, -1 the connection
@@ -460,8 +470,8 @@ static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request,
         if (fd == FAB__FD_LOST) {
             fab__log(FAB__LOG_WARN, "out of file descriptors: the daemon's reply lost its fd");
             fd = -1;
-            if (status == FAB_SUCCESS && reply.region != 0)
-                fab__release_send(client, reply.region);
+            if (fab__reply_region(&reply) != 0)
+                fab__release_send(client, fab__reply_region(&reply));
             if (status == FAB_SUCCESS)
                 status = FAB_ERROR_OUT_OF_MEMORY;
         }
@@ -483,7 +493,7 @@ static fab_status_t fab__hello(fab_client_t *client)
     fab__reply_t reply;
     fab_status_t status = fab__call_raw(client, &hello, -1, &reply, NULL);
     if (status == FAB_SUCCESS)
-        client->node = reply.node;
+        client->node = reply.u.hello.node;
     return status;
 }
 
@@ -536,7 +546,7 @@ static fab_status_t fab__reconnect(fab_client_t *client)
             status = fab__call_raw(client, &adopt, r->fd, &reply, NULL);
             if (client->sock < 0)
                 return FAB_ERROR_SYSTEM_NOT_READY;
-            r->id = status == FAB_SUCCESS ? reply.region : 0;
+            r->id = status == FAB_SUCCESS ? reply.u.import.region : 0;
             if (status != FAB_SUCCESS)
                 fab__log(FAB__LOG_WARN, "the restarted fabmemd did not take a region back: %s",
                          fab_status_name(status));
@@ -678,7 +688,7 @@ int fab_client_node_index(const fab_client_t *client)
 
 /* ---- regions --------------------------------------------------------------- */
 
-static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_t *reply, int fd,
+static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_memory_t *reply, int fd,
                                      fab_access_t access)
 {
     fab_region_t *region = calloc(1, sizeof(*region));
@@ -694,7 +704,7 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_t *r
     region->size = (size_t)reply->size;
     region->access = access;
     region->uuid = reply->uuid;
-    region->device = reply->node;
+    region->device = reply->device;
     region->refs = 1;
     return region;
 }
@@ -714,22 +724,23 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
         return status;
     /* The creator may do anything with its memory; an importer what it was
      * granted. */
-    fab_access_t access = creator || reply.access == FAB_ACCESS_READ_WRITE
+    const fab__reply_memory_t *memory = creator ? &reply.u.alloc.memory : &reply.u.import;
+    fab_access_t access = creator || memory->access == FAB_ACCESS_READ_WRITE
                               ? FAB_ACCESS_READ_WRITE
                               : FAB_ACCESS_READ_ONLY;
-    fab_region_t *region = fd >= 0 ? fab__region_new(client, &reply, fd, access) : NULL;
+    fab_region_t *region = fd >= 0 ? fab__region_new(client, memory, fd, access) : NULL;
     if (region == NULL) {
         if (fd >= 0)
             close(fd);
         if (client->sock >= 0)
-            fab__release_send(client, reply.region);
+            fab__release_send(client, memory->region);
         return fd >= 0 ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_SYSTEM_NOT_READY;
     }
     region->creator = creator;
     if (creator) {
-        region->handle = reply.handle;
+        region->handle = reply.u.alloc.handle;
         region->handle_type = request->u.alloc.handle_type;
-        memcpy(region->token, reply.token, sizeof(region->token));
+        memcpy(region->token, reply.u.alloc.token, sizeof(region->token));
     } else {
         region->handle = request->u.import.handle;
     }
@@ -787,9 +798,7 @@ fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_ou
     pthread_mutex_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
-    fab_daemon_stats_t stats = {reply.stats[0], reply.stats[1], reply.stats[2],
-                                reply.stats[3], reply.stats[4], reply.stats[5]};
-    *stats_out = stats;
+    *stats_out = reply.u.stats;
     return FAB_SUCCESS;
 }
 
@@ -807,7 +816,7 @@ fab_status_t fab_client_verify(fab_client_t *client, const fab_handle_t *handle,
     pthread_mutex_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
-    *live_out = reply.access != 0;
+    *live_out = reply.u.verify.live != 0;
     return FAB_SUCCESS;
 }
 
@@ -828,17 +837,17 @@ static fab_status_t fab__topology_fetch(fab_client_t *client, fab_topology_t **t
         if (i == 0) {
             /* A node count the protocol cannot have sent is a broken daemon. */
             status = FAB_ERROR_SYSTEM_NOT_READY;
-            if (reply.stats[0] == 0 || reply.stats[0] > INT32_MAX)
+            if (reply.u.topology.node_count == 0 || reply.u.topology.node_count > INT32_MAX)
                 break;
-            topology->nodes = calloc((size_t)reply.stats[0], sizeof(*topology->nodes));
+            topology->nodes = calloc(reply.u.topology.node_count, sizeof(*topology->nodes));
             status = FAB_ERROR_OUT_OF_MEMORY;
             if (topology->nodes == NULL)
                 break;
             status = FAB_SUCCESS;
-            topology->nnodes = (int)reply.stats[0];
-            topology->driver_version = (int)reply.count;
+            topology->nnodes = (int)reply.u.topology.node_count;
+            topology->driver_version = (int)reply.u.topology.driver_version;
         }
-        topology->nodes[i] = reply.topology_node;
+        topology->nodes[i] = reply.u.topology.node;
     }
     if (status != FAB_SUCCESS) {
         fab_topology_destroy(topology);
@@ -896,7 +905,7 @@ fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out)
         fab__reply_t reply;
         status = fab__call(client, &request, region, &reply, NULL);
         if (status == FAB_SUCCESS)
-            *handle_out = reply.handle;
+            *handle_out = reply.u.exported.handle;
     }
     pthread_mutex_unlock(&client->lock);
     return status;

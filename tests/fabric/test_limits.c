@@ -43,9 +43,7 @@ static fab_daemon_stats_t raw_stats(int sock)
     fabt_raw_send(sock, &request, -1);
     fab__reply_t reply;
     assert_int_equal(fabt_raw_reply(sock, &reply, NULL), FAB_SUCCESS);
-    fab_daemon_stats_t stats = {reply.stats[0], reply.stats[1], reply.stats[2],
-                                reply.stats[3], reply.stats[4], reply.stats[5]};
-    return stats;
+    return reply.u.stats;
 }
 
 /* Every reply has the same length. */

@@ -81,8 +81,8 @@ static void raw_alloc(int sock, fab_handle_t *handle_out, uint8_t token_out[FAB_
     fab__reply_t reply;
     assert_int_equal(fabt_raw_call(sock, &alloc, -1, &reply, fd_out), FAB_SUCCESS);
     assert_true(*fd_out >= 0);
-    *handle_out = reply.handle;
-    memcpy(token_out, reply.token, FAB__TOKEN_BYTES);
+    *handle_out = reply.u.alloc.handle;
+    memcpy(token_out, reply.u.alloc.token, FAB__TOKEN_BYTES);
 }
 
 static int sealed_memfd(void)
@@ -724,12 +724,12 @@ static void leased_memory_does_not_stall_the_daemon(void **state)
         skip(); /* this kernel gives no lease on a memfd */
     }
     sock = fabt_raw_hello(daemon->socket);
-    assert_int_equal(fabt_raw_adopt(sock, &reply.handle, 1, reply.token, fd), FAB_SUCCESS);
+    assert_int_equal(fabt_raw_adopt(sock, &reply.u.alloc.handle, 1, reply.u.alloc.token, fd), FAB_SUCCESS);
     /* A read-only import needs a read-only open of that memory: it must fail
      * at once rather than wait for the lease to break. */
     fab_client_t *importer = connect_ok();
     fab_region_t *region = NULL;
-    assert_int_equal(fab_client_import(importer, &reply.handle, 0, &region), FAB_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(fab_client_import(importer, &reply.u.alloc.handle, 0, &region), FAB_ERROR_OUT_OF_MEMORY);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS);
     fab_client_close(importer);
