@@ -110,8 +110,8 @@ static int measure(long count)
         return 1;
     }
     static const uint8_t key[FAB__KEY_BYTES] = {7};
-    fab__daemon_t *daemon = fab__daemon_create(topology, key);
-    fab__conn_t *conn = daemon ? fab__daemon_conn_open(daemon, getuid(), getgid(), getpid()) : NULL;
+    fab__registry_t *daemon = fab__registry_create(topology, key);
+    fab__conn_t *conn = daemon ? fab__registry_conn_open(daemon, getuid(), getgid(), getpid()) : NULL;
     if (conn == NULL)
         return 1;
     fab__request_t request;
@@ -120,7 +120,7 @@ static int measure(long count)
     memset(&request, 0, sizeof(request));
     request.type = FAB__MSG_HELLO;
     request.u.hello.version = FAB__PROTO_VERSION;
-    fab__daemon_handle(daemon, conn, &request, -1, &reply, &fd_out, &fd_owned);
+    fab__registry_answer(daemon, conn, &request, -1, &reply, &fd_out, &fd_owned);
     if (reply.status != FAB_SUCCESS) {
         fprintf(stderr, "bench_registry: HELLO: %u\n", reply.status);
         return 1;
@@ -137,7 +137,7 @@ static int measure(long count)
     for (long i = 0; i < count; i++) {
         request.seq = (uint32_t)i;
         request.u.alloc.device = (int32_t)(i % 8);
-        fab__daemon_handle(daemon, conn, &request, -1, &reply, &fd_out, &fd_owned);
+        fab__registry_answer(daemon, conn, &request, -1, &reply, &fd_out, &fd_owned);
         if (reply.status != FAB_SUCCESS) {
             fprintf(stderr, "bench_registry: ALLOC %ld: %u\n", i, reply.status);
             return 1;
@@ -146,15 +146,15 @@ static int measure(long count)
     double t = now() - t0;
     size_t heap_after = heap_bytes();
     long rss_after = rss_bytes();
-    if (fab__daemon_alloc_count(daemon) != (size_t)count) {
-        fprintf(stderr, "bench_registry: %zu live, wanted %ld\n", fab__daemon_alloc_count(daemon), count);
+    if (fab__registry_alloc_count(daemon) != (size_t)count) {
+        fprintf(stderr, "bench_registry: %zu live, wanted %ld\n", fab__registry_alloc_count(daemon), count);
         return 1;
     }
     printf("%9ld live allocations: heap %7.1f bytes each, RSS %7.1f bytes each (%.1f s to create)\n",
            count, (double)(heap_after - heap_before) / (double)count,
            (double)(rss_after - rss_before) / (double)count, t);
-    fab__daemon_conn_close(daemon, conn);
-    fab__daemon_destroy(daemon);
+    fab__registry_conn_close(daemon, conn);
+    fab__registry_destroy(daemon);
     fab_topology_destroy(topology);
     malloc_trim(0);
     return 0;

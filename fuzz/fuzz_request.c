@@ -1,5 +1,5 @@
 /* Fuzz target for fabmemd's request path: the decoder (fab__request_decode)
- * and, for what decodes, the registry that answers it (fab__daemon_handle),
+ * and, for what decodes, the registry that answers it (fab__registry_answer),
  * so that any byte sequence a client may send is run through the same code
  * the daemon runs, sockets aside.
  *
@@ -46,15 +46,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const uint8_t fuzz_key[FAB__KEY_BYTES] = {1, 2, 3};
 static fab_topology_t *fuzz_topology;
 
-static fab__daemon_t *fuzz_daemon(void)
+static fab__registry_t *fuzz_daemon(void)
 {
-    static fab__daemon_t *daemon;
+    static fab__registry_t *daemon;
     if (daemon == NULL) {
         fab__log_set_level(FAB__LOG_ERROR);
         unsetenv("FABMEM_CONFIG");
         if (fab_topology_load(NULL, &fuzz_topology) != FAB_SUCCESS)
             abort();
-        daemon = fab__daemon_create(fuzz_topology, fuzz_key);
+        daemon = fab__registry_create(fuzz_topology, fuzz_key);
         if (daemon == NULL)
             abort();
     }
@@ -117,9 +117,9 @@ static bool fuzz_all_zero(const uint8_t *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fab__daemon_t *daemon = fuzz_daemon();
-    fab__daemon_t *restarted = NULL; /* after an empty message */
-    fab__conn_t *conn = fab__daemon_conn_open(daemon, getuid(), getgid(), 1);
+    fab__registry_t *daemon = fuzz_daemon();
+    fab__registry_t *restarted = NULL; /* after an empty message */
+    fab__conn_t *conn = fab__registry_conn_open(daemon, getuid(), getgid(), 1);
     if (conn == NULL)
         return 0;
     fab_handle_t last = {{0}};
@@ -133,13 +133,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             len = size;
         fab__request_t request;
         if (len == 0) {
-            fab__daemon_conn_close(daemon, conn);
+            fab__registry_conn_close(daemon, conn);
             if (restarted != NULL)
-                fab__daemon_destroy(restarted);
-            daemon = restarted = fab__daemon_create(fuzz_topology, fuzz_key);
+                fab__registry_destroy(restarted);
+            daemon = restarted = fab__registry_create(fuzz_topology, fuzz_key);
             if (restarted == NULL)
                 abort();
-            conn = fab__daemon_conn_open(daemon, getuid(), getgid(), 1);
+            conn = fab__registry_conn_open(daemon, getuid(), getgid(), 1);
             if (conn == NULL)
                 abort();
         } else if (fab__request_decode(data, len, &request) == FAB_SUCCESS) {
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             fab__reply_t reply;
             int fd, owned;
-            fab__daemon_handle(daemon, conn, &request, fd_in, &reply, &fd, &owned);
+            fab__registry_answer(daemon, conn, &request, fd_in, &reply, &fd, &owned);
             if (fd >= 0) {
                 /* Keep the memory, as a client that maps it does. */
                 if (last_fd >= 0)
@@ -189,9 +189,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         data += len;
         size -= len;
     }
-    fab__daemon_conn_close(daemon, conn);
+    fab__registry_conn_close(daemon, conn);
     if (restarted != NULL)
-        fab__daemon_destroy(restarted);
+        fab__registry_destroy(restarted);
     if (last_fd >= 0)
         close(last_fd);
     return 0;

@@ -63,7 +63,7 @@ typedef struct fab__loop {
     int epoll;
     int listener;
     int signals;
-    fab__daemon_t *daemon;
+    fab__registry_t *daemon;
     fab__client_t *clients;
     int idle_exit; /* seconds; 0: never */
     int accept_paused; /* out of fds: the listener is off epoll for a moment */
@@ -184,7 +184,7 @@ static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
     if (client->pending_fd_owned)
         close(client->pending_fd);
     fab__log(FAB__LOG_DEBUG, "client pid %ld left", (long)client->conn->pid);
-    fab__daemon_conn_close(loop->daemon, client->conn);
+    fab__registry_conn_close(loop->daemon, client->conn);
     free(client);
     clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
 }
@@ -217,14 +217,14 @@ static void fab__accept(fab__loop_t *loop)
         client->pending_fd = -1;
         /* Over its uid's connection limit: closed at once, so that it holds
          * no descriptor of ours (the registry logged why). */
-        client->conn = fab__daemon_conn_open(loop->daemon, cred.uid, cred.gid, cred.pid);
+        client->conn = fab__registry_conn_open(loop->daemon, cred.uid, cred.gid, cred.pid);
         if (client->conn == NULL)
             goto fail;
         int sndbuf = FAB__CONN_SNDBUF;
         (void)setsockopt(sock, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = client};
         if (epoll_ctl(loop->epoll, EPOLL_CTL_ADD, sock, &ev) != 0) {
-            fab__daemon_conn_close(loop->daemon, client->conn);
+            fab__registry_conn_close(loop->daemon, client->conn);
             goto fail;
         }
         client->next = loop->clients;
@@ -256,7 +256,7 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
         fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
                          "reply to pid %ld could not carry its fd (%s): refused instead",
                          (long)client->conn->pid, strerror(errno));
-        fab__daemon_reply_undo(loop->daemon, client->conn, &reply);
+        fab__registry_undo(loop->daemon, client->conn, &reply);
         if (client->pending_fd_owned)
             close(client->pending_fd);
         client->pending_fd = -1;
@@ -311,7 +311,7 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         }
         fab__reply_t reply;
         int out_fd, owned;
-        fab__daemon_handle(loop->daemon, client->conn, &request, fd, &reply, &out_fd, &owned);
+        fab__registry_answer(loop->daemon, client->conn, &request, fd, &reply, &out_fd, &owned);
         client->pending_len = fab__reply_encode(&reply, client->pending);
         client->pending_fd = out_fd;
         client->pending_fd_owned = owned;
@@ -336,8 +336,8 @@ static void fab__client_writable(fab__loop_t *loop, fab__client_t *client)
 
 static int fab__idle_timeout_ms(fab__loop_t *loop)
 {
-    if (loop->idle_exit <= 0 || fab__daemon_conn_count(loop->daemon) != 0 ||
-        fab__daemon_alloc_count(loop->daemon) != 0)
+    if (loop->idle_exit <= 0 || fab__registry_conn_count(loop->daemon) != 0 ||
+        fab__registry_alloc_count(loop->daemon) != 0)
         return -1;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -528,7 +528,7 @@ int main(int argc, char **argv)
     loop.idle_exit = idle_exit >= 0 ? idle_exit : topology->idle_exit;
     if (autostarted && loop.idle_exit <= 0)
         loop.idle_exit = FAB__AUTOSTART_IDLE_S;
-    loop.daemon = fab__daemon_create(topology, key);
+    loop.daemon = fab__registry_create(topology, key);
     sodium_memzero(key, sizeof(key));
     if (loop.daemon == NULL)
         goto out_lock;
@@ -566,7 +566,7 @@ out_loop:
         close(loop.signals);
     if (loop.epoll >= 0)
         close(loop.epoll);
-    fab__daemon_destroy(loop.daemon);
+    fab__registry_destroy(loop.daemon);
 out_lock:
     if (lock >= 0)
         close(lock);

@@ -67,7 +67,7 @@ struct fab__user {
     uint64_t references;
 };
 
-struct fab__daemon {
+struct fab__registry {
     const fab_topology_t *topology;
     uint8_t key[FAB__KEY_BYTES];
     uid_t uid;            /* the daemon's own: sees global STATS */
@@ -94,7 +94,7 @@ static void fab__uuid_hex(const fab_uuid_t *uuid, char out[33])
 }
 
 /* The tag: keyed BLAKE2b over the bytes it covers, cut to 16 bytes. */
-static void fab__handle_tag(const fab__daemon_t *daemon, const uint8_t *bytes,
+static void fab__handle_tag(const fab__registry_t *daemon, const uint8_t *bytes,
                             uint8_t tag[FAB_HANDLE_TAG_BYTES])
 {
     crypto_generichash(tag, FAB_HANDLE_TAG_BYTES, bytes, FAB_HANDLE_TAG_OFFSET, daemon->key,
@@ -104,7 +104,7 @@ static void fab__handle_tag(const fab__daemon_t *daemon, const uint8_t *bytes,
 /* The creator token: keyed BLAKE2b over a label and the uuid. Only the ALLOC
  * reply carries it, so holding it proves having made the allocation; the
  * label keeps it from ever equalling a tag. */
-static void fab__creator_token(const fab__daemon_t *daemon, const fab_uuid_t *uuid,
+static void fab__creator_token(const fab__registry_t *daemon, const fab_uuid_t *uuid,
                                uint8_t token[FAB__TOKEN_BYTES])
 {
     uint8_t in[8 + 16] = {'c', 'r', 'e', 'a', 't', 'o', 'r', 0};
@@ -112,11 +112,11 @@ static void fab__creator_token(const fab__daemon_t *daemon, const fab_uuid_t *uu
     crypto_generichash(token, FAB__TOKEN_BYTES, in, sizeof(in), daemon->key, sizeof(daemon->key));
 }
 
-fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t key[FAB__KEY_BYTES])
+fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint8_t key[FAB__KEY_BYTES])
 {
     if (sodium_init() < 0)
         return NULL;
-    fab__daemon_t *daemon = calloc(1, sizeof(*daemon));
+    fab__registry_t *daemon = calloc(1, sizeof(*daemon));
     if (daemon == NULL)
         return NULL;
     daemon->topology = topology;
@@ -129,7 +129,7 @@ fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t 
         total += topology->nodes[i].info.device_count;
     daemon->used = calloc((size_t)total + 1, sizeof(*daemon->used));
     if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL) {
-        fab__daemon_destroy(daemon);
+        fab__registry_destroy(daemon);
         return NULL;
     }
     total = 0;
@@ -150,7 +150,7 @@ fab__daemon_t *fab__daemon_create(const fab_topology_t *topology, const uint8_t 
 
 /* ---- users ------------------------------------------------------------------ */
 
-static fab__user_t *fab__user_get(fab__daemon_t *daemon, uid_t uid)
+static fab__user_t *fab__user_get(fab__registry_t *daemon, uid_t uid)
 {
     uint64_t key = (uint64_t)uid + 1;
     fab__user_t *user = fab__map_get(&daemon->users, key);
@@ -168,7 +168,7 @@ static fab__user_t *fab__user_get(fab__daemon_t *daemon, uid_t uid)
 }
 
 /* Forget a user that holds nothing any more. */
-static void fab__user_put(fab__daemon_t *daemon, fab__user_t *user)
+static void fab__user_put(fab__registry_t *daemon, fab__user_t *user)
 {
     if (user->connections != 0 || user->allocations != 0 || user->references != 0)
         return;
@@ -183,12 +183,12 @@ static bool fab__alloc_live(const fab__alloc_t *alloc)
     return alloc->fd >= 0;
 }
 
-static uint64_t *fab__device_used(fab__daemon_t *daemon, int node, int device)
+static uint64_t *fab__device_used(fab__registry_t *daemon, int node, int device)
 {
     return &daemon->used[daemon->device_base[node] + device];
 }
 
-static void fab__alloc_free(fab__daemon_t *daemon, fab__alloc_t *alloc)
+static void fab__alloc_free(fab__registry_t *daemon, fab__alloc_t *alloc)
 {
     fab__map_remove(&daemon->allocs, alloc->key);
     if (fab__alloc_live(alloc)) {
@@ -204,7 +204,7 @@ static void fab__alloc_free(fab__daemon_t *daemon, fab__alloc_t *alloc)
     free(alloc);
 }
 
-static void fab__alloc_unref(fab__daemon_t *daemon, fab__alloc_t *alloc)
+static void fab__alloc_unref(fab__registry_t *daemon, fab__alloc_t *alloc)
 {
     if (--alloc->refs != 0)
         return;
@@ -250,7 +250,7 @@ static void fab__parked_unlink(fab__ref_t *ref)
 }
 
 /* Drop one reference: out of its connection's map, off its allocation. */
-static void fab__ref_drop(fab__daemon_t *daemon, fab__ref_t *ref)
+static void fab__ref_drop(fab__registry_t *daemon, fab__ref_t *ref)
 {
     fab__conn_t *conn = ref->conn;
     fab__map_remove(&conn->refs, ref->id);
@@ -263,7 +263,7 @@ static void fab__ref_drop(fab__daemon_t *daemon, fab__ref_t *ref)
 
 /* ---- connections ------------------------------------------------------------------ */
 
-fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, pid_t pid)
+fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t gid, pid_t pid)
 {
     fab__user_t *user = fab__user_get(daemon, uid);
     if (user == NULL)
@@ -293,7 +293,7 @@ fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, 
     return conn;
 }
 
-void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn)
+void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn)
 {
     if (conn == NULL)
         return;
@@ -313,7 +313,7 @@ void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn)
     free(conn);
 }
 
-void fab__daemon_destroy(fab__daemon_t *daemon)
+void fab__registry_destroy(fab__registry_t *daemon)
 {
     if (daemon == NULL)
         return;
@@ -342,12 +342,12 @@ void fab__daemon_destroy(fab__daemon_t *daemon)
     free(daemon);
 }
 
-size_t fab__daemon_conn_count(const fab__daemon_t *daemon)
+size_t fab__registry_conn_count(const fab__registry_t *daemon)
 {
     return daemon->nconns;
 }
 
-size_t fab__daemon_alloc_count(const fab__daemon_t *daemon)
+size_t fab__registry_alloc_count(const fab__registry_t *daemon)
 {
     return daemon->allocs.count;
 }
@@ -357,7 +357,7 @@ static fab__ref_t *fab__ref_get(fab__conn_t *conn, uint64_t id)
     return fab__map_get(&conn->refs, id);
 }
 
-void fab__daemon_reply_undo(fab__daemon_t *daemon, fab__conn_t *conn, const fab__reply_t *reply)
+void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__reply_t *reply)
 {
     if (reply->status != FAB_SUCCESS ||
         (reply->type != FAB__MSG_ALLOC && reply->type != FAB__MSG_IMPORT))
@@ -370,7 +370,7 @@ void fab__daemon_reply_undo(fab__daemon_t *daemon, fab__conn_t *conn, const fab_
 
 /* Whether user may hold one more live allocation of size bytes; says why
  * not in the log. */
-static bool fab__user_may_allocate(fab__daemon_t *daemon, const fab__user_t *user, uint64_t size)
+static bool fab__user_may_allocate(fab__registry_t *daemon, const fab__user_t *user, uint64_t size)
 {
     const fab__limits_t *limits = &daemon->topology->limits;
     if (limits->allocations != 0 && user->allocations >= limits->allocations) {
@@ -392,7 +392,7 @@ static bool fab__user_may_allocate(fab__daemon_t *daemon, const fab__user_t *use
 }
 
 /* Make alloc live with memfd fd, charged to conn's user and node. */
-static void fab__alloc_bring_live(fab__daemon_t *daemon, fab__alloc_t *alloc, fab__conn_t *conn,
+static void fab__alloc_bring_live(fab__registry_t *daemon, fab__alloc_t *alloc, fab__conn_t *conn,
                                   int fd)
 {
     fab_alloc_props_t props = fab_memory_props(alloc->memory);
@@ -407,7 +407,7 @@ static void fab__alloc_bring_live(fab__daemon_t *daemon, fab__alloc_t *alloc, fa
 }
 
 /* A new allocation record for memory the model calls memory (pending: no fd). */
-static fab__alloc_t *fab__alloc_new(fab__daemon_t *daemon, fab_memory_t *memory, uint64_t key)
+static fab__alloc_t *fab__alloc_new(fab__registry_t *daemon, fab_memory_t *memory, uint64_t key)
 {
     fab__alloc_t *alloc = calloc(1, sizeof(*alloc));
     if (alloc == NULL)
@@ -424,9 +424,9 @@ static fab__alloc_t *fab__alloc_new(fab__daemon_t *daemon, fab_memory_t *memory,
 
 /* ---- requests ------------------------------------------------------------------- */
 
-static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__alloc_t *alloc);
+static fab_handle_t fab__alloc_handle(const fab__registry_t *daemon, const fab__alloc_t *alloc);
 
-static fab_status_t fab__request_hello(fab__daemon_t *daemon, fab__conn_t *conn,
+static fab_status_t fab__request_hello(fab__registry_t *daemon, fab__conn_t *conn,
                                        const fab__request_t *request, fab__reply_t *reply)
 {
     if (conn->node >= 0)
@@ -449,7 +449,7 @@ static fab_status_t fab__request_hello(fab__daemon_t *daemon, fab__conn_t *conn,
     return FAB_SUCCESS;
 }
 
-static fab_status_t fab__request_alloc(fab__daemon_t *daemon, fab__conn_t *conn,
+static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *conn,
                                        const fab__request_t *request, fab__reply_t *reply,
                                        int *fd_out)
 {
@@ -523,7 +523,7 @@ fail_memory:
 
 /* The daemon's handle for an allocation: the model's layout with origin
  * FABRIC, the exporter's IMEX domain and the tag. */
-static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__alloc_t *alloc)
+static fab_handle_t fab__alloc_handle(const fab__registry_t *daemon, const fab__alloc_t *alloc)
 {
     fab_handle_t handle;
     fab_alloc_props_t props = fab_memory_props(alloc->memory);
@@ -539,7 +539,7 @@ static fab_handle_t fab__alloc_handle(const fab__daemon_t *daemon, const fab__al
     return handle;
 }
 
-static fab_status_t fab__request_export(fab__daemon_t *daemon, fab__conn_t *conn,
+static fab_status_t fab__request_export(fab__registry_t *daemon, fab__conn_t *conn,
                                         const fab__request_t *request, fab__reply_t *reply)
 {
     fab__ref_t *ref = fab__ref_get(conn, request->u.region.region);
@@ -558,7 +558,7 @@ static fab_status_t fab__request_export(fab__daemon_t *daemon, fab__conn_t *conn
 /* The allocation a handle names if the handle is authentic (bytes, origin,
  * tag); NULL with FAB_SUCCESS when it names none (freed, or not adopted
  * yet). *status_out says why a handle is not authentic. */
-static fab__alloc_t *fab__handle_lookup(fab__daemon_t *daemon, const fab_handle_t *handle,
+static fab__alloc_t *fab__handle_lookup(fab__registry_t *daemon, const fab_handle_t *handle,
                                         fab_status_t *status_out)
 {
     *status_out = FAB_ERROR_INVALID_HANDLE;
@@ -584,7 +584,7 @@ static fab__alloc_t *fab__handle_lookup(fab__daemon_t *daemon, const fab_handle_
 /* The live allocation an authentic handle of this domain names, for a
  * connection that shares a channel with its creator: what IMPORT and VERIFY
  * both require. NULL with FAB_SUCCESS: authentic, but not live. */
-static fab__alloc_t *fab__handle_live(fab__daemon_t *daemon, const fab__conn_t *conn,
+static fab__alloc_t *fab__handle_live(fab__registry_t *daemon, const fab__conn_t *conn,
                                       const fab_handle_t *handle, fab_status_t *status_out)
 {
     fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, status_out);
@@ -611,7 +611,7 @@ static int fab__reachable(const fab__node_t *a, const fab__node_t *b)
            fab_uuid_equal(&a->info.cluster_uuid, &b->info.cluster_uuid);
 }
 
-static fab_status_t fab__request_import(fab__daemon_t *daemon, fab__conn_t *conn,
+static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *conn,
                                         const fab__request_t *request, fab__reply_t *reply,
                                         int *fd_out, int *fd_owned)
 {
@@ -670,7 +670,7 @@ static fab_status_t fab__request_import(fab__daemon_t *daemon, fab__conn_t *conn
     return FAB_SUCCESS;
 }
 
-static fab_status_t fab__request_release(fab__daemon_t *daemon, fab__conn_t *conn,
+static fab_status_t fab__request_release(fab__registry_t *daemon, fab__conn_t *conn,
                                          const fab__request_t *request, fab__reply_t *reply)
 {
     fab__ref_t *ref = fab__ref_get(conn, request->u.region.region);
@@ -694,7 +694,7 @@ static fab_status_t fab__request_release(fab__daemon_t *daemon, fab__conn_t *con
 /* The creator is back with its memory: each importer parked on alloc keeps
  * its reference only if it showed the same memory and shares a channel with
  * the creator; the others held something else and lose theirs. */
-static void fab__parked_settle(fab__daemon_t *daemon, fab__alloc_t *alloc, const struct stat *st)
+static void fab__parked_settle(fab__registry_t *daemon, fab__alloc_t *alloc, const struct stat *st)
 {
     fab__ref_t *ref = alloc->parked;
     alloc->parked = NULL;
@@ -717,7 +717,7 @@ static void fab__parked_settle(fab__daemon_t *daemon, fab__alloc_t *alloc, const
  * uuid this daemon never freed, a channel, and a sealed memfd of the
  * handle's size. A creator also needs its token and a read-write memfd; an
  * importer of live memory the same memory and a channel shared with it. */
-static fab_status_t fab__request_adopt(fab__daemon_t *daemon, fab__conn_t *conn,
+static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *conn,
                                        const fab__request_t *request, int *fd_in,
                                        fab__reply_t *reply)
 {
@@ -858,7 +858,7 @@ static long fab__rss_bytes(void)
 /* Whether this fabric minted the handle (any of its domains); whether its
  * memory is live only to a connection that could import it, as IMPORT asks:
  * a channel shared with the creator. */
-static fab_status_t fab__request_verify(fab__daemon_t *daemon, const fab__conn_t *conn,
+static fab_status_t fab__request_verify(fab__registry_t *daemon, const fab__conn_t *conn,
                                         const fab__request_t *request, fab__reply_t *reply)
 {
     const fab_handle_t *handle = &request->u.import.handle;
@@ -881,7 +881,7 @@ static fab_status_t fab__request_verify(fab__daemon_t *daemon, const fab__conn_t
 
 /* One node of the daemon's topology, the one truth every client learns it
  * from, with the node count and the driver version. */
-static fab_status_t fab__request_topology(const fab__daemon_t *daemon, const fab__request_t *request,
+static fab_status_t fab__request_topology(const fab__registry_t *daemon, const fab__request_t *request,
                                           fab__reply_t *reply)
 {
     const fab_topology_t *topology = daemon->topology;
@@ -895,7 +895,7 @@ static fab_status_t fab__request_topology(const fab__daemon_t *daemon, const fab
 
 /* Global figures for the daemon's own uid and root; anyone else sees only
  * what its own uid holds. */
-static void fab__request_stats(fab__daemon_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
+static void fab__request_stats(fab__registry_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
 {
     fab_daemon_stats_t *out = &reply->u.stats;
     out->pid = (uint64_t)getpid();
@@ -918,7 +918,7 @@ static void fab__request_stats(fab__daemon_t *daemon, const fab__conn_t *conn, f
     out->rss = (uint64_t)fab__rss_bytes();
 }
 
-void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
+void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned)
 {
     memset(reply, 0, sizeof(*reply));

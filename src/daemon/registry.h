@@ -35,7 +35,7 @@
 
 #define FAB__KEY_BYTES 32
 
-typedef struct fab__daemon fab__daemon_t;
+typedef struct fab__registry fab__registry_t;
 
 typedef struct fab__user fab__user_t;
 
@@ -52,34 +52,34 @@ typedef struct fab__conn {
 
 /* Create the registry for topology (kept, not copied) and key. Returns NULL
  * on no memory. */
-fab__daemon_t *fab__daemon_create(const fab_topology_t *topology,
+fab__registry_t *fab__registry_create(const fab_topology_t *topology,
                                   const uint8_t key[FAB__KEY_BYTES]);
 
 /* Drop every reference of every connection still open, then free. */
-void fab__daemon_destroy(fab__daemon_t *daemon);
+void fab__registry_destroy(fab__registry_t *daemon);
 
 /* A new client with these credentials; NULL on no memory, or when its uid
  * already holds max_connections_per_uid connections (logged). */
-fab__conn_t *fab__daemon_conn_open(fab__daemon_t *daemon, uid_t uid, gid_t gid, pid_t pid);
+fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t gid, pid_t pid);
 
 /* The client went away: drop all its references. */
-void fab__daemon_conn_close(fab__daemon_t *daemon, fab__conn_t *conn);
+void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn);
 
 /* Answer one request. fd_in is the fd that came with it (-1: none); the
  * registry takes it (keeps it or closes it). The reply is always filled;
  * *fd_out is -1 or an fd to send with it, and *fd_owned says whether the
  * caller must close it after sending (a read-only reopening) or not (the
  * registry's own memfd, valid until the next call). */
-void fab__daemon_handle(fab__daemon_t *daemon, fab__conn_t *conn, const fab__request_t *request,
+void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned);
 
 /* The reply to request was built but could not be sent (the fd it carried
  * could not travel): drop the reference it handed out, if any, so that
  * nothing is held for a reply the client never got. */
-void fab__daemon_reply_undo(fab__daemon_t *daemon, fab__conn_t *conn, const fab__reply_t *reply);
+void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__reply_t *reply);
 
 /* Counters for STATS and the idle check. */
-size_t fab__daemon_conn_count(const fab__daemon_t *daemon);
-size_t fab__daemon_alloc_count(const fab__daemon_t *daemon);
+size_t fab__registry_conn_count(const fab__registry_t *daemon);
+size_t fab__registry_alloc_count(const fab__registry_t *daemon);
 
 #endif /* FABMEM_DAEMON_REGISTRY_H */

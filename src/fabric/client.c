@@ -140,7 +140,7 @@ static int fab__is_executable(const char *path)
  * code (lib/ -> ../bin, lib/fabmem/ -> ../../bin), else $PATH. */
 static const char fab__anchor = 0; /* an object of this library, for dladdr */
 
-static int fab__daemon_find(char *buf, size_t cap)
+static int fab__fabmemd_find(char *buf, size_t cap)
 {
     const char *env = getenv("FABMEM_DAEMON");
     if (env != NULL && *env != '\0') {
@@ -181,10 +181,10 @@ static int fab__daemon_find(char *buf, size_t cap)
 extern char **environ;
 
 /* Start a daemon for socket path and wait until it listens or gives way. */
-static int fab__daemon_start(const char *socket_path, int timeout_ms)
+static int fab__fabmemd_start(const char *socket_path, int timeout_ms)
 {
     char exe[PATH_MAX];
-    if (fab__daemon_find(exe, sizeof(exe)) != 0) {
+    if (fab__fabmemd_find(exe, sizeof(exe)) != 0) {
         fab__log(FAB__LOG_WARN, "no fabmemd to start (set FABMEM_DAEMON)");
         return -1;
     }
@@ -291,7 +291,7 @@ static int fab__connect(const fab_client_t *client, fab_status_t *status_out)
     }
     int sock = fab__connect_once(path);
     if (sock < 0 && client->autostart && (errno == ENOENT || errno == ECONNREFUSED) &&
-        fab__daemon_start(path, client->timeout_ms) == 0) {
+        fab__fabmemd_start(path, client->timeout_ms) == 0) {
         /* The daemon that won a start race may still be binding: retry briefly. */
         for (int i = 0; i < 500 && sock < 0 && (errno == ENOENT || errno == ECONNREFUSED); i++) {
             struct timespec ts = {0, 10 * 1000 * 1000};

@@ -101,7 +101,7 @@ static void teardown_export(exported_t *e, bool released)
 static void fabric_handle_shares_memory_between_processes(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     exported_t e = export_fabric(0);
     import_in_peer(&e.fh, NULL, NULL, "CUDA_SUCCESS");
     unsigned char b = 0;
@@ -117,7 +117,7 @@ static void nccl_fallback_drops_fabric_without_a_channel(void **state)
 {
     (void)state;
     /* A config that gives no IMEX channel to anyone. */
-    assert_non_null(fabt_daemon_start("[driver]\nversion = 13000\n", NULL));
+    assert_non_null(fab_test_daemon_start("[driver]\nversion = 13000\n", NULL));
     cut_init(0);
     int fabric = 0;
     CU_OK(cuDeviceGetAttribute(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0));
@@ -147,7 +147,7 @@ static void nccl_fallback_drops_fabric_without_a_channel(void **state)
 static void fabric_and_posix_from_one_allocation(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     exported_t e = export_fabric(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     int fd = -1;
     CU_OK(cuMemExportToShareableHandle(&fd, e.h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
@@ -168,7 +168,7 @@ static void fabric_and_posix_from_one_allocation(void **state)
 static void release_before_import_leaves_a_stale_handle(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     exported_t e = export_fabric(0);
     /* The fabric handle names the memory but holds no reference. */
     CU_OK(cuMemRelease(e.h));
@@ -179,7 +179,7 @@ static void release_before_import_leaves_a_stale_handle(void **state)
 static void a_live_mapping_keeps_fabric_memory(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     exported_t e = export_fabric(0);
     CU_OK(cuMemRelease(e.h)); /* the mapping still holds the memory */
     import_in_peer(&e.fh, NULL, NULL, "CUDA_SUCCESS");
@@ -192,7 +192,7 @@ static void a_live_mapping_keeps_fabric_memory(void **state)
 static void forged_fabric_handle_is_refused(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     exported_t e = export_fabric(0);
     CUmemFabricHandle forged = e.fh;
     forged.data[20] ^= 0x01;
@@ -220,7 +220,7 @@ static const char topology_config[] =
 static void topology_decides_who_may_import(void **state)
 {
     (void)state;
-    fabt_daemon_t *d = fabt_daemon_start(topology_config, NULL);
+    fab_test_daemon_t *d = fab_test_daemon_start(topology_config, NULL);
     assert_non_null(d);
     setenv("FABMEM_CONFIG", d->config, 1);
     setenv("FABMEM_NODE", "a", 1);
@@ -244,7 +244,7 @@ static void import_without_a_shared_channel_is_not_permitted(void **state)
     (void)state;
     if (getuid() != 0)
         skip(); /* needs a second user: drops privileges */
-    assert_non_null(fabt_daemon_start(
+    assert_non_null(fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0\n[channel 1]\nuids = 65534\n", NULL));
     exported_t e = export_fabric(0);
     const char *const args[] = {"nobody", NULL};
@@ -257,7 +257,7 @@ static void import_sharing_a_channel_across_users(void **state)
     (void)state;
     if (getuid() != 0)
         skip();
-    assert_non_null(fabt_daemon_start(
+    assert_non_null(fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n", NULL));
     exported_t e = export_fabric(0);
     const char *const args[] = {"nobody", NULL};
@@ -472,7 +472,7 @@ static int stall_teardown(void **state)
             pthread_join(stall.calls[k].thread, NULL);
         stall.calls[k].started = false;
     }
-    return fabt_teardown(state);
+    return fab_test_teardown(state);
 }
 
 /* The whole local VMM cycle, none of it the daemon's business. */
@@ -505,7 +505,7 @@ static void a_stalled_daemon_stalls_only_the_calls_that_need_it(void **state)
     (void)state;
     /* The client's reply deadline must not end the stalled calls first. */
     setenv("FABMEM_TIMEOUT_MS", "60000", 1);
-    fabt_daemon_t *d = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *d = fab_test_daemon_start(NULL, NULL);
     assert_non_null(d);
     stall.daemon = d->pid;
     cut_init(0);
@@ -563,15 +563,15 @@ static void a_stalled_daemon_stalls_only_the_calls_that_need_it(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(fabric_handle_shares_memory_between_processes, fabt_teardown),
-    cmocka_unit_test_teardown(nccl_fallback_drops_fabric_without_a_channel, fabt_teardown),
-    cmocka_unit_test_teardown(fabric_and_posix_from_one_allocation, fabt_teardown),
-    cmocka_unit_test_teardown(release_before_import_leaves_a_stale_handle, fabt_teardown),
-    cmocka_unit_test_teardown(a_live_mapping_keeps_fabric_memory, fabt_teardown),
-    cmocka_unit_test_teardown(forged_fabric_handle_is_refused, fabt_teardown),
-    cmocka_unit_test_teardown(topology_decides_who_may_import, fabt_teardown),
-    cmocka_unit_test_teardown(import_without_a_shared_channel_is_not_permitted, fabt_teardown),
-    cmocka_unit_test_teardown(import_sharing_a_channel_across_users, fabt_teardown),
+    cmocka_unit_test_teardown(fabric_handle_shares_memory_between_processes, fab_test_teardown),
+    cmocka_unit_test_teardown(nccl_fallback_drops_fabric_without_a_channel, fab_test_teardown),
+    cmocka_unit_test_teardown(fabric_and_posix_from_one_allocation, fab_test_teardown),
+    cmocka_unit_test_teardown(release_before_import_leaves_a_stale_handle, fab_test_teardown),
+    cmocka_unit_test_teardown(a_live_mapping_keeps_fabric_memory, fab_test_teardown),
+    cmocka_unit_test_teardown(forged_fabric_handle_is_refused, fab_test_teardown),
+    cmocka_unit_test_teardown(topology_decides_who_may_import, fab_test_teardown),
+    cmocka_unit_test_teardown(import_without_a_shared_channel_is_not_permitted, fab_test_teardown),
+    cmocka_unit_test_teardown(import_sharing_a_channel_across_users, fab_test_teardown),
     cmocka_unit_test_teardown(a_stalled_daemon_stalls_only_the_calls_that_need_it,
                               stall_teardown),
 };

@@ -18,15 +18,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FABT_MAX_DAEMONS 4
+#define FAB_TEST_MAX_DAEMONS 4
 
-static fabt_daemon_t fabt__daemons[FABT_MAX_DAEMONS];
-int fabt_daemon_nofile;
-int fabt_daemon_uid;
-static int fabt__count;
+static fab_test_daemon_t fab_test__daemons[FAB_TEST_MAX_DAEMONS];
+int fab_test_daemon_nofile;
+int fab_test_daemon_uid;
+static int fab_test__count;
 
 /* Start fabmemd for d's socket and config; wait until it listens. */
-static int fabt__launch(fabt_daemon_t *d)
+static int fab_test__launch(fab_test_daemon_t *d)
 {
     const char *exe = getenv("FABMEM_DAEMON");
     int pipefd[2];
@@ -73,8 +73,8 @@ static int fabt__launch(fabt_daemon_t *d)
             dup2(null, 1);
         }
         fcntl(pipefd[1], F_SETFD, 0);
-        if (fabt_daemon_nofile > 0) {
-            struct rlimit rl = {(rlim_t)fabt_daemon_nofile, (rlim_t)fabt_daemon_nofile};
+        if (fab_test_daemon_nofile > 0) {
+            struct rlimit rl = {(rlim_t)fab_test_daemon_nofile, (rlim_t)fab_test_daemon_nofile};
             setrlimit(RLIMIT_NOFILE, &rl);
         }
         if (d->uid != 0) {
@@ -94,35 +94,35 @@ static int fabt__launch(fabt_daemon_t *d)
     ready = ready && poll(&p, 1, FAB_TEST_TIMEOUT_MS) > 0 && read(pipefd[0], &byte, 1) == 0;
     close(pipefd[0]);
     if (!ready) {
-        fabt_daemon_stop(d);
+        fab_test_daemon_stop(d);
         return -1;
     }
     return 0;
 }
 
-int fabt_daemon_restart(fabt_daemon_t *d)
+int fab_test_daemon_restart(fab_test_daemon_t *d)
 {
-    if (fabt_daemon_stop(d) != 0)
+    if (fab_test_daemon_stop(d) != 0)
         return -1;
-    return fabt__launch(d);
+    return fab_test__launch(d);
 }
 
-fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file)
+fab_test_daemon_t *fab_test_daemon_start(const char *config_text, const char *state_file)
 {
     const char *exe = getenv("FABMEM_DAEMON");
-    if (exe == NULL || fabt__count == FABT_MAX_DAEMONS)
+    if (exe == NULL || fab_test__count == FAB_TEST_MAX_DAEMONS)
         return NULL;
-    fabt_daemon_t *d = &fabt__daemons[fabt__count];
+    fab_test_daemon_t *d = &fab_test__daemons[fab_test__count];
     memset(d, 0, sizeof(*d));
     d->dir = fab_test_tempdir();
     if (d->dir == NULL)
         return NULL;
-    fabt__count++;
+    fab_test__count++;
     /* Other users (the dropped-privilege tests) must reach the socket. */
     chmod(d->dir, 0755);
-    if (fabt_daemon_uid != 0) {
+    if (fab_test_daemon_uid != 0) {
         /* The daemon's own: it makes its socket, lock and key there. */
-        d->uid = (uid_t)fabt_daemon_uid;
+        d->uid = (uid_t)fab_test_daemon_uid;
         if (chown(d->dir, d->uid, (gid_t)d->uid) != 0)
             return NULL;
     }
@@ -140,14 +140,14 @@ fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file
         fputs(config_text ? config_text : "[channel 0]\nuids = 0\n", f);
         fclose(f);
     }
-    if (fabt__launch(d) != 0)
+    if (fab_test__launch(d) != 0)
         return NULL;
     setenv("FABMEM_SOCKET", d->socket, 1);
     setenv("FABMEM_NO_AUTOSTART", "1", 1);
     return d;
 }
 
-int fabt_daemon_stop(fabt_daemon_t *d)
+int fab_test_daemon_stop(fab_test_daemon_t *d)
 {
     if (d->pid <= 0)
         return 0; /* stopped before: the test checked that status */
@@ -166,7 +166,7 @@ int fabt_daemon_stop(fabt_daemon_t *d)
     return WEXITSTATUS(status);
 }
 
-int fabt_daemon_log_contains(const fabt_daemon_t *d, const char *text)
+int fab_test_daemon_log_contains(const fab_test_daemon_t *d, const char *text)
 {
     FILE *f = fopen(d->log, "r");
     if (f == NULL)
@@ -179,7 +179,7 @@ int fabt_daemon_log_contains(const fabt_daemon_t *d, const char *text)
     return found;
 }
 
-int fabt_daemon_log_count(const fabt_daemon_t *d, const char *text)
+int fab_test_daemon_log_count(const fab_test_daemon_t *d, const char *text)
 {
     FILE *f = fopen(d->log, "r");
     if (f == NULL)
@@ -192,7 +192,7 @@ int fabt_daemon_log_count(const fabt_daemon_t *d, const char *text)
     return n;
 }
 
-int fabt_daemon_fd_count(const fabt_daemon_t *d)
+int fab_test_daemon_fd_count(const fab_test_daemon_t *d)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/fd", (long)d->pid);
@@ -207,15 +207,15 @@ int fabt_daemon_fd_count(const fabt_daemon_t *d)
     return n;
 }
 
-int fabt_teardown(void **state)
+int fab_test_teardown(void **state)
 {
     (void)state;
     int failed = 0;
-    for (int i = 0; i < fabt__count; i++) {
-        fabt_daemon_t *d = &fabt__daemons[i];
+    for (int i = 0; i < fab_test__count; i++) {
+        fab_test_daemon_t *d = &fab_test__daemons[i];
         /* A daemon that does not exit 0 on SIGTERM crashed, or leaked (a
          * sanitizer build reports leaks at exit): show its log, fail. */
-        int status = fabt_daemon_stop(d);
+        int status = fab_test_daemon_stop(d);
         if (status != 0) {
             fprintf(stderr, "fabmemd %s exited with status %d; its log:\n", d->socket, status);
             FILE *f = fopen(d->log, "r");
@@ -230,11 +230,11 @@ int fabt_teardown(void **state)
         free(d->dir);
         d->dir = NULL;
     }
-    fabt__count = 0;
+    fab_test__count = 0;
     return failed ? -1 : 0;
 }
 
-void fabt_hex16(const unsigned char *bytes, char out[33])
+void fab_test_hex16(const unsigned char *bytes, char out[33])
 {
     for (int i = 0; i < 16; i++)
         snprintf(out + 2 * i, 3, "%02x", bytes[i]);
@@ -242,7 +242,7 @@ void fabt_hex16(const unsigned char *bytes, char out[33])
 
 /* ---- the raw protocol -------------------------------------------------------- */
 
-int fabt_raw_connect(const char *path)
+int fab_test_raw_connect(const char *path)
 {
     int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     assert_true(sock >= 0);
@@ -252,14 +252,14 @@ int fabt_raw_connect(const char *path)
     return sock;
 }
 
-void fabt_raw_send(int sock, fab__request_t *request, int fd)
+void fab_test_raw_send(int sock, fab__request_t *request, int fd)
 {
     uint8_t buf[FAB__PROTO_MAX];
     size_t len = fab__request_encode(request, buf);
     assert_int_equal(fab__proto_send(sock, buf, len, fd), 0);
 }
 
-int fabt_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out)
+int fab_test_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out)
 {
     struct pollfd p = {.fd = sock, .events = POLLIN};
     assert_int_equal(poll(&p, 1, FAB_TEST_TIMEOUT_MS), 1);
@@ -279,27 +279,27 @@ int fabt_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out)
     return (int)reply.status;
 }
 
-int fabt_raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out)
+int fab_test_raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out)
 {
-    fabt_raw_send(sock, request, fd);
-    return fabt_raw_reply(sock, reply_out, fd_out);
+    fab_test_raw_send(sock, request, fd);
+    return fab_test_raw_reply(sock, reply_out, fd_out);
 }
 
-void fabt_raw_say_hello(int sock)
+void fab_test_raw_say_hello(int sock)
 {
     fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
     hello.u.hello.version = FAB__PROTO_VERSION;
-    assert_int_equal(fabt_raw_call(sock, &hello, -1, NULL, NULL), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_call(sock, &hello, -1, NULL, NULL), FAB_SUCCESS);
 }
 
-int fabt_raw_hello(const char *path)
+int fab_test_raw_hello(const char *path)
 {
-    int sock = fabt_raw_connect(path);
-    fabt_raw_say_hello(sock);
+    int sock = fab_test_raw_connect(path);
+    fab_test_raw_say_hello(sock);
     return sock;
 }
 
-int fabt_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint8_t *token, int fd)
+int fab_test_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint8_t *token, int fd)
 {
     fab__request_t adopt = {.type = FAB__MSG_ADOPT, .seq = 9};
     adopt.u.import.handle = *handle;
@@ -307,5 +307,5 @@ int fabt_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint
     adopt.u.import.creator = (uint8_t)creator;
     if (token != NULL)
         memcpy(adopt.u.import.token, token, FAB__TOKEN_BYTES);
-    return fabt_raw_call(sock, &adopt, fd, NULL, NULL);
+    return fab_test_raw_call(sock, &adopt, fd, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* Test harness for the fabric suites: a private fabmemd per test. Each daemon
  * gets its own temp dir, socket, config and log file; the test process points
  * FABMEM_SOCKET at the last daemon started (helpers inherit it) and forbids
- * autostart. fabt_teardown, a cmocka teardown, stops every daemon the test
+ * autostart. fab_test_teardown, a cmocka teardown, stops every daemon the test
  * started (SIGTERM by pid, then reaps it) and removes their dirs, whether the
  * test passed or not. */
 #ifndef FABTEST_DAEMON_HARNESS_H
@@ -12,7 +12,7 @@
 
 #include "fabtest.h"
 
-typedef struct fabt_daemon {
+typedef struct fab_test_daemon {
     pid_t pid;
     char *dir;
     char socket[108]; /* sun_path's size */
@@ -20,74 +20,74 @@ typedef struct fabt_daemon {
     char log[256];
     char state[256];
     uid_t uid; /* the uid it runs as (0: the test's own) */
-} fabt_daemon_t;
+} fab_test_daemon_t;
 
 /* When nonzero, the next daemons start with this RLIMIT_NOFILE (soft and
  * hard), to run them out of fds. */
-extern int fabt_daemon_nofile;
+extern int fab_test_daemon_nofile;
 
 /* When nonzero (and the test runs as root), the next daemons start as this
  * uid, with the gid of the same number and no supplementary groups: their
  * dir is given to that uid (a daemon listens only in a directory of its
  * own), and privileges are dropped in the child before exec. Its log is
  * still opened by the test, so the test reads it as before. */
-extern int fabt_daemon_uid;
+extern int fab_test_daemon_uid;
 
 /* Start fabmemd with config_text (NULL: the built-in topology) and wait until
  * it listens. state_file (NULL: in its own dir) lets two daemons share a key.
  * Returns the daemon (owned by the harness) or NULL. */
-fabt_daemon_t *fabt_daemon_start(const char *config_text, const char *state_file);
+fab_test_daemon_t *fab_test_daemon_start(const char *config_text, const char *state_file);
 
 /* Stop it and start it again on the same socket, config and state file
  * (a restart). 0, or -1. */
-int fabt_daemon_restart(fabt_daemon_t *daemon);
+int fab_test_daemon_restart(fab_test_daemon_t *daemon);
 
 /* SIGCONT it (in case a test stopped it), SIGTERM it and reap it;
  * returns its exit status (0 is a clean exit). The dir stays until teardown
  * so that its log can be read. */
-int fabt_daemon_stop(fabt_daemon_t *daemon);
+int fab_test_daemon_stop(fab_test_daemon_t *daemon);
 
 /* Whether the daemon's log contains text. */
-int fabt_daemon_log_contains(const fabt_daemon_t *daemon, const char *text);
+int fab_test_daemon_log_contains(const fab_test_daemon_t *daemon, const char *text);
 
 /* How many lines of the daemon's log contain text. */
-int fabt_daemon_log_count(const fabt_daemon_t *daemon, const char *text);
+int fab_test_daemon_log_count(const fab_test_daemon_t *daemon, const char *text);
 
 /* How many fds the daemon holds open (from /proc). */
-int fabt_daemon_fd_count(const fabt_daemon_t *daemon);
+int fab_test_daemon_fd_count(const fab_test_daemon_t *daemon);
 
 /* cmocka teardown: stop every daemon this test started. */
-int fabt_teardown(void **state);
+int fab_test_teardown(void **state);
 
 /* Hex of 16 uuid bytes, as the daemon logs them. */
-void fabt_hex16(const unsigned char *bytes, char out[33]);
+void fab_test_hex16(const unsigned char *bytes, char out[33]);
 
 /* ---- the raw protocol, to speak to a daemon as a bare or hostile client ---- */
 
 #include "src/common/proto.h"
 
 /* A connection to the socket at path (asserted). */
-int fabt_raw_connect(const char *path);
+int fab_test_raw_connect(const char *path);
 
 /* Send request with fd (-1: none) attached (asserted). */
-void fabt_raw_send(int sock, fab__request_t *request, int fd);
+void fab_test_raw_send(int sock, fab__request_t *request, int fd);
 
 /* The next reply's status, or -1 when the daemon closed the connection
  * instead; the reply goes to *reply_out and its fd to *fd_out (each may be
  * NULL: an fd is then closed). Waits at most FAB_TEST_TIMEOUT_MS. */
-int fabt_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out);
+int fab_test_raw_reply(int sock, fab__reply_t *reply_out, int *fd_out);
 
-/* fabt_raw_send, then fabt_raw_reply. */
-int fabt_raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out);
+/* fab_test_raw_send, then fab_test_raw_reply. */
+int fab_test_raw_call(int sock, fab__request_t *request, int fd, fab__reply_t *reply_out, int *fd_out);
 
 /* HELLO on sock, asserted to succeed. */
-void fabt_raw_say_hello(int sock);
+void fab_test_raw_say_hello(int sock);
 
 /* ADOPT handle (creator 0/1, with token: NULL is zeros) with fd attached;
  * the status. */
-int fabt_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint8_t *token, int fd);
+int fab_test_raw_adopt(int sock, const fab_handle_t *handle, int creator, const uint8_t *token, int fd);
 
 /* A connection to path that said HELLO. */
-int fabt_raw_hello(const char *path);
+int fab_test_raw_hello(const char *path);
 
 #endif /* FABTEST_DAEMON_HARNESS_H */

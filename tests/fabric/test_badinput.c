@@ -28,7 +28,7 @@ static void raw_send(int sock, const void *buf, size_t len)
 
 /* The daemon still serves a well-behaved client, and holds no more fds than
  * it did at the start (its closes may lag our round trips by a little). */
-static void daemon_is_healthy(const fabt_daemon_t *daemon, int baseline_fds)
+static void daemon_is_healthy(const fab_test_daemon_t *daemon, int baseline_fds)
 {
     fab_client_t *client;
     assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
@@ -36,7 +36,7 @@ static void daemon_is_healthy(const fabt_daemon_t *daemon, int baseline_fds)
     int fds = -1;
     for (int i = 0; i < 1000; i++) {
         assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
-        fds = fabt_daemon_fd_count(daemon);
+        fds = fab_test_daemon_fd_count(daemon);
         if (fds == baseline_fds + 1 && stats.clients == 1)
             break;
     }
@@ -46,11 +46,11 @@ static void daemon_is_healthy(const fabt_daemon_t *daemon, int baseline_fds)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
-static fabt_daemon_t *start(int *baseline)
+static fab_test_daemon_t *start(int *baseline)
 {
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    *baseline = fabt_daemon_fd_count(daemon);
+    *baseline = fab_test_daemon_fd_count(daemon);
     assert_true(*baseline > 0);
     return daemon;
 }
@@ -59,27 +59,27 @@ static void malformed_message_closes_the_connection(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
+    fab_test_daemon_t *daemon = start(&baseline);
     static const char *const junk[] = {
         "GET / HTTP/1.0\r\n\r\n",          /* not our magic */
         "FBM1\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00", /* HELLO without a body */
         "FBM1\x63\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00", /* unknown type */
     };
     for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
-        int sock = fabt_raw_connect(daemon->socket);
+        int sock = fab_test_raw_connect(daemon->socket);
         raw_send(sock, junk[i], i == 0 ? strlen(junk[i]) : 16);
-        assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+        assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
         close(sock);
     }
     /* A known type with a nonzero status field, and one with reserved bits. */
-    int sock = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(sock);
+    int sock = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(sock);
     uint8_t buf[FAB__PROTO_MAX];
     fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
     size_t len = fab__request_encode(&stats, buf);
     buf[12] = 1;
     raw_send(sock, buf, len);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -88,26 +88,26 @@ static void truncated_message_closes_the_connection(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
+    fab_test_daemon_t *daemon = start(&baseline);
     fab__request_t request = {.type = FAB__MSG_IMPORT, .seq = 2};
     uint8_t buf[FAB__PROTO_MAX];
     size_t full = fab__request_encode(&request, buf);
     for (size_t cut = 1; cut < full; cut += 7) {
-        int sock = fabt_raw_connect(daemon->socket);
-        fabt_raw_say_hello(sock);
+        int sock = fab_test_raw_connect(daemon->socket);
+        fab_test_raw_say_hello(sock);
         raw_send(sock, buf, cut);
-        assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+        assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
         close(sock);
     }
     /* A name length that promises more than the message holds. */
-    int sock = fabt_raw_connect(daemon->socket);
+    int sock = fab_test_raw_connect(daemon->socket);
     fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
     hello.u.hello.version = FAB__PROTO_VERSION;
     hello.u.hello.name_len = 4;
     memcpy(hello.u.hello.name, "node", 4);
     size_t len = fab__request_encode(&hello, buf);
     raw_send(sock, buf, len - 2);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -116,23 +116,23 @@ static void oversized_or_empty_message_closes_the_connection(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
+    fab_test_daemon_t *daemon = start(&baseline);
     static uint8_t big[64 * 1024];
     fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
     fab__request_encode(&stats, big);
-    int sock = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(sock);
+    int sock = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(sock);
     raw_send(sock, big, sizeof(big));
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
-    sock = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(sock);
+    sock = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(sock);
     raw_send(sock, big, FAB__PROTO_MAX + 1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
-    sock = fabt_raw_connect(daemon->socket);
+    sock = fab_test_raw_connect(daemon->socket);
     raw_send(sock, big, 0);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -141,41 +141,41 @@ static void out_of_order_requests_get_an_error_reply(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
-    int sock = fabt_raw_connect(daemon->socket);
+    fab_test_daemon_t *daemon = start(&baseline);
+    int sock = fab_test_raw_connect(daemon->socket);
     fab__request_t alloc = {.type = FAB__MSG_ALLOC, .seq = 1};
     alloc.u.alloc.size = 2u << 20;
     alloc.u.alloc.peer_access = FAB_ACCESS_READ_WRITE;
     alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
-    fabt_raw_send(sock, &alloc, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fab_test_raw_send(sock, &alloc, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
     fab__request_t release = {.type = FAB__MSG_RELEASE, .seq = 2};
-    fabt_raw_send(sock, &release, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
-    fabt_raw_say_hello(sock);
+    fab_test_raw_send(sock, &release, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fab_test_raw_say_hello(sock);
     fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 3};
     hello.u.hello.version = FAB__PROTO_VERSION;
-    fabt_raw_send(sock, &hello, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
+    fab_test_raw_send(sock, &hello, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
     /* Regions that this connection never had. */
     release.u.region.region = 12345;
-    fabt_raw_send(sock, &release, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_HANDLE);
+    fab_test_raw_send(sock, &release, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_HANDLE);
     fab__request_t export = {.type = FAB__MSG_EXPORT, .seq = 4};
-    fabt_raw_send(sock, &export, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_HANDLE);
+    fab_test_raw_send(sock, &export, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_HANDLE);
     /* The connection still works. */
     int fd = -1;
-    fabt_raw_send(sock, &alloc, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, &fd), FAB_SUCCESS);
+    fab_test_raw_send(sock, &alloc, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, &fd), FAB_SUCCESS);
     assert_true(fd >= 0);
     close(fd);
     close(sock); /* vanishes holding the allocation: the daemon frees it */
     fab__request_t bad_version = hello;
-    sock = fabt_raw_connect(daemon->socket);
+    sock = fab_test_raw_connect(daemon->socket);
     bad_version.u.hello.version = 99;
-    fabt_raw_send(sock, &bad_version, -1);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_NOT_SUPPORTED);
+    fab_test_raw_send(sock, &bad_version, -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_NOT_SUPPORTED);
     close(sock);
     daemon_is_healthy(daemon, baseline);
 }
@@ -184,20 +184,20 @@ static void stray_fds_are_closed_with_the_connection(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
-    int sock = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(sock);
+    fab_test_daemon_t *daemon = start(&baseline);
+    int sock = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(sock);
     /* A valid request with an fd: an error reply, then the connection goes. */
     uint8_t buf[FAB__PROTO_MAX];
     fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
     size_t len = fab__request_encode(&stats, buf);
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     assert_int_equal(fab__proto_send(sock, buf, len, devnull), 0);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_VALUE);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     /* Many fds at once, more than the daemon has room for. */
-    sock = fabt_raw_connect(daemon->socket);
+    sock = fab_test_raw_connect(daemon->socket);
     int fds[32];
     for (int i = 0; i < 32; i++)
         fds[i] = devnull;
@@ -215,7 +215,7 @@ static void stray_fds_are_closed_with_the_connection(void **state)
     c->cmsg_len = CMSG_LEN(sizeof(fds));
     memcpy(CMSG_DATA(c), fds, sizeof(fds));
     assert_int_equal(sendmsg(sock, &msg, MSG_NOSIGNAL), (ssize_t)len);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     close(devnull);
     daemon_is_healthy(daemon, baseline);
@@ -225,9 +225,9 @@ static void client_that_never_reads_stalls_only_itself(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
-    int stuck = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(stuck);
+    fab_test_daemon_t *daemon = start(&baseline);
+    int stuck = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(stuck);
     /* Requests until our socket buffer is full: the daemon's replies pile up
      * unread on its side first. */
     int flags = fcntl(stuck, F_GETFL);
@@ -256,12 +256,12 @@ static void garbage_from_many_connections_leaves_no_trace(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
+    fab_test_daemon_t *daemon = start(&baseline);
     unsigned seed = 12345;
     for (int round = 0; round < 200; round++) {
-        int sock = fabt_raw_connect(daemon->socket);
+        int sock = fab_test_raw_connect(daemon->socket);
         if (round % 2)
-            fabt_raw_say_hello(sock);
+            fab_test_raw_say_hello(sock);
         uint8_t buf[600];
         size_t len = 1 + (size_t)(rand_r(&seed) % (int)sizeof(buf));
         for (size_t i = 0; i < len; i++)
@@ -281,7 +281,7 @@ static void adopt_needs_proof_and_the_same_memory(void **state)
 {
     (void)state;
     int baseline;
-    fabt_daemon_t *daemon = start(&baseline);
+    fab_test_daemon_t *daemon = start(&baseline);
     fab_client_t *client;
     assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
     fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
@@ -292,28 +292,28 @@ static void adopt_needs_proof_and_the_same_memory(void **state)
     int other;
     assert_int_equal(fab__memfd_create("other", 2u << 20, &other), FAB_SUCCESS);
 
-    int sock = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(sock);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, NULL, -1), FAB_ERROR_INVALID_VALUE);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, other), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, NULL, fab_region_fd(region)), FAB_ERROR_NOT_PERMITTED);
+    int sock = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(sock);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 1, NULL, -1), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 0, NULL, other), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 1, NULL, fab_region_fd(region)), FAB_ERROR_NOT_PERMITTED);
     fab_handle_t forged;
     uint8_t tag[FAB_HANDLE_TAG_BYTES] = {7};
     assert_int_equal(fab_handle_encode(fab_handle_uuid(&handle), fab_handle_size(&handle),
                                        fab_handle_access(&handle), FAB_HANDLE_ORIGIN_FABRIC,
                                        fab_handle_domain(&handle), tag, &forged), FAB_SUCCESS);
-    assert_int_equal(fabt_raw_adopt(sock, &forged, 0, NULL, fab_region_fd(region)), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, fab_region_fd(region)), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_adopt(sock, &forged, 0, NULL, fab_region_fd(region)), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 0, NULL, fab_region_fd(region)), FAB_SUCCESS);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
     assert_int_equal(stats.references, 2);
     close(sock); /* drops the adopted reference */
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
     /* Nobody holds it now, and within this daemon's life it stays gone. */
-    sock = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(sock);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, other), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, NULL, other), FAB_ERROR_INVALID_HANDLE);
+    sock = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(sock);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 0, NULL, other), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 1, NULL, other), FAB_ERROR_INVALID_HANDLE);
     close(sock);
     close(other);
     fab_client_close(client);
@@ -326,9 +326,9 @@ static void daemon_out_of_fds_refuses_and_recovers(void **state)
     enum { LIMIT = 24, EXTRA = 40 };
     if (getenv("FABTEST_DAEMON_LAUNCHER") != NULL && *getenv("FABTEST_DAEMON_LAUNCHER") != '\0')
         skip(); /* valgrind needs fds of its own under the same limit */
-    fabt_daemon_nofile = LIMIT;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
-    fabt_daemon_nofile = 0;
+    fab_test_daemon_nofile = LIMIT;
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
+    fab_test_daemon_nofile = 0;
     assert_non_null(daemon);
     fab_client_t *client;
     assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
@@ -344,30 +344,30 @@ static void daemon_out_of_fds_refuses_and_recovers(void **state)
      * spin or fail; our own connection keeps working. */
     int socks[EXTRA];
     for (int i = 0; i < EXTRA; i++)
-        socks[i] = fabt_raw_connect(daemon->socket);
+        socks[i] = fab_test_raw_connect(daemon->socket);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
     assert_int_equal(stats.allocations, (uint64_t)made);
     for (int i = 0; i < made; i++)
         fab_region_release(regions[i]);
     /* With fds free again, the waiting connections are accepted and served. */
-    fabt_raw_say_hello(socks[0]);
+    fab_test_raw_say_hello(socks[0]);
     for (int i = 0; i < EXTRA; i++)
         close(socks[i]);
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
-    assert_true(fabt_daemon_log_contains(daemon, "pausing new connections"));
+    assert_true(fab_test_daemon_log_contains(daemon, "pausing new connections"));
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(daemon_out_of_fds_refuses_and_recovers, fabt_teardown),
-    cmocka_unit_test_teardown(adopt_needs_proof_and_the_same_memory, fabt_teardown),
-    cmocka_unit_test_teardown(malformed_message_closes_the_connection, fabt_teardown),
-    cmocka_unit_test_teardown(truncated_message_closes_the_connection, fabt_teardown),
-    cmocka_unit_test_teardown(oversized_or_empty_message_closes_the_connection, fabt_teardown),
-    cmocka_unit_test_teardown(out_of_order_requests_get_an_error_reply, fabt_teardown),
-    cmocka_unit_test_teardown(stray_fds_are_closed_with_the_connection, fabt_teardown),
-    cmocka_unit_test_teardown(client_that_never_reads_stalls_only_itself, fabt_teardown),
-    cmocka_unit_test_teardown(garbage_from_many_connections_leaves_no_trace, fabt_teardown),
+    cmocka_unit_test_teardown(daemon_out_of_fds_refuses_and_recovers, fab_test_teardown),
+    cmocka_unit_test_teardown(adopt_needs_proof_and_the_same_memory, fab_test_teardown),
+    cmocka_unit_test_teardown(malformed_message_closes_the_connection, fab_test_teardown),
+    cmocka_unit_test_teardown(truncated_message_closes_the_connection, fab_test_teardown),
+    cmocka_unit_test_teardown(oversized_or_empty_message_closes_the_connection, fab_test_teardown),
+    cmocka_unit_test_teardown(out_of_order_requests_get_an_error_reply, fab_test_teardown),
+    cmocka_unit_test_teardown(stray_fds_are_closed_with_the_connection, fab_test_teardown),
+    cmocka_unit_test_teardown(client_that_never_reads_stalls_only_itself, fab_test_teardown),
+    cmocka_unit_test_teardown(garbage_from_many_connections_leaves_no_trace, fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {{"none", NULL}};

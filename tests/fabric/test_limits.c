@@ -40,9 +40,9 @@
 static fab_daemon_stats_t raw_stats(int sock)
 {
     fab__request_t request = {.type = FAB__MSG_STATS, .seq = 2};
-    fabt_raw_send(sock, &request, -1);
+    fab_test_raw_send(sock, &request, -1);
     fab__reply_t reply;
-    assert_int_equal(fabt_raw_reply(sock, &reply, NULL), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_reply(sock, &reply, NULL), FAB_SUCCESS);
     return reply.u.stats;
 }
 
@@ -233,23 +233,23 @@ static void connections_over_the_uid_limit_are_closed_at_once(void **state)
     char config[128];
     snprintf(config, sizeof(config), "[daemon]\nmax_connections_per_uid = %d\n"
              "[channel 0]\nuids = %lu\n", LIMIT, (unsigned long)getuid());
-    fabt_daemon_t *daemon = fabt_daemon_start(config, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(config, NULL);
     assert_non_null(daemon);
     int held[LIMIT];
     for (int i = 0; i < LIMIT; i++) {
-        held[i] = fabt_raw_connect(daemon->socket);
-        fabt_raw_say_hello(held[i]);
+        held[i] = fab_test_raw_connect(daemon->socket);
+        fab_test_raw_say_hello(held[i]);
     }
     /* The fifth is closed without a word, and so are fifty more. */
     double start = now_s();
-    int fifth = fabt_raw_connect(daemon->socket);
-    assert_int_equal(fabt_raw_reply(fifth, NULL, NULL), -1);
+    int fifth = fab_test_raw_connect(daemon->socket);
+    assert_int_equal(fab_test_raw_reply(fifth, NULL, NULL), -1);
     close(fifth);
     int more[MORE];
     for (int i = 0; i < MORE; i++)
-        more[i] = fabt_raw_connect(daemon->socket);
+        more[i] = fab_test_raw_connect(daemon->socket);
     for (int i = 0; i < MORE; i++) {
-        assert_int_equal(fabt_raw_reply(more[i], NULL, NULL), -1);
+        assert_int_equal(fab_test_raw_reply(more[i], NULL, NULL), -1);
         close(more[i]);
     }
     /* The library says the daemon is not ready for us (it tries twice). */
@@ -261,20 +261,20 @@ static void connections_over_the_uid_limit_are_closed_at_once(void **state)
     assert_int_equal(stats.clients, LIMIT);
     /* The log says why, but not once per refusal: one line a second at
      * most for 53 refusals. */
-    assert_true(fabt_daemon_log_contains(daemon, "max_connections_per_uid is 4"));
-    int lines = fabt_daemon_log_count(daemon, "max_connections_per_uid");
+    assert_true(fab_test_daemon_log_contains(daemon, "max_connections_per_uid is 4"));
+    int lines = fab_test_daemon_log_count(daemon, "max_connections_per_uid");
     if (lines < 1 || lines > 2 + (int)elapsed)
         fail_msg("%d log lines for %d refusals in %.2f s", lines, MORE + 3, elapsed);
     /* One goes: once the daemon has seen it go, a new one is served. */
     close(held[LIMIT - 1]);
     wait_for_clients(held[0], LIMIT - 1);
-    held[LIMIT - 1] = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(held[LIMIT - 1]);
+    held[LIMIT - 1] = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(held[LIMIT - 1]);
     stats = raw_stats(held[LIMIT - 1]);
     assert_int_equal(stats.clients, LIMIT);
     /* And at the limit again, the next is refused again. */
-    fifth = fabt_raw_connect(daemon->socket);
-    assert_int_equal(fabt_raw_reply(fifth, NULL, NULL), -1);
+    fifth = fab_test_raw_connect(daemon->socket);
+    assert_int_equal(fab_test_raw_reply(fifth, NULL, NULL), -1);
     close(fifth);
     for (int i = 0; i < LIMIT; i++)
         close(held[i]);
@@ -286,24 +286,24 @@ static void another_uid_is_served_while_one_uid_is_at_its_connection_limit(void 
     enum { LIMIT = 4 };
     if (getuid() != 0)
         skip(); /* needs a second uid */
-    fabt_daemon_t *daemon = fabt_daemon_start(
+    fab_test_daemon_t *daemon = fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 4\n"
         "[channel 0]\nuids = 0, 65534\n", NULL);
     assert_non_null(daemon);
     int held[LIMIT];
     for (int i = 0; i < LIMIT; i++) {
-        held[i] = fabt_raw_connect(daemon->socket);
-        fabt_raw_say_hello(held[i]);
+        held[i] = fab_test_raw_connect(daemon->socket);
+        fab_test_raw_say_hello(held[i]);
     }
     for (int i = 0; i < 8; i++) {
-        int sock = fabt_raw_connect(daemon->socket);
-        assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+        int sock = fab_test_raw_connect(daemon->socket);
+        assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
         close(sock);
     }
     nobody_allocates("FAB_SUCCESS");
     /* Root is still at its limit. */
-    int sock = fabt_raw_connect(daemon->socket);
-    assert_int_equal(fabt_raw_reply(sock, NULL, NULL), -1);
+    int sock = fab_test_raw_connect(daemon->socket);
+    assert_int_equal(fab_test_raw_reply(sock, NULL, NULL), -1);
     close(sock);
     for (int i = 0; i < LIMIT; i++)
         close(held[i]);
@@ -320,7 +320,7 @@ static void allocations_up_to(const char *limit_line, const char *limit_key, int
     char config[256];
     snprintf(config, sizeof(config), "[daemon]\nsocket_mode = 0666\n%s\n"
              "[channel 0]\nuids = %lu, 65534\n", limit_line, (unsigned long)getuid());
-    fabt_daemon_t *daemon = fabt_daemon_start(config, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(config, NULL);
     assert_non_null(daemon);
     fab_client_t *client;
     assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
@@ -331,7 +331,7 @@ static void allocations_up_to(const char *limit_line, const char *limit_key, int
     fab_region_t *over;
     assert_int_equal(fab_client_allocate(client, &props, &over), FAB_ERROR_OUT_OF_MEMORY);
     assert_int_equal(fab_client_allocate(client, &props, &over), FAB_ERROR_OUT_OF_MEMORY);
-    assert_true(fabt_daemon_log_contains(daemon, limit_key));
+    assert_true(fab_test_daemon_log_contains(daemon, limit_key));
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
     assert_int_equal(stats.allocations, (uint64_t)allowed);
@@ -369,7 +369,7 @@ static void stats_show_other_users_only_their_own_figures(void **state)
     (void)state;
     if (getuid() != 0)
         skip(); /* needs a second uid */
-    fabt_daemon_t *daemon = fabt_daemon_start(
+    fab_test_daemon_t *daemon = fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n", NULL);
     assert_non_null(daemon);
     fab_client_t *client;
@@ -435,11 +435,11 @@ static void verify_needs_a_channel_shared_with_the_creator(void **state)
         skip(); /* needs a second uid */
     /* A channel each, none shared: the handle's liveness is none of its
      * business. */
-    assert_non_null(fabt_daemon_start("[daemon]\nsocket_mode = 0666\n"
+    assert_non_null(fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n"
                                       "[channel 0]\nuids = 0\n[channel 1]\nuids = 65534\n", NULL));
     nobody_verifies("FAB_ERROR_NOT_PERMITTED", "not live");
     /* One channel for both. */
-    assert_non_null(fabt_daemon_start("[daemon]\nsocket_mode = 0666\n"
+    assert_non_null(fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n"
                                       "[channel 0]\nuids = 0, 65534\n", NULL));
     nobody_verifies("FAB_SUCCESS", "live");
 }
@@ -480,9 +480,9 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
 {
     (void)state;
     enum { REQUESTS = 200, CAP = 24 };
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    int baseline = fabt_daemon_fd_count(daemon);
+    int baseline = fab_test_daemon_fd_count(daemon);
     fab_client_t *client;
     assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
@@ -491,8 +491,8 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
     assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
     assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
 
-    int flooder = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(flooder);
+    int flooder = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(flooder);
     int sent = raw_flood_imports(flooder, &handle, REQUESTS);
     assert_true(sent > 2 * CAP); /* else this proves nothing */
     /* Each IMPORT the daemon answered is a reference: once it has stopped
@@ -518,7 +518,7 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
     for (uint64_t i = 0; i < queued; i++) {
         fab__reply_t reply;
         int fd = -1;
-        assert_int_equal(fabt_raw_reply(flooder, &reply, &fd), FAB_SUCCESS);
+        assert_int_equal(fab_test_raw_reply(flooder, &reply, &fd), FAB_SUCCESS);
         assert_int_equal(reply.type, FAB__MSG_IMPORT);
         assert_true(fd >= 0);
         close(fd);
@@ -534,10 +534,10 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
     assert_int_equal(stats.clients, 1);
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
-    int fds = fabt_daemon_fd_count(daemon);
+    int fds = fab_test_daemon_fd_count(daemon);
     deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
     while (fds != baseline && now_s() < deadline)
-        fds = fabt_daemon_fd_count(daemon);
+        fds = fab_test_daemon_fd_count(daemon);
     assert_int_equal(fds, baseline);
 }
 
@@ -555,11 +555,11 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
     char config[160];
     snprintf(config, sizeof(config), "[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 16\n"
              "[channel 0]\nuids = %lu, %lu\n", (unsigned long)getuid(), uid);
-    fabt_daemon_uid = getuid() == 0 ? NOBODY : 0;
-    fabt_daemon_nofile = NOFILE;
-    fabt_daemon_t *daemon = fabt_daemon_start(config, NULL);
-    fabt_daemon_uid = 0;
-    fabt_daemon_nofile = 0;
+    fab_test_daemon_uid = getuid() == 0 ? NOBODY : 0;
+    fab_test_daemon_nofile = NOFILE;
+    fab_test_daemon_t *daemon = fab_test_daemon_start(config, NULL);
+    fab_test_daemon_uid = 0;
+    fab_test_daemon_nofile = 0;
     assert_non_null(daemon);
 
     /* A well-behaved client of the daemon's uid (a client trusts a daemon of
@@ -573,18 +573,18 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
 
     /* The test floods with IMPORTs of it from connections that never read,
      * until more fds would be in flight than the daemon's RLIMIT_NOFILE. */
-    int watcher = fabt_raw_connect(daemon->socket);
-    fabt_raw_say_hello(watcher);
+    int watcher = fab_test_raw_connect(daemon->socket);
+    fab_test_raw_say_hello(watcher);
     int flooders[FLOODERS];
     for (int i = 0; i < FLOODERS; i++) {
-        flooders[i] = fabt_raw_connect(daemon->socket);
-        fabt_raw_say_hello(flooders[i]);
+        flooders[i] = fab_test_raw_connect(daemon->socket);
+        fab_test_raw_say_hello(flooders[i]);
         assert_true(raw_flood_imports(flooders[i], &handle, PER_FLOODER) > 0);
     }
     double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
-    while (!fabt_daemon_log_contains(daemon, "could not carry its fd") && now_s() < deadline)
+    while (!fab_test_daemon_log_contains(daemon, "could not carry its fd") && now_s() < deadline)
         (void)raw_stats(watcher);
-    assert_true(fabt_daemon_log_contains(daemon, "could not carry its fd"));
+    assert_true(fab_test_daemon_log_contains(daemon, "could not carry its fd"));
     /* Undone: no reference is held for a reply that went without its fd;
      * all that is held is the helper's and what is in flight (one per
      * flooder may wait in the daemon). */
@@ -626,13 +626,13 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
      * reconnected, and hidden it, had the daemon closed it). */
     char hello[64];
     snprintf(hello, sizeof(hello), "client pid %ld uid %lu on node", (long)child.pid, uid);
-    assert_int_equal(fabt_daemon_log_count(daemon, hello), 1);
+    assert_int_equal(fab_test_daemon_log_count(daemon, hello), 1);
     close(watcher);
 }
 
 /* ---- deadlines -------------------------------------------------------------------- */
 
-static void stop_daemon(const fabt_daemon_t *daemon)
+static void stop_daemon(const fab_test_daemon_t *daemon)
 {
     assert_int_equal(kill(daemon->pid, SIGSTOP), 0);
     int status = 0;
@@ -646,7 +646,7 @@ static void client_waits_for_a_stopped_daemon_no_longer_than_its_deadline(void *
     /* Under valgrind the daemon needs more than 300 ms for a reply now and
      * then, and the deadline is for a stopped daemon, not a slow one. */
     setenv("FABMEM_TIMEOUT_MS", under_valgrind() ? "3000" : "300", 1);
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client;
     assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
@@ -702,7 +702,7 @@ static void client_waits_for_a_stopped_daemon_no_longer_than_its_deadline(void *
     assert_int_equal(stats.references, 0);
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
     /* One connection throughout: no reconnection hid a lost one. */
-    assert_int_equal(fabt_daemon_log_count(daemon, "on node"), 1);
+    assert_int_equal(fab_test_daemon_log_count(daemon, "on node"), 1);
 }
 
 /* ---- start and options -------------------------------------------------------------- */
@@ -843,20 +843,20 @@ static void daemon_options_must_be_numbers(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fabt_teardown),
+    cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fab_test_teardown),
     cmocka_unit_test_teardown(another_uid_is_served_while_one_uid_is_at_its_connection_limit,
-                              fabt_teardown),
-    cmocka_unit_test_teardown(allocations_over_the_uid_limit_are_out_of_memory, fabt_teardown),
-    cmocka_unit_test_teardown(bytes_over_the_uid_limit_are_out_of_memory, fabt_teardown),
-    cmocka_unit_test_teardown(stats_show_other_users_only_their_own_figures, fabt_teardown),
-    cmocka_unit_test_teardown(verify_needs_a_channel_shared_with_the_creator, fabt_teardown),
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(allocations_over_the_uid_limit_are_out_of_memory, fab_test_teardown),
+    cmocka_unit_test_teardown(bytes_over_the_uid_limit_are_out_of_memory, fab_test_teardown),
+    cmocka_unit_test_teardown(stats_show_other_users_only_their_own_figures, fab_test_teardown),
+    cmocka_unit_test_teardown(verify_needs_a_channel_shared_with_the_creator, fab_test_teardown),
     cmocka_unit_test_teardown(client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight,
-                              fabt_teardown),
-    cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fabt_teardown),
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fab_test_teardown),
     cmocka_unit_test_teardown(client_waits_for_a_stopped_daemon_no_longer_than_its_deadline,
-                              fabt_teardown),
-    cmocka_unit_test_teardown(key_file_that_is_a_fifo_is_refused_at_start, fabt_teardown),
-    cmocka_unit_test_teardown(daemon_options_must_be_numbers, fabt_teardown),
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(key_file_that_is_a_fifo_is_refused_at_start, fab_test_teardown),
+    cmocka_unit_test_teardown(daemon_options_must_be_numbers, fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {

@@ -55,7 +55,7 @@ static void expect_import(fab_client_t *client, const fab_handle_t *handle, fab_
 static void forged_or_altered_handles_are_invalid(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
@@ -101,12 +101,12 @@ static void forged_or_altered_handles_are_invalid(void **state)
 static void handle_from_another_fabric_is_invalid(void **state)
 {
     (void)state;
-    fabt_daemon_t *a = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *a = fab_test_daemon_start(NULL, NULL);
     assert_non_null(a);
     fab_client_options_t options = {a->socket, NULL, 0};
     fab_client_t *ca;
     assert_int_equal(fab_client_connect(&options, &ca), FAB_SUCCESS);
-    fabt_daemon_t *b = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *b = fab_test_daemon_start(NULL, NULL);
     assert_non_null(b);
     options.socket_path = b->socket;
     fab_client_t *cb;
@@ -131,16 +131,16 @@ static void restarted_daemon_recognizes_its_handles(void **state)
     assert_non_null(dir);
     char key[512];
     snprintf(key, sizeof(key), "%s/fabmemd.state", dir);
-    fabt_daemon_t *a = fabt_daemon_start(NULL, key);
+    fab_test_daemon_t *a = fab_test_daemon_start(NULL, key);
     assert_non_null(a);
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     fab_region_release(region);
     fab_client_close(client);
-    assert_int_equal(fabt_daemon_stop(a), 0);
+    assert_int_equal(fab_test_daemon_stop(a), 0);
 
-    fabt_daemon_t *b = fabt_daemon_start(NULL, key);
+    fab_test_daemon_t *b = fab_test_daemon_start(NULL, key);
     assert_non_null(b);
     client = connect_node(NULL);
     bool live = true;
@@ -149,7 +149,7 @@ static void restarted_daemon_recognizes_its_handles(void **state)
     expect_import(client, &handle, FAB_ERROR_INVALID_HANDLE); /* authentic, but gone */
     fab_client_close(client);
 
-    fabt_daemon_t *c = fabt_daemon_start(NULL, NULL); /* a fresh key */
+    fab_test_daemon_t *c = fab_test_daemon_start(NULL, NULL); /* a fresh key */
     assert_non_null(c);
     client = connect_node(NULL);
     assert_int_equal(fab_client_verify(client, &handle, &live), FAB_ERROR_INVALID_HANDLE);
@@ -161,7 +161,7 @@ static void restarted_daemon_recognizes_its_handles(void **state)
 static void restarted_daemon_honours_live_handles(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *exporter = connect_node(NULL);
     fab_client_t *holder = connect_node(NULL);
@@ -173,7 +173,7 @@ static void restarted_daemon_honours_live_handles(void **state)
     fab_region_t *held;
     assert_int_equal(fab_client_import(holder, &handle, 1, &held), FAB_SUCCESS);
 
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     fab_client_t *late = connect_node(NULL);
     /* The new daemon has the key but not yet the memory. */
     bool live = true;
@@ -213,7 +213,7 @@ static void restarted_daemon_honours_live_handles(void **state)
 static void stale_handle_after_last_release_is_invalid(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
@@ -230,7 +230,7 @@ static void stale_handle_after_last_release_is_invalid(void **state)
 static void release_with_unimported_exports_warns_naming_the_allocation(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
@@ -242,10 +242,10 @@ static void release_with_unimported_exports_warns_naming_the_allocation(void **s
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS); /* the log is written */
     char hex[33], text[128];
-    fabt_hex16(uuid.bytes, hex);
+    fab_test_hex16(uuid.bytes, hex);
     snprintf(text, sizeof(text), "allocation %s released by pid %ld with 2 exported handles never imported",
              hex, (long)getpid());
-    assert_true(fabt_daemon_log_contains(daemon, text));
+    assert_true(fab_test_daemon_log_contains(daemon, text));
     expect_import(client, &handle, FAB_ERROR_INVALID_HANDLE); /* the late import fails */
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
@@ -253,7 +253,7 @@ static void release_with_unimported_exports_warns_naming_the_allocation(void **s
 static void fabric_allocation_without_channel_is_not_permitted(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start("[channel 3]\nuids = 12345\n", NULL));
+    assert_non_null(fab_test_daemon_start("[channel 3]\nuids = 12345\n", NULL));
     fab_client_t *client = connect_node(NULL);
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
     fab_region_t *region;
@@ -266,7 +266,7 @@ static void channel_by_group_is_honoured(void **state)
     (void)state;
     char config[64];
     snprintf(config, sizeof(config), "[channel 7]\ngids = %lu\n", (unsigned long)getgid());
-    assert_non_null(fabt_daemon_start(config, NULL));
+    assert_non_null(fab_test_daemon_start(config, NULL));
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
@@ -310,7 +310,7 @@ static void second_uid(const char *config, const char *want)
 {
     if (getuid() != 0)
         skip(); /* needs to drop privileges */
-    assert_non_null(fabt_daemon_start(config, NULL));
+    assert_non_null(fab_test_daemon_start(config, NULL));
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
@@ -359,7 +359,7 @@ static const char topology_config[] =
 static void topology_decides_reachability(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(topology_config, NULL));
+    assert_non_null(fab_test_daemon_start(topology_config, NULL));
     fab_client_t *a = connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, &handle);
@@ -399,7 +399,7 @@ static void topology_decides_reachability(void **state)
 static void allocation_arguments_are_checked(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start("[channel 0]\nuids = 0\n[node n]\ngpus = 2\n"
+    assert_non_null(fab_test_daemon_start("[channel 0]\nuids = 0\n[node n]\ngpus = 2\n"
                                       "gpu_memory = 8M\nhandle_types = fabric\n", NULL));
     fab_client_t *client = connect_node(NULL);
     fab_region_t *region;
@@ -450,14 +450,14 @@ static void no_daemon_and_no_autostart_is_not_ready(void **state)
 static void daemon_gone_is_not_ready(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     char *p;
     assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
-    assert_int_equal(fabt_daemon_stop(daemon), 0);
+    assert_int_equal(fab_test_daemon_stop(daemon), 0);
     strcpy(p, "the memory outlives the daemon");
     fab_region_t *other;
     assert_int_equal(fab_client_import(client, &handle, 0, &other), FAB_ERROR_SYSTEM_NOT_READY);
@@ -471,7 +471,7 @@ static void daemon_gone_is_not_ready(void **state)
 static void daemon_exits_cleanly_on_sigint_freeing_everything(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_node(NULL);
     fab_handle_t handle;
@@ -483,7 +483,7 @@ static void daemon_exits_cleanly_on_sigint_freeing_everything(void **state)
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
     assert_int_not_equal(access(daemon->socket, F_OK), 0); /* socket removed */
-    assert_true(fabt_daemon_log_contains(daemon, "signal 2, exiting"));
+    assert_true(fab_test_daemon_log_contains(daemon, "signal 2, exiting"));
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
@@ -505,7 +505,7 @@ static char *example_config(const char *name)
 static void client_learns_the_topology_from_the_daemon(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(example_config("nvl72.ini"), NULL));
+    assert_non_null(fab_test_daemon_start(example_config("nvl72.ini"), NULL));
     setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* ours must not matter */
     fab_client_t *client = connect_node("tray07");
     const fab_topology_t *topology = NULL;
@@ -535,7 +535,7 @@ static void client_learns_the_topology_from_the_daemon(void **state)
 static void restarted_daemon_is_asked_for_its_topology_again(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start("[channel 0]\nuids = 0\n[node a]\ngpus = 2\n", NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start("[channel 0]\nuids = 0\n[node a]\ngpus = 2\n", NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_node(NULL);
     const fab_topology_t *before = NULL, *after = NULL;
@@ -548,7 +548,7 @@ static void restarted_daemon_is_asked_for_its_topology_again(void **state)
     assert_non_null(f);
     fputs("[channel 0]\nuids = 0\n[node a]\ngpus = 3\n[node b]\ngpus = 1\n", f);
     fclose(f);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS); /* reconnects */
     assert_int_equal(fab_client_topology(client, &after), FAB_SUCCESS);
@@ -560,24 +560,24 @@ static void restarted_daemon_is_asked_for_its_topology_again(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(client_learns_the_topology_from_the_daemon, fabt_teardown),
-    cmocka_unit_test_teardown(restarted_daemon_is_asked_for_its_topology_again, fabt_teardown),
-    cmocka_unit_test_teardown(daemon_exits_cleanly_on_sigint_freeing_everything, fabt_teardown),
-    cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fabt_teardown),
-    cmocka_unit_test_teardown(handle_from_another_fabric_is_invalid, fabt_teardown),
-    cmocka_unit_test_teardown(restarted_daemon_recognizes_its_handles, fabt_teardown),
-    cmocka_unit_test_teardown(restarted_daemon_honours_live_handles, fabt_teardown),
-    cmocka_unit_test_teardown(stale_handle_after_last_release_is_invalid, fabt_teardown),
+    cmocka_unit_test_teardown(client_learns_the_topology_from_the_daemon, fab_test_teardown),
+    cmocka_unit_test_teardown(restarted_daemon_is_asked_for_its_topology_again, fab_test_teardown),
+    cmocka_unit_test_teardown(daemon_exits_cleanly_on_sigint_freeing_everything, fab_test_teardown),
+    cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fab_test_teardown),
+    cmocka_unit_test_teardown(handle_from_another_fabric_is_invalid, fab_test_teardown),
+    cmocka_unit_test_teardown(restarted_daemon_recognizes_its_handles, fab_test_teardown),
+    cmocka_unit_test_teardown(restarted_daemon_honours_live_handles, fab_test_teardown),
+    cmocka_unit_test_teardown(stale_handle_after_last_release_is_invalid, fab_test_teardown),
     cmocka_unit_test_teardown(release_with_unimported_exports_warns_naming_the_allocation,
-                              fabt_teardown),
-    cmocka_unit_test_teardown(fabric_allocation_without_channel_is_not_permitted, fabt_teardown),
-    cmocka_unit_test_teardown(channel_by_group_is_honoured, fabt_teardown),
-    cmocka_unit_test_teardown(second_uid_without_shared_channel_is_not_permitted, fabt_teardown),
-    cmocka_unit_test_teardown(second_uid_sharing_a_channel_imports, fabt_teardown),
-    cmocka_unit_test_teardown(topology_decides_reachability, fabt_teardown),
-    cmocka_unit_test_teardown(allocation_arguments_are_checked, fabt_teardown),
-    cmocka_unit_test_teardown(no_daemon_and_no_autostart_is_not_ready, fabt_teardown),
-    cmocka_unit_test_teardown(daemon_gone_is_not_ready, fabt_teardown),
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(fabric_allocation_without_channel_is_not_permitted, fab_test_teardown),
+    cmocka_unit_test_teardown(channel_by_group_is_honoured, fab_test_teardown),
+    cmocka_unit_test_teardown(second_uid_without_shared_channel_is_not_permitted, fab_test_teardown),
+    cmocka_unit_test_teardown(second_uid_sharing_a_channel_imports, fab_test_teardown),
+    cmocka_unit_test_teardown(topology_decides_reachability, fab_test_teardown),
+    cmocka_unit_test_teardown(allocation_arguments_are_checked, fab_test_teardown),
+    cmocka_unit_test_teardown(no_daemon_and_no_autostart_is_not_ready, fab_test_teardown),
+    cmocka_unit_test_teardown(daemon_gone_is_not_ready, fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {

@@ -59,7 +59,7 @@ static int helper_importer(int argc, char **argv, int sock)
 static void share_pattern_between_processes(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
     fab_region_t *region;
@@ -136,7 +136,7 @@ static int helper_reader(int argc, char **argv, int sock)
 static void read_only_import_faults_on_write(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
     props.peer_access = FAB_ACCESS_READ_ONLY;
@@ -193,7 +193,7 @@ static void sixty_four_importers_share_one_allocation(void **state)
 {
     (void)state;
     enum { N = 64 };
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
     fab_region_t *region;
@@ -259,7 +259,7 @@ static int helper_exporter(int argc, char **argv, int sock)
 static void exporter_killed_leaves_importers_their_memory(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     fab_test_child_t child;
     assert_int_equal(fab_test_spawn("exporter", NULL, NULL, &child), 0);
@@ -313,7 +313,7 @@ static int helper_holder(int argc, char **argv, int sock)
 static void importer_killed_drops_its_references(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_ok();
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
@@ -347,7 +347,7 @@ static void importer_killed_drops_its_references(void **state)
 static void release_while_mapped_keeps_memory_until_unmap(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     fab_alloc_props_t props = fab_alloc_props_read_write(2, 2 * MIB2);
     fab_region_t *region;
@@ -377,13 +377,13 @@ static void release_while_mapped_keeps_memory_until_unmap(void **state)
 static void threads_share_one_client(void **state);
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(share_pattern_between_processes, fabt_teardown),
-    cmocka_unit_test_teardown(read_only_import_faults_on_write, fabt_teardown),
-    cmocka_unit_test_teardown(sixty_four_importers_share_one_allocation, fabt_teardown),
-    cmocka_unit_test_teardown(exporter_killed_leaves_importers_their_memory, fabt_teardown),
-    cmocka_unit_test_teardown(importer_killed_drops_its_references, fabt_teardown),
-    cmocka_unit_test_teardown(release_while_mapped_keeps_memory_until_unmap, fabt_teardown),
-    cmocka_unit_test_teardown(threads_share_one_client, fabt_teardown),
+    cmocka_unit_test_teardown(share_pattern_between_processes, fab_test_teardown),
+    cmocka_unit_test_teardown(read_only_import_faults_on_write, fab_test_teardown),
+    cmocka_unit_test_teardown(sixty_four_importers_share_one_allocation, fab_test_teardown),
+    cmocka_unit_test_teardown(exporter_killed_leaves_importers_their_memory, fab_test_teardown),
+    cmocka_unit_test_teardown(importer_killed_drops_its_references, fab_test_teardown),
+    cmocka_unit_test_teardown(release_while_mapped_keeps_memory_until_unmap, fab_test_teardown),
+    cmocka_unit_test_teardown(threads_share_one_client, fab_test_teardown),
 };
 
 
@@ -407,7 +407,7 @@ static void *thread_body(void *arg)
 static void threads_share_one_client(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     pthread_t threads[4];
     for (int i = 0; i < 4; i++)

@@ -79,7 +79,7 @@ static void raw_alloc(int sock, fab_handle_t *handle_out, uint8_t token_out[FAB_
     alloc.u.alloc.peer_access = FAB_ACCESS_READ_WRITE;
     alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
     fab__reply_t reply;
-    assert_int_equal(fabt_raw_call(sock, &alloc, -1, &reply, fd_out), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_call(sock, &alloc, -1, &reply, fd_out), FAB_SUCCESS);
     assert_true(*fd_out >= 0);
     *handle_out = reply.u.alloc.handle;
     memcpy(token_out, reply.u.alloc.token, FAB__TOKEN_BYTES);
@@ -310,7 +310,7 @@ static void read_only_import_cannot_be_reopened_writable_by_another_uid(void **s
 {
     (void)state;
     skip_unless_root();
-    assert_non_null(fabt_daemon_start("[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n",
+    assert_non_null(fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n",
                                       NULL));
     fab_client_t *client = connect_ok();
     fab_handle_t handle;
@@ -333,7 +333,7 @@ static int helper_same_uid(int argc, char **argv, int sock)
     (void)argv;
     if (drop_to_nobody() != 0)
         return 10;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     if (daemon == NULL)
         return 11;
     fab_client_options_t options = {NULL, NULL, 0};
@@ -352,8 +352,8 @@ static int helper_same_uid(int argc, char **argv, int sock)
         fab_region_release(region);
     fab_client_close(importer);
     fab_client_close(exporter);
-    int stopped = fabt_daemon_stop(daemon);
-    fabt_teardown(NULL);
+    int stopped = fab_test_daemon_stop(daemon);
+    fab_test_teardown(NULL);
     if (stopped != 0)
         return 13;
     return fab_test_send_word(sock, verdict) == 0 ? 0 : 12;
@@ -372,7 +372,7 @@ static void read_only_import_cannot_be_reopened_writable_by_the_same_uid(void **
 static void memfd_size_cannot_be_changed_by_a_read_write_importer(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *exporter = connect_ok(), *importer = connect_ok();
     fab_handle_t handle;
     fab_region_t *region = allocate(exporter, FAB_ACCESS_READ_WRITE, &handle);
@@ -400,7 +400,7 @@ static void memfd_size_cannot_be_changed_by_a_read_write_importer(void **state)
 static void creator_claim_needs_the_creator_token(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *creator = connect_ok();
     fab_handle_t handle, other_handle;
@@ -410,18 +410,18 @@ static void creator_claim_needs_the_creator_token(void **state)
     assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
     strcpy(p, "the creator's memory");
 
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     /* The attacker comes back first, with memory of its own. */
-    int sock = fabt_raw_hello(daemon->socket);
+    int sock = fab_test_raw_hello(daemon->socket);
     int fake = sealed_memfd();
     uint8_t zero[FAB__TOKEN_BYTES] = {0};
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, zero, fake), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 1, zero, fake), FAB_ERROR_NOT_PERMITTED);
     /* A token is bound to its allocation: another one's does not do. */
     int tokfd;
     fab_handle_t raw_handle;
     uint8_t token[FAB__TOKEN_BYTES];
     raw_alloc(sock, &raw_handle, token, &tokfd);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, token, fake), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 1, token, fake), FAB_ERROR_NOT_PERMITTED);
     close(tokfd);
     close(sock);
     close(fake);
@@ -447,26 +447,26 @@ static void creator_claim_needs_the_creator_token(void **state)
 static void released_allocation_never_comes_back(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    int sock = fabt_raw_hello(daemon->socket);
+    int sock = fab_test_raw_hello(daemon->socket);
     fab_handle_t handle;
     uint8_t token[FAB__TOKEN_BYTES];
     int fd;
     raw_alloc(sock, &handle, token, &fd);
     fab__request_t release = {.type = FAB__MSG_RELEASE};
     release.u.region.region = 1;
-    assert_int_equal(fabt_raw_call(sock, &release, -1, NULL, NULL), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_call(sock, &release, -1, NULL, NULL), FAB_SUCCESS);
     /* Its creator, with its token and the very memory, cannot revive it. */
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 1, token, fd), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, fd), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 1, token, fd), FAB_ERROR_INVALID_HANDLE);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 0, NULL, fd), FAB_ERROR_INVALID_HANDLE);
     fab_client_t *client = connect_ok();
     bool live = true;
     assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
     assert_false(live);
     fab_region_t *region;
     assert_int_equal(fab_client_import(client, &handle, 0, &region), FAB_ERROR_INVALID_HANDLE);
-    assert_true(fabt_daemon_log_contains(daemon, "freed before"));
+    assert_true(fab_test_daemon_log_contains(daemon, "freed before"));
     fab_client_close(client);
     close(fd);
     close(sock);
@@ -475,13 +475,13 @@ static void released_allocation_never_comes_back(void **state)
 static void adopt_takes_only_sealed_memfds(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_ok();
     fab_handle_t handle;
     fab_region_t *region = allocate(client, FAB_ACCESS_READ_WRITE, &handle);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
-    int sock = fabt_raw_hello(daemon->socket);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
+    int sock = fab_test_raw_hello(daemon->socket);
 
     char path[600];
     snprintf(path, sizeof(path), "%s/on-disk", daemon->dir);
@@ -501,13 +501,13 @@ static void adopt_takes_only_sealed_memfds(void **state)
     assert_int_equal(fab__memfd_create("small", 4096, &small), FAB_SUCCESS);
     int bad[] = {file, pipefd[0], pair[0], unsealed, open_mode, small};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, bad[i]), FAB_ERROR_INVALID_VALUE);
+        assert_int_equal(fab_test_raw_adopt(sock, &handle, 0, NULL, bad[i]), FAB_ERROR_INVALID_VALUE);
         close(bad[i]);
     }
     close(pipefd[1]);
     close(pair[1]);
     close(sock);
-    assert_true(fabt_daemon_log_contains(daemon, "not a memfd sealed with"));
+    assert_true(fab_test_daemon_log_contains(daemon, "not a memfd sealed with"));
     /* The region's own memfd is still taken back. */
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
@@ -521,14 +521,14 @@ static void adopt_takes_only_sealed_memfds(void **state)
 static void region_requests_after_a_restart_name_the_right_region(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_ok();
     fab_region_t *a = allocate(client, FAB_ACCESS_READ_WRITE, NULL);
     fab_region_t *b = allocate(client, FAB_ACCESS_READ_WRITE, NULL);
     fab_region_t *c = allocate(client, FAB_ACCESS_READ_WRITE, NULL);
     fab_uuid_t ua = fab_region_uuid(a), ub = fab_region_uuid(b);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     /* The first call after the restart is about a region: it must be about
      * that region, whatever id the new daemon gave it. */
     fab_handle_t handle;
@@ -551,13 +551,13 @@ static void region_requests_after_a_restart_name_the_right_region(void **state)
 static void release_as_first_call_after_a_restart_drops_only_that_region(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *client = connect_ok();
     fab_region_t *a = allocate(client, FAB_ACCESS_READ_WRITE, NULL);
     fab_region_t *b = allocate(client, FAB_ACCESS_READ_WRITE, NULL);
     fab_uuid_t ub = fab_region_uuid(b);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     assert_int_equal(fab_region_release(a), FAB_SUCCESS);
     fab_handle_t handle;
     assert_int_equal(fab_region_export(b, &handle), FAB_SUCCESS);
@@ -574,7 +574,7 @@ static void release_as_first_call_after_a_restart_drops_only_that_region(void **
 static void importer_back_before_its_creator_keeps_the_memory_alive(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *creator = connect_ok(), *holder = connect_ok();
     fab_handle_t handle;
@@ -585,7 +585,7 @@ static void importer_back_before_its_creator_keeps_the_memory_alive(void **state
     fab_region_t *held;
     assert_int_equal(fab_client_import(holder, &handle, 0, &held), FAB_SUCCESS);
 
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(holder, &stats), FAB_SUCCESS); /* back first: parked */
     fab_client_t *third = connect_ok();
@@ -614,20 +614,20 @@ static void importer_back_before_its_creator_keeps_the_memory_alive(void **state
 static void parked_importer_with_other_memory_loses_its_reference(void **state)
 {
     (void)state;
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     fab_client_t *creator = connect_ok();
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     /* A peer that holds the handle but not the memory parks with its own. */
-    int sock = fabt_raw_hello(daemon->socket);
+    int sock = fab_test_raw_hello(daemon->socket);
     int fake = sealed_memfd();
-    assert_int_equal(fabt_raw_adopt(sock, &handle, 0, NULL, fake), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_adopt(sock, &handle, 0, NULL, fake), FAB_SUCCESS);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(creator, &stats), FAB_SUCCESS);
     assert_int_equal(stats.references, 1); /* the creator's only */
-    assert_true(fabt_daemon_log_contains(daemon, "held other memory"));
+    assert_true(fab_test_daemon_log_contains(daemon, "held other memory"));
     close(fake);
     close(sock);
     fab_region_release(region);
@@ -639,7 +639,7 @@ static void parked_importer_exports_the_same_handle(void **state)
     (void)state;
     /* The first node is of another domain, so a handle minted for the wrong
      * node would differ in its domain id. */
-    fabt_daemon_t *daemon = fabt_daemon_start(
+    fab_test_daemon_t *daemon = fab_test_daemon_start(
         "[channel 0]\nuids = 0\n[node elsewhere]\nimex_domain = two\n"
         "[node a]\nimex_domain = one\n[node b]\nimex_domain = one\n", NULL);
     assert_non_null(daemon);
@@ -651,7 +651,7 @@ static void parked_importer_exports_the_same_handle(void **state)
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
     fab_region_t *held;
     assert_int_equal(fab_client_import(holder, &handle, 0, &held), FAB_SUCCESS);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     assert_int_equal(fab_region_export(held, &again), FAB_SUCCESS); /* parked, then exported */
     assert_memory_equal(again.bytes, handle.bytes, FAB_HANDLE_BYTES);
     fab_region_release(held);
@@ -667,7 +667,7 @@ static void client_out_of_fds_gets_out_of_memory_and_keeps_its_connection(void *
     (void)state;
     if (under_valgrind())
         skip(); /* valgrind keeps fds of its own under the same limit */
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *exporter = connect_ok(), *importer = connect_ok();
     fab_handle_t handle;
     fab_region_t *region = allocate(exporter, FAB_ACCESS_READ_WRITE, &handle);
@@ -706,25 +706,25 @@ static void leased_memory_does_not_stall_the_daemon(void **state)
     (void)state;
     setenv("FABMEM_TIMEOUT_MS", "5000", 1); /* far less than the kernel's lease-break time */
     signal(SIGIO, SIG_IGN);                 /* the lease holder is told of a break attempt */
-    fabt_daemon_t *daemon = fabt_daemon_start(NULL, NULL);
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    int sock = fabt_raw_hello(daemon->socket);
+    int sock = fab_test_raw_hello(daemon->socket);
     fab__request_t alloc = {.type = FAB__MSG_ALLOC};
     alloc.u.alloc.size = MIB2;
     alloc.u.alloc.peer_access = FAB_ACCESS_READ_ONLY;
     alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
     fab__reply_t reply;
     int fd;
-    assert_int_equal(fabt_raw_call(sock, &alloc, -1, &reply, &fd), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_call(sock, &alloc, -1, &reply, &fd), FAB_SUCCESS);
     close(sock);
-    assert_int_equal(fabt_daemon_restart(daemon), 0);
+    assert_int_equal(fab_test_daemon_restart(daemon), 0);
     /* Ours alone now: a write lease, then the memory goes back to the daemon. */
     if (fcntl(fd, F_SETLEASE, F_WRLCK) != 0) {
         close(fd);
         skip(); /* this kernel gives no lease on a memfd */
     }
-    sock = fabt_raw_hello(daemon->socket);
-    assert_int_equal(fabt_raw_adopt(sock, &reply.u.alloc.handle, 1, reply.u.alloc.token, fd), FAB_SUCCESS);
+    sock = fab_test_raw_hello(daemon->socket);
+    assert_int_equal(fab_test_raw_adopt(sock, &reply.u.alloc.handle, 1, reply.u.alloc.token, fd), FAB_SUCCESS);
     /* A read-only import needs a read-only open of that memory: it must fail
      * at once rather than wait for the lease to break. */
     fab_client_t *importer = connect_ok();
@@ -743,7 +743,7 @@ static void leased_memory_does_not_stall_the_daemon(void **state)
 static void forked_child_cannot_use_its_parents_client(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_ok();
     fab_handle_t handle;
     fab_region_t *region = allocate(client, FAB_ACCESS_READ_WRITE, &handle);
@@ -889,28 +889,28 @@ static void daemon_leaving_while_a_client_waits_is_invisible(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(socket_directory_of_another_user_is_refused, fabt_teardown),
-    cmocka_unit_test_teardown(symlinked_socket_directory_is_refused, fabt_teardown),
-    cmocka_unit_test_teardown(world_writable_socket_directory_is_refused, fabt_teardown),
-    cmocka_unit_test_teardown(group_writable_socket_directory_is_refused, fabt_teardown),
-    cmocka_unit_test_teardown(daemon_of_another_user_is_refused, fabt_teardown),
-    cmocka_unit_test_teardown(daemon_refuses_a_shared_sticky_directory, fabt_teardown),
-    cmocka_unit_test_teardown(read_only_import_cannot_be_reopened_writable_by_another_uid, fabt_teardown),
-    cmocka_unit_test_teardown(read_only_import_cannot_be_reopened_writable_by_the_same_uid, fabt_teardown),
-    cmocka_unit_test_teardown(memfd_size_cannot_be_changed_by_a_read_write_importer, fabt_teardown),
-    cmocka_unit_test_teardown(creator_claim_needs_the_creator_token, fabt_teardown),
-    cmocka_unit_test_teardown(released_allocation_never_comes_back, fabt_teardown),
-    cmocka_unit_test_teardown(adopt_takes_only_sealed_memfds, fabt_teardown),
-    cmocka_unit_test_teardown(region_requests_after_a_restart_name_the_right_region, fabt_teardown),
-    cmocka_unit_test_teardown(release_as_first_call_after_a_restart_drops_only_that_region, fabt_teardown),
-    cmocka_unit_test_teardown(importer_back_before_its_creator_keeps_the_memory_alive, fabt_teardown),
-    cmocka_unit_test_teardown(parked_importer_with_other_memory_loses_its_reference, fabt_teardown),
-    cmocka_unit_test_teardown(parked_importer_exports_the_same_handle, fabt_teardown),
-    cmocka_unit_test_teardown(client_out_of_fds_gets_out_of_memory_and_keeps_its_connection, fabt_teardown),
-    cmocka_unit_test_teardown(leased_memory_does_not_stall_the_daemon, fabt_teardown),
-    cmocka_unit_test_teardown(forked_child_cannot_use_its_parents_client, fabt_teardown),
-    cmocka_unit_test_teardown(error_reply_with_an_fd_leaks_nothing, fabt_teardown),
-    cmocka_unit_test_teardown(daemon_leaving_while_a_client_waits_is_invisible, fabt_teardown),
+    cmocka_unit_test_teardown(socket_directory_of_another_user_is_refused, fab_test_teardown),
+    cmocka_unit_test_teardown(symlinked_socket_directory_is_refused, fab_test_teardown),
+    cmocka_unit_test_teardown(world_writable_socket_directory_is_refused, fab_test_teardown),
+    cmocka_unit_test_teardown(group_writable_socket_directory_is_refused, fab_test_teardown),
+    cmocka_unit_test_teardown(daemon_of_another_user_is_refused, fab_test_teardown),
+    cmocka_unit_test_teardown(daemon_refuses_a_shared_sticky_directory, fab_test_teardown),
+    cmocka_unit_test_teardown(read_only_import_cannot_be_reopened_writable_by_another_uid, fab_test_teardown),
+    cmocka_unit_test_teardown(read_only_import_cannot_be_reopened_writable_by_the_same_uid, fab_test_teardown),
+    cmocka_unit_test_teardown(memfd_size_cannot_be_changed_by_a_read_write_importer, fab_test_teardown),
+    cmocka_unit_test_teardown(creator_claim_needs_the_creator_token, fab_test_teardown),
+    cmocka_unit_test_teardown(released_allocation_never_comes_back, fab_test_teardown),
+    cmocka_unit_test_teardown(adopt_takes_only_sealed_memfds, fab_test_teardown),
+    cmocka_unit_test_teardown(region_requests_after_a_restart_name_the_right_region, fab_test_teardown),
+    cmocka_unit_test_teardown(release_as_first_call_after_a_restart_drops_only_that_region, fab_test_teardown),
+    cmocka_unit_test_teardown(importer_back_before_its_creator_keeps_the_memory_alive, fab_test_teardown),
+    cmocka_unit_test_teardown(parked_importer_with_other_memory_loses_its_reference, fab_test_teardown),
+    cmocka_unit_test_teardown(parked_importer_exports_the_same_handle, fab_test_teardown),
+    cmocka_unit_test_teardown(client_out_of_fds_gets_out_of_memory_and_keeps_its_connection, fab_test_teardown),
+    cmocka_unit_test_teardown(leased_memory_does_not_stall_the_daemon, fab_test_teardown),
+    cmocka_unit_test_teardown(forked_child_cannot_use_its_parents_client, fab_test_teardown),
+    cmocka_unit_test_teardown(error_reply_with_an_fd_leaks_nothing, fab_test_teardown),
+    cmocka_unit_test_teardown(daemon_leaving_while_a_client_waits_is_invisible, fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {

@@ -92,7 +92,7 @@ static int verify_exported(const fab_handle_t *handle, char out[OUT_MAX])
 static void status_shows_the_daemons_counters(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
     char out[OUT_MAX];
@@ -109,7 +109,7 @@ static void status_shows_the_daemons_counters(void **state)
 static void status_shows_the_daemons_topology_not_its_own_config(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start("[channel 0]\nuids = 0\n[node left]\ngpus = 2\n"
+    assert_non_null(fab_test_daemon_start("[channel 0]\nuids = 0\n[node left]\ngpus = 2\n"
                                       "[node right]\ngpus = 3\nimex_domain = other\n", NULL));
     setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* the tool inherits it */
     char out[OUT_MAX];
@@ -142,7 +142,7 @@ static void status_without_a_daemon_says_so(void **state)
 static void verify_says_live_for_a_live_handle(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
     fab_handle_t handle = exported(region);
@@ -157,7 +157,7 @@ static void verify_says_live_for_a_live_handle(void **state)
 static void verify_says_gone_after_the_last_release(void **state)
 {
     (void)state;
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
     fab_handle_t handle = exported(region);
@@ -176,11 +176,11 @@ static void verify_refuses_a_handle_of_another_fabric(void **state)
 {
     (void)state;
     /* Minted by one daemon, presented to another with its own key. */
-    assert_non_null(fabt_daemon_start(NULL, NULL));
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *client = connect_client();
     fab_region_t *region = allocate(client);
     fab_handle_t handle = exported(region);
-    assert_non_null(fabt_daemon_start(NULL, NULL)); /* FABMEM_SOCKET now names it */
+    assert_non_null(fab_test_daemon_start(NULL, NULL)); /* FABMEM_SOCKET now names it */
     char out[OUT_MAX];
     assert_int_equal(verify_exported(&handle, out), 1);
     if (!strstr(out, "FAB_ERROR_INVALID_HANDLE"))
@@ -190,11 +190,11 @@ static void verify_refuses_a_handle_of_another_fabric(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-    cmocka_unit_test_teardown(status_shows_the_daemons_counters, fabt_teardown),
+    cmocka_unit_test_teardown(status_shows_the_daemons_counters, fab_test_teardown),
     cmocka_unit_test(status_without_a_daemon_says_so),
-    cmocka_unit_test_teardown(status_shows_the_daemons_topology_not_its_own_config, fabt_teardown),
-    cmocka_unit_test_teardown(verify_says_live_for_a_live_handle, fabt_teardown),
-    cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fabt_teardown),
-    cmocka_unit_test_teardown(verify_refuses_a_handle_of_another_fabric, fabt_teardown),
+    cmocka_unit_test_teardown(status_shows_the_daemons_topology_not_its_own_config, fab_test_teardown),
+    cmocka_unit_test_teardown(verify_says_live_for_a_live_handle, fab_test_teardown),
+    cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fab_test_teardown),
+    cmocka_unit_test_teardown(verify_refuses_a_handle_of_another_fabric, fab_test_teardown),
 };
 FAB_TEST_MAIN_NO_HELPERS("cli", tests)
