@@ -534,3 +534,21 @@ uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t
     }
     return mask;
 }
+
+fab_status_t fab__topology_alloc_check(const fab_topology_t *topology, int node, int device,
+                                       uint64_t size, uint32_t handle_types, uint64_t used)
+{
+    const uint32_t known = FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | FAB_HANDLE_TYPE_WIN32 |
+                           FAB_HANDLE_TYPE_WIN32_KMT | FAB_HANDLE_TYPE_FABRIC;
+    const fab__node_t *n = &topology->nodes[node];
+    if (device < 0 || device >= n->info.device_count)
+        return FAB_ERROR_INVALID_DEVICE;
+    if ((handle_types & ~known) != 0 || size == 0 || size % n->device.granularity != 0 ||
+        size > (uint64_t)INT64_MAX)
+        return FAB_ERROR_INVALID_VALUE;
+    if ((handle_types & ~n->device.handle_types) != 0)
+        return FAB_ERROR_NOT_SUPPORTED;
+    if (used > n->device.total_memory || size > n->device.total_memory - used)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    return FAB_SUCCESS;
+}

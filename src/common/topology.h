@@ -47,6 +47,18 @@ struct fab_topology {
     fab__limits_t limits;  /* [daemon] max_*_per_uid */
 };
 
+/* The topology's rules for an allocation of size bytes with handle_types on
+ * device of node, used bytes of whose memory are already taken: the one
+ * place they live, for the daemon and the driver emulation alike.
+ *   FAB_ERROR_INVALID_DEVICE  no such device on the node
+ *   FAB_ERROR_INVALID_VALUE   handle-type bits CUDA does not define; size 0, not a
+ *                             multiple of the device's granularity, or past what
+ *                             a file can hold
+ *   FAB_ERROR_NOT_SUPPORTED   a handle type the device does not export
+ *   FAB_ERROR_OUT_OF_MEMORY   more than the device has left */
+fab_status_t fab__topology_alloc_check(const fab_topology_t *topology, int node, int device,
+                                       uint64_t size, uint32_t handle_types, uint64_t used);
+
 /* The channels (bit n = channel n) a peer with these credentials holds. */
 uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t gid);
 

@@ -453,13 +453,19 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
                                        const fab__request_t *request, fab__reply_t *reply,
                                        int *fd_out)
 {
-    const fab__node_t *node = &daemon->topology->nodes[conn->node];
     int device = request->u.alloc.device;
-    if (device < 0 || device >= node->info.device_count)
-        return FAB_ERROR_INVALID_DEVICE;
+    uint64_t size = request->u.alloc.size;
+    /* The topology's rules, then the model's, then the fabric's own. */
+    fab_status_t status = fab__topology_alloc_check(
+        daemon->topology, conn->node, device, size, request->u.alloc.handle_type,
+        device >= 0 && device < daemon->topology->nodes[conn->node].info.device_count
+            ? *fab__device_used(daemon, conn->node, device)
+            : 0);
+    if (status != FAB_SUCCESS)
+        return status;
     fab_alloc_props_t props = {
         .device_ordinal = device,
-        .size = (size_t)request->u.alloc.size,
+        .size = (size_t)size,
         .peer_access = (fab_access_t)request->u.alloc.peer_access,
         .handle_type = (fab_handle_type_t)request->u.alloc.handle_type,
     };
@@ -471,21 +477,14 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
     } while (key == 0 || fab__map_get(&daemon->allocs, key) != NULL ||
              fab__set_has(&daemon->tombstones, key));
     fab_memory_t *memory;
-    fab_status_t status = fab_memory_allocate(key, uuid, &props, &memory);
+    status = fab_memory_allocate(key, uuid, &props, &memory);
     if (status != FAB_SUCCESS)
         return status;
-    status = FAB_ERROR_INVALID_VALUE;
-    if (props.size % node->device.granularity != 0 || props.size > (uint64_t)INT64_MAX)
-        goto fail_memory;
-    status = FAB_ERROR_NOT_SUPPORTED;
-    if ((props.handle_type & ~node->device.handle_types) != 0)
-        goto fail_memory;
     status = FAB_ERROR_NOT_PERMITTED;
     if (conn->channels == 0)
         goto fail_memory;
     status = FAB_ERROR_OUT_OF_MEMORY;
-    if (props.size > node->device.total_memory - *fab__device_used(daemon, conn->node, device) ||
-        !fab__user_may_allocate(daemon, conn->user, props.size))
+    if (!fab__user_may_allocate(daemon, conn->user, props.size))
         goto fail_memory;
     char name[40];
     snprintf(name, sizeof(name), "fabmem:%016llx", (unsigned long long)key);
@@ -800,11 +799,16 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
             memory = NULL;
         }
         uint64_t size = fab_handle_size(handle);
-        status = FAB_ERROR_OUT_OF_MEMORY;
-        if (creator && (size > node->device.total_memory -
-                                   *fab__device_used(daemon, conn->node, device) ||
-                        !fab__user_may_allocate(daemon, conn->user, size)))
-            goto fail_made;
+        if (creator) {
+            /* Memory coming back is an allocation again: the same rules. */
+            status = fab__topology_alloc_check(daemon->topology, conn->node, device, size,
+                                               request->u.import.handle_type,
+                                               *fab__device_used(daemon, conn->node, device));
+            if (status == FAB_SUCCESS && !fab__user_may_allocate(daemon, conn->user, size))
+                status = FAB_ERROR_OUT_OF_MEMORY;
+            if (status != FAB_SUCCESS)
+                goto fail_made;
+        }
         status = fab__ref_add(conn, alloc, creator, &ref);
         if (status != FAB_SUCCESS)
             goto fail_made;
