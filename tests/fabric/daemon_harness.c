@@ -25,6 +25,22 @@ int fab_test_daemon_nofile;
 int fab_test_daemon_uid;
 static int fab_test__count;
 
+
+int fab_test_daemon_argv(const char *exe, const char **argv, char *buf, size_t cap)
+{
+    int k = 0;
+    const char *wrap = getenv("FABTEST_DAEMON_LAUNCHER");
+    if (wrap != NULL && *wrap != '\0') {
+        snprintf(buf, cap, "%s", wrap);
+        char *save = NULL;
+        for (char *w = strtok_r(buf, " ", &save); w != NULL && k < 32;
+             w = strtok_r(NULL, " ", &save))
+            argv[k++] = w;
+    }
+    argv[k++] = exe;
+    return k;
+}
+
 /* Start fabmemd for d's socket and config; wait until it listens. */
 static int fab_test__launch(fab_test_daemon_t *d)
 {
@@ -37,17 +53,8 @@ static int fab_test__launch(fab_test_daemon_t *d)
     /* FABTEST_DAEMON_LAUNCHER (the valgrind build sets it) runs the daemon
      * under the same checker as the tests. */
     const char *argv[48];
-    int k = 0;
     static char launcher[1024];
-    const char *wrap = getenv("FABTEST_DAEMON_LAUNCHER");
-    if (wrap != NULL && *wrap != '\0') {
-        snprintf(launcher, sizeof(launcher), "%s", wrap);
-        char *save = NULL;
-        for (char *w = strtok_r(launcher, " ", &save); w != NULL && k < 32;
-             w = strtok_r(NULL, " ", &save))
-            argv[k++] = w;
-    }
-    argv[k++] = exe;
+    int k = fab_test_daemon_argv(exe, argv, launcher, sizeof(launcher));
     argv[k++] = "--foreground";
     argv[k++] = "--socket";
     argv[k++] = d->socket;

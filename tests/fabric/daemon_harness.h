@@ -62,6 +62,12 @@ int fab_test_teardown(void **state);
 /* Hex of 16 uuid bytes, as the daemon logs them. */
 void fab_test_hex16(const unsigned char *bytes, char out[33]);
 
+/* The start of a command line running fabmemd exe: FABTEST_DAEMON_LAUNCHER's
+ * words (the valgrind build sets it; buf of cap bytes holds them), then exe.
+ * argv needs room for 33 entries more than the caller adds; returns the
+ * count. */
+int fab_test_daemon_argv(const char *exe, const char **argv, char *buf, size_t cap);
+
 /* ---- the raw protocol, to speak to a daemon as a bare or hostile client ---- */
 
 #include "src/common/proto.h"

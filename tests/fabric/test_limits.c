@@ -718,17 +718,8 @@ static int run_daemon(const char *dir, const char *const *args, char *err, size_
     char sock[512];
     snprintf(sock, sizeof(sock), "%s/fabmemd.sock", dir);
     const char *argv[64];
-    int k = 0;
     char launcher[1024];
-    const char *wrap = getenv("FABTEST_DAEMON_LAUNCHER");
-    if (wrap != NULL && *wrap != '\0') {
-        snprintf(launcher, sizeof(launcher), "%s", wrap);
-        char *save = NULL;
-        for (char *w = strtok_r(launcher, " ", &save); w != NULL && k < 32;
-             w = strtok_r(NULL, " ", &save))
-            argv[k++] = w;
-    }
-    argv[k++] = exe;
+    int k = fab_test_daemon_argv(exe, argv, launcher, sizeof(launcher));
     argv[k++] = "--foreground";
     argv[k++] = "--socket";
     argv[k++] = sock;
