@@ -1,7 +1,8 @@
 /* Physical allocations and their handles: cuMemCreate, cuMemRelease,
  * cuMemExportToShareableHandle, cuMemImportFromShareableHandle,
- * cuMemRetainAllocationHandle, cuMemGetAllocationPropertiesFromHandle,
- * cuMemGetAllocationGranularity.
+ * cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationGranularity,
+ * cuMemGetInfo. cuMemRetainAllocationHandle finds its allocation by a mapped
+ * address, so it lives in vmm.c, with the mappings.
  *
  * Device memory is host memory. An allocation that may be shared as a fabric
  * handle is a region of the fabric (a memfd the daemon made); any other is a
@@ -10,7 +11,7 @@
  * Lifecycle (the driver's rule, docs/design.md "lifetime"):
  *
  *   cuMemCreate / cuMemImportFromShareableHandle  handle_refs = 1
- *   cuMemRetainAllocationHandle                    handle_refs + 1
+ *   cuMemRetainAllocationHandle                    handle_refs + 1 (vmm.c)
  *   cuMemMap                                       map_count + 1 (vmm.c)
  *   cuMemUnmap                                     map_count - 1 (vmm.c)
  *   cuMemRelease                                   handle_refs - 1
@@ -20,22 +21,34 @@
  * cuMemRetainAllocationHandle on a still-mapped address revives it. A POSIX fd
  * given out by an export holds its own reference to the memory (it is a dup of
  * the memfd) until the receiver closes it; a fabric handle holds none. */
-#include "src/cuda/cuda_internal.h"
-#include "src/fabric/memfd.h"
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/alloc.h"
+#include "src/cuda/entry.h"
 
-#include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fabmem/fabric.h"
+#include "src/fabric/log.h"
+#include "src/fabric/memfd.h"
 
 #define FAB__CU_HANDLE_TYPES_KNOWN                                                  \
     (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |         \
      CU_MEM_HANDLE_TYPE_WIN32_KMT | CU_MEM_HANDLE_TYPE_FABRIC)
 
 /* ---- the handle table ----------------------------------------------------- */
+
+#define FAB__CU_ALLOC_BUCKETS 256
+
+/* Guarded by fab__cu.lock. */
+static fab__cu_alloc_t *fab__cu_allocs[FAB__CU_ALLOC_BUCKETS];
+static CUmemGenericAllocationHandle fab__cu_next_alloc_id = 0x1000;
+static uint64_t fab__cu_used[FAB__CU_MAX_DEVICES]; /* bytes cuMemCreate holds per device */
 
 static size_t fab__cu_bucket(CUmemGenericAllocationHandle id)
 {
@@ -45,7 +58,7 @@ static size_t fab__cu_bucket(CUmemGenericAllocationHandle id)
 /* Any allocation still holding memory, whether or not its handle is live. */
 static fab__cu_alloc_t *fab__cu_alloc_lookup(CUmemGenericAllocationHandle id)
 {
-    for (fab__cu_alloc_t *a = fab__cu.allocs[fab__cu_bucket(id)]; a; a = a->next) {
+    for (fab__cu_alloc_t *a = fab__cu_allocs[fab__cu_bucket(id)]; a; a = a->next) {
         if (a->id == id)
             return a;
     }
@@ -61,11 +74,11 @@ fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id)
 static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
 {
     /* Ids are never reused, so a stale handle can never name new memory. */
-    a->id = fab__cu.next_alloc_id;
-    fab__cu.next_alloc_id += 0x10;
+    a->id = fab__cu_next_alloc_id;
+    fab__cu_next_alloc_id += 0x10;
     size_t b = fab__cu_bucket(a->id);
-    a->next = fab__cu.allocs[b];
-    fab__cu.allocs[b] = a;
+    a->next = fab__cu_allocs[b];
+    fab__cu_allocs[b] = a;
 }
 
 /* Take a out of the table once nothing holds it and push it on *dead; its
@@ -76,8 +89,8 @@ static void fab__cu_alloc_unlink_unused(fab__cu_alloc_t *a, fab__cu_alloc_t **de
     if (a->handle_refs > 0 || a->map_count > 0 || a->pins > 0)
         return;
     if (a->counted)
-        fab__cu.used[a->device] -= a->size;
-    for (fab__cu_alloc_t **p = &fab__cu.allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
+        fab__cu_used[a->device] -= a->size;
+    for (fab__cu_alloc_t **p = &fab__cu_allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
         if (*p == a) {
             *p = a->next;
             break;
@@ -100,6 +113,16 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
     }
 }
 
+void fab__cu_alloc_retain_handle(fab__cu_alloc_t *alloc)
+{
+    alloc->handle_refs++;
+}
+
+void fab__cu_alloc_ref_mapping(fab__cu_alloc_t *alloc)
+{
+    alloc->map_count++;
+}
+
 void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
 {
     if (alloc->map_count > 0)
@@ -108,6 +131,19 @@ void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
 }
 
 /* ---- the fabric client ------------------------------------------------------ */
+
+static CUresult fab__cu_from_status(fab_status_t status)
+{
+    /* fab_status_t is numbered as CUresult (fabmem/status.h). */
+    switch ((int)status) {
+#define FAB__CU_SAME(name, value, text) \
+    case value:                         \
+        return name;
+        FAB_CU_RESULT_LIST(FAB__CU_SAME)
+#undef FAB__CU_SAME
+    }
+    return CUDA_ERROR_UNKNOWN;
+}
 
 /* Connect on first use, so that programs that never share through the fabric
  * never need a daemon. Connecting may start a daemon and wait for it: it
@@ -238,7 +274,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         goto fail_alloc;
     pthread_rwlock_wrlock(&fab__cu.lock);
     a->counted = true;
-    fab__cu.used[dev] += size;
+    fab__cu_used[dev] += size;
     fab__cu_alloc_insert(a);
     *handle = a->id;
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -338,8 +374,9 @@ out:
 
 static int fab__cu_import_device(void)
 {
-    struct CUctx_st *ctx = fab__cu_current();
-    return ctx ? ctx->device : 0;
+    int dev = 0; /* with no current context, device 0 */
+    (void)fab__cu_current_device(&dev);
+    return dev;
 }
 
 static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
@@ -439,30 +476,6 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
     return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
-{
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (!handle)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    r = CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
-    uintptr_t p = (uintptr_t)addr;
-    fab__cu_range_t *range = fab__cu_range_find(p);
-    for (size_t i = 0; range && i < range->npieces; i++) {
-        fab__cu_piece_t *pc = &range->pieces[i];
-        if (p >= pc->addr && p - pc->addr < pc->size) {
-            pc->alloc->handle_refs++;
-            *handle = pc->alloc->id;
-            r = CUDA_SUCCESS;
-            break;
-        }
-    }
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return r;
-}
-
 CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
 {
     CUresult r = fab__cu_check_init();
@@ -470,11 +483,12 @@ CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
         return r;
     if (!bytes_free || !bytes_total)
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUctx_st *ctx = fab__cu_current();
-    if (!ctx)
-        return CUDA_ERROR_INVALID_CONTEXT;
+    int dev;
+    r = fab__cu_current_device(&dev);
+    if (r != CUDA_SUCCESS)
+        return r;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    uint64_t t = fab__cu.devices[ctx->device].total_memory, u = fab__cu.used[ctx->device];
+    uint64_t t = fab__cu.devices[dev].total_memory, u = fab__cu_used[dev];
     pthread_rwlock_unlock(&fab__cu.lock);
     *bytes_total = (size_t)t;
     *bytes_free = (size_t)(u < t ? t - u : 0);

@@ -9,24 +9,59 @@
  * object is kept, marked destroyed, so that a stale CUcontext is recognised).
  * A primary context exists per device and is counted by
  * cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease. */
-#include "src/cuda/cuda_internal.h"
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/entry.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FAB__CU_CTX_MAGIC 0x63747874u    /* "ctxt" */
 #define FAB__CU_STREAM_MAGIC 0x7374726du /* "strm" */
 
+struct CUctx_st {
+    uint32_t magic;
+    int device;
+    unsigned flags;
+    bool primary;
+    int primary_refs; /* cuDevicePrimaryCtxRetain count */
+    bool destroyed;   /* a cuCtxCreate context after cuCtxDestroy */
+    struct CUctx_st *next;
+};
+
+struct CUstream_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    unsigned flags;
+    struct CUstream_st *next;
+};
+
+/* Guarded by fab__cu.lock; contexts are never freed, so that a stale
+ * CUcontext is recognised (and a thread's current one stays readable). */
+static struct CUctx_st *fab__cu_primary[FAB__CU_MAX_DEVICES];
+static struct CUctx_st *fab__cu_contexts;
+static struct CUstream_st *fab__cu_streams;
+
 static _Thread_local struct CUctx_st *fab__cu_tls_current;
 
-struct CUctx_st *fab__cu_current(void)
+static struct CUctx_st *fab__cu_current(void)
 {
     return fab__cu_tls_current;
 }
 
-void fab__cu_set_current(struct CUctx_st *ctx)
+static void fab__cu_set_current(struct CUctx_st *ctx)
 {
     fab__cu_tls_current = ctx;
+}
+
+CUresult fab__cu_current_device(int *dev_out)
+{
+    struct CUctx_st *ctx = fab__cu_current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev_out = ctx->device;
+    return CUDA_SUCCESS;
 }
 
 static CUresult fab__cu_device_check(CUdevice dev)
@@ -39,15 +74,16 @@ static CUresult fab__cu_device_check(CUdevice dev)
     return CUDA_SUCCESS;
 }
 
-bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
+/* Caller holds the lock. */
+static bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
 {
     if (!ctx)
         return false;
     for (int i = 0; i < fab__cu.device_count; i++) {
-        if (fab__cu.primary[i] == ctx)
+        if (fab__cu_primary[i] == ctx)
             return true;
     }
-    for (const struct CUctx_st *c = fab__cu.contexts; c; c = c->next) {
+    for (const struct CUctx_st *c = fab__cu_contexts; c; c = c->next) {
         if (c == ctx)
             return !c->destroyed;
     }
@@ -270,11 +306,11 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    if (!fab__cu.primary[dev])
-        r = fab__cu_ctx_new(dev, 0, true, &fab__cu.primary[dev]);
+    if (!fab__cu_primary[dev])
+        r = fab__cu_ctx_new(dev, 0, true, &fab__cu_primary[dev]);
     if (r == CUDA_SUCCESS) {
-        fab__cu.primary[dev]->primary_refs++;
-        *pctx = fab__cu.primary[dev];
+        fab__cu_primary[dev]->primary_refs++;
+        *pctx = fab__cu_primary[dev];
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -286,7 +322,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     if (r != CUDA_SUCCESS)
         return r;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    struct CUctx_st *ctx = fab__cu.primary[dev];
+    struct CUctx_st *ctx = fab__cu_primary[dev];
     if (!ctx || ctx->primary_refs == 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
     else
@@ -308,7 +344,7 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *acti
     if (!flags || !active)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    struct CUctx_st *ctx = fab__cu.primary[dev];
+    struct CUctx_st *ctx = fab__cu_primary[dev];
     *flags = ctx ? ctx->flags : 0;
     *active = ctx && ctx->primary_refs > 0;
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -327,8 +363,8 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
     if (r != CUDA_SUCCESS)
         return r;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    ctx->next = fab__cu.contexts;
-    fab__cu.contexts = ctx;
+    ctx->next = fab__cu_contexts;
+    fab__cu_contexts = ctx;
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_set_current(ctx);
     *pctx = ctx;
@@ -373,7 +409,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_wrlock(&fab__cu.lock);
     bool found = false;
-    for (struct CUctx_st *c = fab__cu.contexts; c; c = c->next) {
+    for (struct CUctx_st *c = fab__cu_contexts; c; c = c->next) {
         if (c == ctx && !c->destroyed) {
             c->destroyed = true;
             found = true;
@@ -470,7 +506,7 @@ CUresult fab__cu_stream_check(CUstream stream)
     uintptr_t v = (uintptr_t)stream;
     if (v == 0 || v == FAB_CU_STREAM_LEGACY || v == FAB_CU_STREAM_PER_THREAD)
         return CUDA_SUCCESS;
-    for (const struct CUstream_st *s = fab__cu.streams; s; s = s->next) {
+    for (const struct CUstream_st *s = fab__cu_streams; s; s = s->next) {
         if (s == stream)
             return CUDA_SUCCESS;
     }
@@ -494,8 +530,8 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
     s->ctx = ctx;
     s->flags = Flags;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    s->next = fab__cu.streams;
-    fab__cu.streams = s;
+    s->next = fab__cu_streams;
+    fab__cu_streams = s;
     pthread_rwlock_unlock(&fab__cu.lock);
     *phStream = s;
     return CUDA_SUCCESS;
@@ -511,7 +547,7 @@ CUresult cuStreamDestroy_v2(CUstream hStream)
         return CUDA_ERROR_INVALID_HANDLE;
     pthread_rwlock_wrlock(&fab__cu.lock);
     r = CUDA_ERROR_INVALID_HANDLE;
-    for (struct CUstream_st **p = &fab__cu.streams; *p; p = &(*p)->next) {
+    for (struct CUstream_st **p = &fab__cu_streams; *p; p = &(*p)->next) {
         if (*p == hStream) {
             *p = hStream->next;
             free(hStream);

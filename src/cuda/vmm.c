@@ -1,6 +1,8 @@
 /* Virtual address ranges, mappings and access: cuMemAddressReserve,
  * cuMemAddressFree, cuMemMap, cuMemUnmap, cuMemSetAccess, cuMemGetAccess,
- * cuPointerGetAttribute, and the range check that copies and memsets use.
+ * cuMemGetAddressRange, cuPointerGetAttribute, cuMemRetainAllocationHandle
+ * (which finds an allocation by a mapped address), and the range check that
+ * copies and memsets use.
  *
  * A reservation is an anonymous PROT_NONE mapping; CUdeviceptr values are its
  * addresses. cuMemMap puts the allocation's memfd there (MAP_SHARED |
@@ -13,7 +15,11 @@
  * Lifecycle of a range (docs/design.md, "map, then access", "teardown"):
  *   cuMemAddressReserve ─▶ cuMemMap ─▶ cuMemSetAccess ─▶ (use)
  *     ─▶ cuMemUnmap (whole mappings only) ─▶ cuMemAddressFree (nothing mapped) */
-#include "src/cuda/cuda_internal.h"
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/alloc.h"
+#include "src/cuda/vmm.h"
+#include "src/cuda/entry.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -21,6 +27,37 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "src/fabric/log.h"
+
+/* One mapped piece of a reservation: a cuMemMap mapping, possibly split by
+ * cuMemSetAccess over part of it. Pieces of one mapping share map_id. Access
+ * is kept per device as two bit sets. */
+typedef struct fab__cu_piece {
+    uintptr_t addr;
+    size_t size;
+    fab__cu_alloc_t *alloc;
+    size_t alloc_offset;
+    uint64_t map_id;
+    uint64_t readers;
+    uint64_t writers;
+} fab__cu_piece_t;
+
+typedef struct fab__cu_range {
+    uintptr_t base;
+    size_t size;
+    uintptr_t map_base; /* the whole mmap, over-reserved for alignment */
+    size_t map_len;
+    fab__cu_piece_t *pieces; /* sorted by addr, non-overlapping */
+    size_t npieces;
+    size_t cap;
+} fab__cu_range_t;
+
+/* Guarded by fab__cu.lock. */
+static fab__cu_range_t **fab__cu_ranges; /* sorted by base */
+static size_t fab__cu_nranges;
+static size_t fab__cu_ranges_cap;
+static uint64_t fab__cu_next_map_id = 1;
 
 static size_t fab__cu_page(void)
 {
@@ -35,10 +72,10 @@ static size_t fab__cu_page(void)
 static size_t fab__cu_range_index(uintptr_t addr)
 {
     /* First range whose base is > addr. */
-    size_t lo = 0, hi = fab__cu.nranges;
+    size_t lo = 0, hi = fab__cu_nranges;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (fab__cu.ranges[mid]->base <= addr)
+        if (fab__cu_ranges[mid]->base <= addr)
             lo = mid + 1;
         else
             hi = mid;
@@ -46,13 +83,18 @@ static size_t fab__cu_range_index(uintptr_t addr)
     return lo;
 }
 
-fab__cu_range_t *fab__cu_range_find(uintptr_t addr)
+static fab__cu_range_t *fab__cu_range_find(uintptr_t addr)
 {
     size_t i = fab__cu_range_index(addr);
     if (i == 0)
         return NULL;
-    fab__cu_range_t *r = fab__cu.ranges[i - 1];
+    fab__cu_range_t *r = fab__cu_ranges[i - 1];
     return addr - r->base < r->size ? r : NULL;
+}
+
+bool fab__cu_reserved(uintptr_t addr)
+{
+    return fab__cu_range_find(addr) != NULL;
 }
 
 /* Index of the first piece that ends after addr. */
@@ -199,23 +241,23 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     range->size = size;
 
     pthread_rwlock_wrlock(&fab__cu.lock);
-    if (fab__cu.nranges == fab__cu.ranges_cap) {
-        size_t cap = fab__cu.ranges_cap ? fab__cu.ranges_cap * 2 : 16;
-        fab__cu_range_t **grown = realloc(fab__cu.ranges, cap * sizeof(*grown));
+    if (fab__cu_nranges == fab__cu_ranges_cap) {
+        size_t cap = fab__cu_ranges_cap ? fab__cu_ranges_cap * 2 : 16;
+        fab__cu_range_t **grown = realloc(fab__cu_ranges, cap * sizeof(*grown));
         if (!grown) {
             pthread_rwlock_unlock(&fab__cu.lock);
             munmap((void *)range->map_base, range->map_len);
             free(range);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
-        fab__cu.ranges = grown;
-        fab__cu.ranges_cap = cap;
+        fab__cu_ranges = grown;
+        fab__cu_ranges_cap = cap;
     }
     size_t i = fab__cu_range_index(range->base);
-    memmove(&fab__cu.ranges[i + 1], &fab__cu.ranges[i],
-            (fab__cu.nranges - i) * sizeof(fab__cu.ranges[0]));
-    fab__cu.ranges[i] = range;
-    fab__cu.nranges++;
+    memmove(&fab__cu_ranges[i + 1], &fab__cu_ranges[i],
+            (fab__cu_nranges - i) * sizeof(fab__cu_ranges[0]));
+    fab__cu_ranges[i] = range;
+    fab__cu_nranges++;
     pthread_rwlock_unlock(&fab__cu.lock);
     *ptr = (CUdeviceptr)range->base;
     return CUDA_SUCCESS;
@@ -234,9 +276,9 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
         r = CUDA_ERROR_INVALID_VALUE; /* teardown order: unmap before free */
     } else {
         size_t i = fab__cu_range_index(range->base) - 1;
-        memmove(&fab__cu.ranges[i], &fab__cu.ranges[i + 1],
-                (fab__cu.nranges - i - 1) * sizeof(fab__cu.ranges[0]));
-        fab__cu.nranges--;
+        memmove(&fab__cu_ranges[i], &fab__cu_ranges[i + 1],
+                (fab__cu_nranges - i - 1) * sizeof(fab__cu_ranges[0]));
+        fab__cu_nranges--;
         munmap((void *)range->map_base, range->map_len);
         free(range->pieces);
         free(range);
@@ -279,9 +321,9 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     }
     memmove(&range->pieces[i + 1], &range->pieces[i], (range->npieces - i) * sizeof(range->pieces[0]));
     range->pieces[i] = (fab__cu_piece_t){.addr = addr, .size = size, .alloc = a,
-                                         .map_id = fab__cu.next_map_id++};
+                                         .map_id = fab__cu_next_map_id++};
     range->npieces++;
-    a->map_count++;
+    fab__cu_alloc_ref_mapping(a);
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -560,8 +602,8 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         goto out;
     }
     const fab__cu_alloc_t *a = p->alloc;
-    struct CUctx_st *ctx = fab__cu_current();
-    int dev = ctx ? ctx->device : a->device;
+    int dev = a->device; /* with no current context, the memory's own */
+    (void)fab__cu_current_device(&dev);
     switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = NULL; break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned int *)data = CU_MEMORYTYPE_DEVICE; break;
@@ -598,6 +640,32 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         r = CUDA_ERROR_INVALID_VALUE; /* not emulated, or not an attribute */
     }
 out:
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+/* ---- handles by address ------------------------------------------------------------ */
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    CUresult r = fab__cu_check_init();
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    r = CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
+    uintptr_t p = (uintptr_t)addr;
+    fab__cu_range_t *range = fab__cu_range_find(p);
+    for (size_t i = 0; range && i < range->npieces; i++) {
+        fab__cu_piece_t *pc = &range->pieces[i];
+        if (p >= pc->addr && p - pc->addr < pc->size) {
+            fab__cu_alloc_retain_handle(pc->alloc);
+            *handle = pc->alloc->id;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
 }

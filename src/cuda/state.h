@@ -1,0 +1,77 @@
+/* The driver emulation's one process context (the CUDA API implies one): its
+ * lock, whether cuInit succeeded, the devices of this node, and the fabric
+ * client; the prologue every entry point starts with. state.c owns it.
+ *
+ * Modules, each a .c with its own header, listed so that a module calls only
+ * those above it and includes only their headers (includes point one way):
+ *
+ *   state.h            this context, cuInit, the error names (state.c)
+ *   device.h           contexts, streams, the current context (device.c)
+ *   alloc.h            allocations and their handles (alloc.c; uses the
+ *                      fabric client)
+ *   vmm.h              reservations, mappings, access, and the retain that
+ *                      finds an allocation by a mapped address (vmm.c; uses
+ *                      alloc, never the other way round)
+ *   copy.c             copies and memsets (uses vmm's range check)
+ *   procaddress.c      cuGetProcAddress (knows every entry point)
+ *   entry.h            the exported cu* prototypes, included by each file
+ *                      that defines some, so the compiler checks them
+ *
+ * Each module keeps its own tables (device.c the contexts and streams,
+ * alloc.c the handles, vmm.c the reservations), all guarded by fab__cu.lock.
+ *
+ * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
+ * take it for writing; copies and memsets take it for reading and hold it
+ * while they touch memory, so that no other thread can unmap a range under a
+ * copy (the copy then either finishes or was refused; it never faults).
+ *
+ * The fabric client is never called with fab__cu.lock held: a round trip to a
+ * stalled daemon would otherwise stall every thread, even those whose calls
+ * need no daemon. So a FABRIC create or import talks to the daemon first and
+ * inserts the allocation under the lock after; an export pins the allocation
+ * (pins, under the lock), unlocks, exports, and locks again to unpin; the last
+ * reference to an allocation unlinks it under the lock and releases its region
+ * after unlocking (alloc.h, fab__cu_alloc_destroy). Creating the client, which
+ * may start a daemon, takes fab__cu.client_lock and nothing else.
+ *
+ * Lock order: fab__cu.client_lock, then the client's own lock (inside
+ * fab_client_connect). fab__cu.lock is never held together with either, in
+ * any order. */
+#ifndef FAB_CUDA_STATE_H
+#define FAB_CUDA_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "src/cuda/cuda_abi.h"
+
+#define FAB__CU_MAX_DEVICES 64
+
+typedef struct fab__cu_device {
+    char name[256];
+    CUuuid uuid;
+    uint64_t total_memory;
+    uint64_t granularity;
+    uint32_t handle_types; /* CU_MEM_HANDLE_TYPE_* bits */
+    int compute_major;
+    int compute_minor;
+    int sm_count;
+} fab__cu_device_t;
+
+typedef struct fab__cu_state {
+    pthread_rwlock_t lock;
+    bool initialized; /* set once, by the first successful cuInit */
+    int driver_version;
+    int device_count;
+    fab__cu_device_t devices[FAB__CU_MAX_DEVICES];
+    pthread_mutex_t client_lock; /* guards client, which is only ever set once */
+    struct fab_client *client;   /* alloc.c connects it on first FABRIC use */
+} fab__cu_state_t;
+
+extern fab__cu_state_t fab__cu;
+
+/* CUDA_SUCCESS once cuInit succeeded, else what a call must return. */
+CUresult fab__cu_check_init(void);
+
+#endif /* FAB_CUDA_STATE_H */
