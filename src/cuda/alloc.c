@@ -186,17 +186,13 @@ static CUresult fab__cu_location_device(const CUmemLocation *loc, int *device_ou
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
                                        CUmemAllocationGranularity_flags option)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!granularity || !prop)
         return CUDA_ERROR_INVALID_VALUE;
     if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_location_device(&prop->location, &dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
     /* Recommended equals minimum: host pages gain nothing from larger ones. */
     *granularity = (size_t)fab__cu.devices[dev].granularity;
     return CUDA_SUCCESS;
@@ -218,17 +214,13 @@ static CUresult fab__cu_memfd(size_t size, int *fd_out)
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                      const CUmemAllocationProp *prop, unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!handle || !prop || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->win32HandleMetaData)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_location_device(&prop->location, &dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
     const fab__cu_device_t *d = &fab__cu.devices[dev];
     unsigned types = (unsigned)prop->requestedHandleTypes;
     if (types & ~(unsigned)FAB__CU_HANDLE_TYPES_KNOWN)
@@ -251,6 +243,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
     /* The backing first, with no lock held: for FABRIC that is a round trip
      * to the daemon, which must not stall calls that need none. */
+    CUresult r;
     if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
         fab_client_t *client;
         r = fab__cu_client(&client);
@@ -287,9 +280,7 @@ fail_alloc:
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
@@ -317,11 +308,10 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
                                       CUmemAllocationHandleType handleType,
                                       unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!shareableHandle || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult r;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
@@ -403,9 +393,7 @@ static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
                                         CUmemAllocationHandleType shHandleType)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!handle)
         return CUDA_ERROR_INVALID_VALUE;
     if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
@@ -426,6 +414,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
 
     /* As in cuMemCreate: the daemon's round trip (or the fd's checks) with no
      * lock held, the insertion under it. */
+    CUresult r;
     if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         r = fab__cu_import_fd((int)(uintptr_t)osHandle, a);
     } else {
@@ -463,9 +452,7 @@ fail_alloc:
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
                                                 CUmemGenericAllocationHandle handle)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!prop)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
@@ -478,15 +465,11 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
 
 CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!bytes_free || !bytes_total)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_current_device(&dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
     pthread_rwlock_rdlock(&fab__cu.lock);
     uint64_t t = fab__cu.devices[dev].total_memory, u = fab__cu_used[dev];
     pthread_rwlock_unlock(&fab__cu.lock);

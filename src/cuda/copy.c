@@ -38,15 +38,12 @@ static CUresult fab__cu_side_check(uintptr_t addr, size_t len, fab__cu_side_t si
 static CUresult fab__cu_copy(uintptr_t dst, fab__cu_side_t dst_side, uintptr_t src,
                              fab__cu_side_t src_side, size_t len, CUstream stream, bool async)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     int dev;
-    r = fab__cu_current_device(&dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
     if (len > 0 && (!dst || !src))
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_rdlock(&fab__cu.lock);
     if (async)
         r = fab__cu_stream_check(stream);
@@ -63,16 +60,13 @@ static CUresult fab__cu_copy(uintptr_t dst, fab__cu_side_t dst_side, uintptr_t s
 static CUresult fab__cu_set(uintptr_t dst, const void *value, size_t width, size_t n,
                             CUstream stream, bool async)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     int dev;
-    r = fab__cu_current_device(&dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
     if (dst % width != 0 || n > SIZE_MAX / width)
         return CUDA_ERROR_INVALID_VALUE;
     size_t len = n * width;
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_rdlock(&fab__cu.lock);
     if (async)
         r = fab__cu_stream_check(stream);

@@ -64,16 +64,6 @@ CUresult fab__cu_current_device(int *dev_out)
     return CUDA_SUCCESS;
 }
 
-static CUresult fab__cu_device_check(CUdevice dev)
-{
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (dev < 0 || dev >= fab__cu.device_count)
-        return CUDA_ERROR_INVALID_DEVICE;
-    return CUDA_SUCCESS;
-}
-
 /* Caller holds the lock. */
 static bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
 {
@@ -94,9 +84,7 @@ static bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     if (ordinal < 0 || ordinal >= fab__cu.device_count)
@@ -107,9 +95,7 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult cuDeviceGetCount(int *count)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
     *count = fab__cu.device_count;
@@ -118,9 +104,7 @@ CUresult cuDeviceGetCount(int *count)
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!name || len <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     size_t n = strnlen(fab__cu.devices[dev].name, sizeof(fab__cu.devices[dev].name));
@@ -133,9 +117,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!uuid)
         return CUDA_ERROR_INVALID_VALUE;
     *uuid = fab__cu.devices[dev].uuid;
@@ -149,9 +131,7 @@ CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!bytes)
         return CUDA_ERROR_INVALID_VALUE;
     *bytes = (size_t)fab__cu.devices[dev].total_memory;
@@ -237,9 +217,7 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice dev, CUdevice_a
 
 CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!pi)
         return CUDA_ERROR_INVALID_VALUE;
     bool known;
@@ -258,9 +236,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 
 CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!major || !minor)
         return CUDA_ERROR_INVALID_VALUE;
     *major = fab__cu.devices[dev].compute_major;
@@ -270,11 +246,8 @@ CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 
 CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r == CUDA_SUCCESS)
-        r = fab__cu_device_check(peerDev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
+    FAB__CU_ENTER_DEVICE(peerDev);
     if (!canAccessPeer)
         return CUDA_ERROR_INVALID_VALUE;
     /* All devices of a node share the host's memory. */
@@ -300,11 +273,10 @@ static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (!fab__cu_primary[dev])
         r = fab__cu_ctx_new(dev, 0, true, &fab__cu_primary[dev]);
@@ -318,9 +290,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
     struct CUctx_st *ctx = fab__cu_primary[dev];
     if (!ctx || ctx->primary_refs == 0)
@@ -338,9 +309,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!flags || !active)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
@@ -353,15 +322,11 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *acti
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!pctx || (flags & ~(unsigned)FAB_CU_CTX_FLAGS_MASK))
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx;
-    r = fab__cu_ctx_new(dev, flags, false, &ctx);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_ctx_new(dev, flags, false, &ctx));
     pthread_rwlock_wrlock(&fab__cu.lock);
     ctx->next = fab__cu_contexts;
     fab__cu_contexts = ctx;
@@ -402,9 +367,7 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, uns
 
 CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!ctx)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_wrlock(&fab__cu.lock);
@@ -430,9 +393,7 @@ CUresult cuCtxDestroy(CUcontext ctx)
 
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (ctx) {
         pthread_rwlock_rdlock(&fab__cu.lock);
         bool ok = fab__cu_ctx_valid(ctx);
@@ -446,9 +407,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 
 CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     *pctx = fab__cu_current();
@@ -457,9 +416,7 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
 
 CUresult cuCtxGetDevice(CUdevice *device)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx = fab__cu_current();
@@ -471,17 +428,13 @@ CUresult cuCtxGetDevice(CUdevice *device)
 
 CUresult cuCtxSynchronize(void)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     return fab__cu_current() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     struct CUctx_st *cur = fab__cu_current();
     if (!cur)
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -515,9 +468,7 @@ CUresult fab__cu_stream_check(CUstream stream)
 
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx = fab__cu_current();
@@ -539,14 +490,12 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 
 CUresult cuStreamDestroy_v2(CUstream hStream)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!hStream || (uintptr_t)hStream == FAB_CU_STREAM_LEGACY ||
         (uintptr_t)hStream == FAB_CU_STREAM_PER_THREAD)
         return CUDA_ERROR_INVALID_HANDLE;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    r = CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
     for (struct CUstream_st **p = &fab__cu_streams; *p; p = &(*p)->next) {
         if (*p == hStream) {
             *p = hStream->next;
@@ -566,13 +515,11 @@ CUresult cuStreamDestroy(CUstream hStream)
 
 CUresult cuStreamSynchronize(CUstream hStream)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!fab__cu_current())
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    r = fab__cu_stream_check(hStream);
+    CUresult r = fab__cu_stream_check(hStream);
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
 }

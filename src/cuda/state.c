@@ -90,6 +90,14 @@ CUresult fab__cu_check_init(void)
                                                                    : CUDA_ERROR_NOT_INITIALIZED;
 }
 
+CUresult fab__cu_check_device(CUdevice dev)
+{
+    FAB__CU_TRY(fab__cu_check_init());
+    if (dev < 0 || dev >= fab__cu.device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuInit(unsigned int Flags)
 {
     if (Flags != 0)

@@ -71,7 +71,27 @@ typedef struct fab__cu_state {
 
 extern fab__cu_state_t fab__cu;
 
-/* CUDA_SUCCESS once cuInit succeeded, else what a call must return. */
+/* CUDA_SUCCESS once cuInit succeeded, else CUDA_ERROR_NOT_INITIALIZED. */
 CUresult fab__cu_check_init(void);
+/* As fab__cu_check_init, then CUDA_ERROR_INVALID_DEVICE unless dev is one of
+ * this node's devices. */
+CUresult fab__cu_check_device(CUdevice dev);
+
+/* Return the call's error from the calling function, if it gives one. */
+#define FAB__CU_TRY(call)                                                   \
+    do {                                                                    \
+        CUresult fab__cu_try_ = (call);                                     \
+        if (fab__cu_try_ != CUDA_SUCCESS)                                   \
+            return fab__cu_try_;                                            \
+    } while (0)
+
+/* The first line of every entry point but those the driver answers before
+ * cuInit (cuInit, cuDriverGetVersion, cuGetErrorName/String,
+ * cuGetProcAddress): returns CUDA_ERROR_NOT_INITIALIZED from the caller until
+ * cuInit succeeded. The _DEVICE form, for calls that name a device, then
+ * returns CUDA_ERROR_INVALID_DEVICE for one this node lacks. Entry points
+ * that forward to another (an old ABI to its _v2) need neither. */
+#define FAB__CU_ENTER() FAB__CU_TRY(fab__cu_check_init())
+#define FAB__CU_ENTER_DEVICE(dev) FAB__CU_TRY(fab__cu_check_device(dev))
 
 #endif /* FAB_CUDA_STATE_H */

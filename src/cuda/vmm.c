@@ -196,9 +196,7 @@ static size_t fab__cu_reserve_align(void)
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     size_t page = fab__cu_page();
     if (!ptr || size == 0 || size % page != 0 || flags != 0 || addr % page != 0 ||
         (alignment & (alignment - 1)) != 0)
@@ -265,9 +263,8 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find((uintptr_t)ptr);
     if (!range || range->base != (uintptr_t)ptr || range->size != size) {
@@ -292,16 +289,14 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                   unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (flags != 0 || offset != 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     uintptr_t addr = (uintptr_t)ptr;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     fab__cu_range_t *range = fab__cu_range_find(addr);
-    r = CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
     if (!a || !range)
         goto out;
     uint64_t gran = fab__cu.devices[a->device].granularity;
@@ -332,15 +327,13 @@ out:
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     uintptr_t addr = (uintptr_t)ptr;
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     size_t first, end;
-    r = CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
     if (!fab__cu_covered(range, addr, size, &first, &end))
         goto out;
     /* Whole mappings only: the range may not start or end inside one. */
@@ -429,17 +422,13 @@ static int fab__cu_protect(fab__cu_range_t *range, size_t from, size_t to,
 
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!desc || count == 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_access_change_t change = {0, 0, 0};
     for (size_t k = 0; k < count; k++) {
         int dev;
-        r = fab__cu_access_location(&desc[k].location, &dev);
-        if (r != CUDA_SUCCESS)
-            return r;
+        FAB__CU_TRY(fab__cu_access_location(&desc[k].location, &dev));
         uint64_t bit = 1ull << dev;
         change.clear |= bit;
         change.set_r &= ~bit;
@@ -458,7 +447,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     size_t first, end;
-    r = CUDA_ERROR_INVALID_VALUE; /* not a fully mapped range */
+    CUresult r = CUDA_ERROR_INVALID_VALUE; /* not a fully mapped range */
     if (!fab__cu_covered(range, addr, size, &first, &end))
         goto out;
     uint64_t gran = fab__cu.devices[range->pieces[first].alloc->device].granularity;
@@ -535,15 +524,11 @@ static const fab__cu_piece_t *fab__cu_piece_at(uintptr_t addr, const fab__cu_ran
 
 CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!flags || !location)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_access_location(location, &dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_access_location(location, &dev));
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, NULL);
     if (p) {
@@ -559,9 +544,7 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
 /* The mapping that holds ptr (NCCL frees cuMem memory by asking this). */
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_range_t *range = NULL;
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)dptr, &range);
@@ -584,15 +567,13 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!data)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_range_t *range = NULL;
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, &range);
-    r = CUDA_SUCCESS;
+    CUresult r = CUDA_SUCCESS;
     if (attribute == CU_POINTER_ATTRIBUTE_MAPPED && fab__cu_range_find((uintptr_t)ptr)) {
         *(bool *)data = p != NULL;
         goto out;
@@ -648,13 +629,11 @@ out:
 
 CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!handle)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    r = CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
+    CUresult r = CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
     uintptr_t p = (uintptr_t)addr;
     fab__cu_range_t *range = fab__cu_range_find(p);
     for (size_t i = 0; range && i < range->npieces; i++) {
