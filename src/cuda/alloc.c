@@ -8,19 +8,38 @@
  * handle is a region of the fabric (a memfd the daemon made); any other is a
  * memfd made here, so POSIX_FILE_DESCRIPTOR sharing needs no daemon.
  *
- * Lifecycle (the driver's rule, docs/design.md "lifetime"):
+ * Lifecycle. An allocation has one reference count, refs, taken with
+ * fab__cu_alloc_get and dropped with fab__cu_alloc_put, both under
+ * fab__cu.lock held for writing. A reference is held by
  *
- *   cuMemCreate / cuMemImportFromShareableHandle  handle_refs = 1
- *   cuMemRetainAllocationHandle                    handle_refs + 1 (vmm.c)
- *   cuMemMap                                       map_count + 1 (vmm.c)
- *   cuMemUnmap                                     map_count - 1 (vmm.c)
- *   cuMemRelease                                   handle_refs - 1
- *   handle_refs == 0 && map_count == 0  ──▶  memfd closed / fab_region_release
+ *   each handle reference   cuMemCreate and cuMemImportFromShareableHandle
+ *                           make the allocation with refs = 1 for theirs;
+ *                           cuMemRetainAllocationHandle takes one more
+ *                           (vmm.c), cuMemRelease drops one
+ *   each mapped piece       cuMemMap takes one for its mapping, a
+ *                           cuMemSetAccess that splits a piece one for the
+ *                           new piece; cuMemUnmap drops one per piece (vmm.c)
+ *   a FABRIC export         taken before the lock is dropped for the
+ *                           daemon's round trip, dropped after it
  *
- * A handle whose references are gone is unknown to every call, except that
- * cuMemRetainAllocationHandle on a still-mapped address revives it. A POSIX fd
- * given out by an export holds its own reference to the memory (it is a dup of
- * the memfd) until the receiver closes it; a fabric handle holds none. */
+ * The put that drops the last one calls fab__cu_alloc_release, the one place
+ * an allocation ends: it leaves the handle table and its bytes leave the
+ * device's use, and it goes on the caller's dead list. Its memory goes later,
+ * in fab__cu_alloc_destroy, once the caller has unlocked, because releasing
+ * a fabric region is a round trip to the daemon (no fabric client call ever
+ * happens under fab__cu.lock): the memfd is closed, or the region released
+ * so that the daemon may forget it.
+ *
+ *   create/import ─▶ refs 1 ─▶ get/put ... ─▶ last put: release (unlink, locked)
+ *                                                 ─▶ destroy (unlocked): memory back
+ *
+ * handle_refs counts the handle references among refs and decides no
+ * lifetime: it keeps the driver's rule that a handle whose references are
+ * gone is unknown to every call (fab__cu_alloc_find refuses it), except that
+ * cuMemRetainAllocationHandle on a still-mapped address revives it
+ * (docs/design.md, "lifetime"). A POSIX fd given out by an export holds its
+ * own reference to the memory (it is a dup of the memfd, counted by the
+ * kernel) until the receiver closes it; a fabric handle holds none. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
@@ -55,7 +74,7 @@ static size_t fab__cu_bucket(CUmemGenericAllocationHandle id)
     return (size_t)(id * 0x9E3779B97F4A7C15ull >> 56) % FAB__CU_ALLOC_BUCKETS;
 }
 
-/* Any allocation still holding memory, whether or not its handle is live. */
+/* Any allocation still holding a reference, whether or not its handle is live. */
 static fab__cu_alloc_t *fab__cu_alloc_lookup(CUmemGenericAllocationHandle id)
 {
     for (fab__cu_alloc_t *a = fab__cu_allocs[fab__cu_bucket(id)]; a; a = a->next) {
@@ -81,13 +100,11 @@ static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
     fab__cu_allocs[b] = a;
 }
 
-/* Take a out of the table once nothing holds it and push it on *dead; its
- * memory goes in fab__cu_alloc_destroy, after the caller unlocks, because
- * releasing a fabric region talks to the daemon. Caller holds the write lock. */
-static void fab__cu_alloc_unlink_unused(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
+/* The release function, called by the put that drops the last reference:
+ * take a out of the table and push it on *dead. Its memory goes in
+ * fab__cu_alloc_destroy, after the caller unlocks. */
+static void fab__cu_alloc_release(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
 {
-    if (a->handle_refs > 0 || a->map_count > 0 || a->pins > 0)
-        return;
     if (a->counted)
         fab__cu_used[a->device] -= a->size;
     for (fab__cu_alloc_t **p = &fab__cu_allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
@@ -98,6 +115,23 @@ static void fab__cu_alloc_unlink_unused(fab__cu_alloc_t *a, fab__cu_alloc_t **de
     }
     a->next = *dead;
     *dead = a;
+}
+
+void fab__cu_alloc_get(fab__cu_alloc_t *alloc)
+{
+    alloc->refs++;
+}
+
+void fab__cu_alloc_put(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
+{
+    if (--alloc->refs == 0)
+        fab__cu_alloc_release(alloc, dead);
+}
+
+void fab__cu_alloc_get_handle(fab__cu_alloc_t *alloc)
+{
+    alloc->handle_refs++;
+    fab__cu_alloc_get(alloc);
 }
 
 void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
@@ -111,23 +145,6 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
             close(a->fd);
         free(a);
     }
-}
-
-void fab__cu_alloc_retain_handle(fab__cu_alloc_t *alloc)
-{
-    alloc->handle_refs++;
-}
-
-void fab__cu_alloc_ref_mapping(fab__cu_alloc_t *alloc)
-{
-    alloc->map_count++;
-}
-
-void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
-{
-    if (alloc->map_count > 0)
-        alloc->map_count--;
-    fab__cu_alloc_unlink_unused(alloc, dead);
 }
 
 /* ---- the fabric client ------------------------------------------------------ */
@@ -239,6 +256,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     a->device = dev;
     a->prop = *prop;
     a->fd = -1;
+    a->refs = 1; /* the handle reference the call returns */
     a->handle_refs = 1;
 
     /* The backing first, with no lock held: for FABRIC that is a round trip
@@ -288,15 +306,13 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
         pthread_rwlock_unlock(&fab__cu.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (--a->handle_refs == 0) {
-        /* The seed refuses this; the driver does not. Say what will happen. */
-        if (a->fabric_exports > 0)
-            fab__log(FAB__LOG_INFO,
-                        "cuMemRelease(0x%llx): released with %u exported handles never imported "
-                        "(an import after the memory is gone fails)",
-                        (unsigned long long)a->id, a->fabric_exports);
-        fab__cu_alloc_unlink_unused(a, &dead);
-    }
+    /* The seed refuses this; the driver does not. Say what will happen. */
+    if (--a->handle_refs == 0 && a->fabric_exports > 0)
+        fab__log(FAB__LOG_INFO,
+                 "cuMemRelease(0x%llx): released with %u exported handles never imported "
+                 "(an import after the memory is gone fails)",
+                 (unsigned long long)a->id, a->fabric_exports);
+    fab__cu_alloc_put(a, &dead);
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     return CUDA_SUCCESS;
@@ -338,9 +354,10 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         r = CUDA_SUCCESS;
         goto out;
     }
-    /* A round trip: pin the memory, not the handle (a cuMemRelease meanwhile
-     * still ends the handle for every caller), and let go of the lock. */
-    a->pins++;
+    /* A round trip: hold a reference, not a handle reference (a cuMemRelease
+     * meanwhile still ends the handle for every caller), and let go of the
+     * lock. */
+    fab__cu_alloc_get(a);
     fab_region_t *region = a->region;
     pthread_rwlock_unlock(&fab__cu.lock);
     fab_handle_t h;
@@ -351,8 +368,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS)
         a->fabric_exports++;
-    a->pins--;
-    fab__cu_alloc_unlink_unused(a, &dead);
+    fab__cu_alloc_put(a, &dead);
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     return r;
@@ -406,6 +422,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->fd = -1;
+    a->refs = 1; /* the handle reference the call returns */
     a->handle_refs = 1;
     a->device = fab__cu_import_device();
     a->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;

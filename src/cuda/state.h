@@ -7,8 +7,8 @@
  *
  *   state.h            this context, cuInit, the error names (state.c)
  *   device.h           contexts, streams, the current context (device.c)
- *   alloc.h            allocations and their handles (alloc.c; uses the
- *                      fabric client)
+ *   alloc.h            allocations, their handles and their one reference
+ *                      count (alloc.c; uses the fabric client)
  *   vmm.h              reservations, mappings, access, and the retain that
  *                      finds an allocation by a mapped address (vmm.c; uses
  *                      alloc, never the other way round)
@@ -28,11 +28,12 @@
  * The fabric client is never called with fab__cu.lock held: a round trip to a
  * stalled daemon would otherwise stall every thread, even those whose calls
  * need no daemon. So a FABRIC create or import talks to the daemon first and
- * inserts the allocation under the lock after; an export pins the allocation
- * (pins, under the lock), unlocks, exports, and locks again to unpin; the last
- * reference to an allocation unlinks it under the lock and releases its region
- * after unlocking (alloc.h, fab__cu_alloc_destroy). Creating the client, which
- * may start a daemon, takes fab__cu.client_lock and nothing else.
+ * inserts the allocation under the lock after; an export takes a reference to
+ * the allocation under the lock, unlocks, exports, and locks again to drop
+ * it; the put that drops an allocation's last reference unlinks it under the
+ * lock, and the caller releases its region after unlocking (alloc.h,
+ * fab__cu_alloc_put and fab__cu_alloc_destroy). Creating the client, which may
+ * start a daemon, takes fab__cu.client_lock and nothing else.
  *
  * Lock order: fab__cu.client_lock, then the client's own lock (inside
  * fab_client_connect). fab__cu.lock is never held together with either, in

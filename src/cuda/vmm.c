@@ -31,8 +31,9 @@
 #include "src/fabric/log.h"
 
 /* One mapped piece of a reservation: a cuMemMap mapping, possibly split by
- * cuMemSetAccess over part of it. Pieces of one mapping share map_id. Access
- * is kept per device as two bit sets. */
+ * cuMemSetAccess over part of it. Pieces of one mapping share map_id. Each
+ * piece holds a reference to its allocation. Access is kept per device as two
+ * bit sets. */
 typedef struct fab__cu_piece {
     uintptr_t addr;
     size_t size;
@@ -164,7 +165,8 @@ static CUresult fab__cu_pieces_reserve(fab__cu_range_t *r, size_t more)
     return CUDA_SUCCESS;
 }
 
-/* Split piece i at address at (strictly inside it); capacity must allow. */
+/* Split piece i at address at (strictly inside it); capacity must allow.
+ * Each piece holds a reference to its allocation: the new one takes its own. */
 static void fab__cu_piece_split(fab__cu_range_t *r, size_t i, uintptr_t at)
 {
     memmove(&r->pieces[i + 2], &r->pieces[i + 1], (r->npieces - i - 1) * sizeof(r->pieces[0]));
@@ -175,6 +177,7 @@ static void fab__cu_piece_split(fab__cu_range_t *r, size_t i, uintptr_t at)
     b->addr = at;
     b->size -= head;
     b->alloc_offset += head;
+    fab__cu_alloc_get(b->alloc);
     r->npieces++;
 }
 
@@ -318,7 +321,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     range->pieces[i] = (fab__cu_piece_t){.addr = addr, .size = size, .alloc = a,
                                          .map_id = fab__cu_next_map_id++};
     range->npieces++;
-    fab__cu_alloc_ref_mapping(a);
+    fab__cu_alloc_get(a); /* the new piece's */
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -349,11 +352,8 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }
-    for (size_t i = first; i < end; i++) {
-        bool last_of_mapping = i + 1 == end || range->pieces[i + 1].map_id != range->pieces[i].map_id;
-        if (last_of_mapping)
-            fab__cu_alloc_unref_mapping(range->pieces[i].alloc, &dead);
-    }
+    for (size_t i = first; i < end; i++)
+        fab__cu_alloc_put(range->pieces[i].alloc, &dead);
     memmove(&range->pieces[first], &range->pieces[end], (range->npieces - end) * sizeof(range->pieces[0]));
     range->npieces -= end - first;
     r = CUDA_SUCCESS;
@@ -639,7 +639,7 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void 
     for (size_t i = 0; range && i < range->npieces; i++) {
         fab__cu_piece_t *pc = &range->pieces[i];
         if (p >= pc->addr && p - pc->addr < pc->size) {
-            fab__cu_alloc_retain_handle(pc->alloc);
+            fab__cu_alloc_get_handle(pc->alloc);
             *handle = pc->alloc->id;
             r = CUDA_SUCCESS;
             break;
