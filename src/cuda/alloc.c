@@ -44,6 +44,7 @@
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/entry.h"
+#include "src/cuda/idtable.h"
 
 #include <fcntl.h>
 #include <stdint.h>
@@ -62,42 +63,26 @@
 
 /* ---- the handle table ----------------------------------------------------- */
 
-#define FAB__CU_ALLOC_BUCKETS 256
-
 /* Guarded by fab__cu.lock. */
-static fab__cu_alloc_t *fab__cu_allocs[FAB__CU_ALLOC_BUCKETS];
+static fab__cu_idtable_t fab__cu_allocs; /* id -> allocation, while it has a reference */
 static CUmemGenericAllocationHandle fab__cu_next_alloc_id = 0x1000;
 static uint64_t fab__cu_used[FAB__CU_MAX_DEVICES]; /* bytes cuMemCreate holds per device */
 
-static size_t fab__cu_bucket(CUmemGenericAllocationHandle id)
-{
-    return (size_t)(id * 0x9E3779B97F4A7C15ull >> 56) % FAB__CU_ALLOC_BUCKETS;
-}
-
-/* Any allocation still holding a reference, whether or not its handle is live. */
-static fab__cu_alloc_t *fab__cu_alloc_lookup(CUmemGenericAllocationHandle id)
-{
-    for (fab__cu_alloc_t *a = fab__cu_allocs[fab__cu_bucket(id)]; a; a = a->next) {
-        if (a->id == id)
-            return a;
-    }
-    return NULL;
-}
-
 fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id)
 {
-    fab__cu_alloc_t *a = fab__cu_alloc_lookup(id);
+    fab__cu_alloc_t *a = fab__cu_idtable_find(&fab__cu_allocs, id);
     return a && a->handle_refs > 0 ? a : NULL;
 }
 
-static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
+/* Give a its id and put it in the table; CUDA_ERROR_OUT_OF_MEMORY when the
+ * table cannot grow. */
+static CUresult fab__cu_alloc_insert(fab__cu_alloc_t *a)
 {
     /* Ids are never reused, so a stale handle can never name new memory. */
     a->id = fab__cu_next_alloc_id;
     fab__cu_next_alloc_id += 0x10;
-    size_t b = fab__cu_bucket(a->id);
-    a->next = fab__cu_allocs[b];
-    fab__cu_allocs[b] = a;
+    return fab__cu_idtable_insert(&fab__cu_allocs, a->id, a) == 0 ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* The release function, called by the put that drops the last reference:
@@ -107,12 +92,7 @@ static void fab__cu_alloc_release(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
 {
     if (a->counted)
         fab__cu_used[a->device] -= a->size;
-    for (fab__cu_alloc_t **p = &fab__cu_allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
-        if (*p == a) {
-            *p = a->next;
-            break;
-        }
-    }
+    fab__cu_idtable_remove(&fab__cu_allocs, a->id);
     a->next = *dead;
     *dead = a;
 }
@@ -282,16 +262,23 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         r = fab__cu_memfd(size, &a->fd);
     }
     if (r != CUDA_SUCCESS)
-        goto fail_alloc;
+        goto free_alloc;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    a->counted = true;
-    fab__cu_used[dev] += size;
-    fab__cu_alloc_insert(a);
-    *handle = a->id;
+    r = fab__cu_alloc_insert(a);
+    if (r == CUDA_SUCCESS) {
+        a->counted = true;
+        fab__cu_used[dev] += size;
+        *handle = a->id;
+    }
     pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        goto release_backing;
     return CUDA_SUCCESS;
 
-fail_alloc:
+release_backing:
+    fab__cu_alloc_destroy(a); /* the memfd or region, and a; not under the lock */
+    return r;
+free_alloc:
     free(a);
     return r;
 }
@@ -452,14 +439,20 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
         }
     }
     if (r != CUDA_SUCCESS)
-        goto fail_alloc;
+        goto free_alloc;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_alloc_insert(a);
-    *handle = a->id;
+    r = fab__cu_alloc_insert(a);
+    if (r == CUDA_SUCCESS)
+        *handle = a->id;
     pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        goto release_backing;
     return CUDA_SUCCESS;
 
-fail_alloc:
+release_backing:
+    fab__cu_alloc_destroy(a); /* the fd or region, and a; not under the lock */
+    return r;
+free_alloc:
     free(a);
     return r;
 }

@@ -24,7 +24,7 @@ typedef struct fab__cu_alloc {
     unsigned fabric_exports;  /* diagnosis only (DESIGN: "The seed's rules") */
     bool read_only;           /* never mapped writable: the fd or the grant allows less */
     bool counted;             /* size is in the device's used bytes (made here) */
-    struct fab__cu_alloc *next; /* in its bucket; once released, in a dead list */
+    struct fab__cu_alloc *next; /* once released, in a dead list */
 } fab__cu_alloc_t;
 
 /* The allocation a live handle names; NULL for an unknown, forged or released

@@ -5,8 +5,9 @@
  * Modules, each a .c with its own header, listed so that a module calls only
  * those above it and includes only their headers (includes point one way):
  *
- *   tree.h             an address-ordered AVL tree, a container that knows
- *                      nothing of CUDA (tree.c)
+ *   tree.h, idtable.h  an address-ordered AVL tree and an id hash table:
+ *                      containers that know nothing of CUDA (tree.c,
+ *                      idtable.c)
  *   state.h            this context, cuInit, the error names (state.c)
  *   device.h           contexts, streams, the current context (device.c)
  *   alloc.h            allocations, their handles and their one reference

@@ -1,8 +1,10 @@
 /* The containers libcuda is built on, tested directly, from their sources
  * (they need nothing else of the library): the address-ordered AVL tree that
- * holds reservations and mapped pieces (src/cuda/tree.c). Every operation is
- * checked against a plain sorted reference: the tree's order and balance, its
- * in-order thread, its count, and floor/ceil for keys present and absent.
+ * holds reservations and mapped pieces (src/cuda/tree.c), and the id hash
+ * table that holds allocations (src/cuda/idtable.c). Every operation is
+ * checked against a plain reference: the tree's order and balance, its
+ * in-order thread, its count, and floor/ceil for keys present and absent;
+ * the table's every entry, present or gone, through growth and shrinking.
  * Like test_cuda_abi.c, and unlike the other cuda tests, this one includes
  * project headers, as it must. */
 #include <stdbool.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/cuda/idtable.h"
 #include "src/cuda/tree.h"
 
 #include "fabtest.h"
@@ -167,10 +170,133 @@ static void tree_floor_and_ceil_of_an_empty_tree_are_null(void **state)
     assert_null(t.root);
 }
 
+/* ---- the id table ------------------------------------------------------ */
+
+#define NIDS 20000
+
+/* Every id of ids[] that present[] says is in, is, with its value; every
+ * other is not; the count agrees; the table is at most half full. */
+static void check_idtable(const fab__cu_idtable_t *t, const uint64_t *ids, const bool *present,
+                          size_t n)
+{
+    size_t in = 0;
+    for (size_t i = 0; i < n; i++) {
+        void *v = fab__cu_idtable_find(t, ids[i]);
+        if (present[i]) {
+            assert_ptr_equal(v, &ids[i]);
+            in++;
+        } else {
+            assert_null(v);
+        }
+    }
+    assert_int_equal(t->count, in);
+    if (t->slots)
+        assert_true(2 * t->count <= t->mask + 1);
+    else
+        assert_int_equal(t->count, 0);
+}
+
+static void idtable_finds_what_it_holds_through_growth_and_removal(void **state)
+{
+    (void)state;
+    static uint64_t ids[NIDS];
+    static bool present[NIDS];
+    /* Ids as alloc.c makes them (a counter in steps of 16), then random ones:
+     * the first cluster in a plain modulo hash, the second do not. */
+    for (int kind = 0; kind < 2; kind++) {
+        fab__cu_idtable_t t = {NULL, 0, 0, 0};
+        for (size_t i = 0; i < NIDS; i++) {
+            ids[i] = kind == 0 ? 0x1000 + 16 * i : (next_rand() | 1);
+            present[i] = false;
+        }
+        assert_null(fab__cu_idtable_find(&t, ids[0]));
+        assert_null(fab__cu_idtable_remove(&t, ids[0]));
+        for (size_t i = 0; i < NIDS; i++) {
+            assert_int_equal(fab__cu_idtable_insert(&t, ids[i], &ids[i]), 0);
+            present[i] = true;
+        }
+        check_idtable(&t, ids, present, NIDS);
+        /* Random churn: removal's backward shift must keep every other
+         * entry reachable, wherever its probe sequence wraps. */
+        for (int step = 0; step < 200000; step++) {
+            size_t i = (size_t)(next_rand() % NIDS);
+            if (present[i]) {
+                assert_ptr_equal(fab__cu_idtable_remove(&t, ids[i]), &ids[i]);
+                present[i] = false;
+            } else {
+                assert_int_equal(fab__cu_idtable_insert(&t, ids[i], &ids[i]), 0);
+                present[i] = true;
+            }
+            if (step % 50000 == 0)
+                check_idtable(&t, ids, present, NIDS);
+        }
+        check_idtable(&t, ids, present, NIDS);
+        /* Emptying it shrinks it step by step, and at last frees it. */
+        size_t most = t.mask + 1;
+        for (size_t i = 0; i < NIDS; i++) {
+            if (present[i]) {
+                assert_ptr_equal(fab__cu_idtable_remove(&t, ids[i]), &ids[i]);
+                present[i] = false;
+            }
+            if (i % 4096 == 0)
+                check_idtable(&t, ids, present, NIDS);
+        }
+        assert_true(most >= 2 * NIDS);
+        assert_null(t.slots);
+        assert_int_equal(t.count, 0);
+        check_idtable(&t, ids, present, NIDS);
+    }
+}
+
+/* A handful of entries in the smallest table: clusters wrap around its end
+ * all the time, the case a backward shift gets wrong most easily. */
+static void idtable_removal_keeps_clusters_that_wrap(void **state)
+{
+    (void)state;
+    enum { FEW = 12 };
+    uint64_t ids[FEW];
+    bool present[FEW] = {false};
+    fab__cu_idtable_t t = {NULL, 0, 0, 0};
+    for (size_t i = 0; i < FEW; i++)
+        ids[i] = next_rand() | 1;
+    for (int step = 0; step < 100000; step++) {
+        size_t i = (size_t)(next_rand() % FEW);
+        if (present[i]) {
+            assert_ptr_equal(fab__cu_idtable_remove(&t, ids[i]), &ids[i]);
+            present[i] = false;
+        } else {
+            assert_int_equal(fab__cu_idtable_insert(&t, ids[i], &ids[i]), 0);
+            present[i] = true;
+        }
+        check_idtable(&t, ids, present, FEW);
+    }
+    for (size_t i = 0; i < FEW; i++) {
+        if (present[i])
+            fab__cu_idtable_remove(&t, ids[i]);
+    }
+    assert_null(t.slots);
+}
+
+/* Id 0 marks an empty slot: it is never found, never removed. */
+static void idtable_never_answers_id_zero(void **state)
+{
+    (void)state;
+    fab__cu_idtable_t t = {NULL, 0, 0, 0};
+    int x;
+    assert_int_equal(fab__cu_idtable_insert(&t, 0x1000, &x), 0);
+    assert_null(fab__cu_idtable_find(&t, 0));
+    assert_null(fab__cu_idtable_remove(&t, 0));
+    assert_ptr_equal(fab__cu_idtable_remove(&t, 0x1000), &x);
+    assert_null(t.slots);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(tree_keeps_order_and_balance_under_random_churn),
     cmocka_unit_test(tree_stays_balanced_for_sorted_runs_and_root_removal),
     cmocka_unit_test(tree_floor_and_ceil_of_an_empty_tree_are_null),
+    cmocka_unit_test(idtable_finds_what_it_holds_through_growth_and_removal),
+    cmocka_unit_test(idtable_removal_keeps_clusters_that_wrap),
+    cmocka_unit_test(idtable_never_answers_id_zero),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("cuda", tests)
