@@ -2,13 +2,12 @@
  * 2^64/phi, keep the top bits), which spreads alloc.c's ids (a counter in
  * steps of 16) evenly over the slots. A table grows when an insert would make
  * it more than half full and shrinks when a removal leaves it less than 1/8
- * full, so a resize is never followed closely by the opposite one. A failed
- * shrink keeps the larger table, which is still correct. */
+ * full (but never below FAB__CU_IDTABLE_MIN slots), so a resize is never
+ * followed closely by the opposite one. A failed shrink keeps the larger
+ * table, which is still correct. */
 #include "src/cuda/idtable.h"
 
 #include <stdlib.h>
-
-#define FAB__CU_IDTABLE_MIN 16 /* slots, once there is any entry */
 
 static size_t fab__cu_home(const fab__cu_idtable_t *t, uint64_t id)
 {
@@ -85,12 +84,10 @@ void *fab__cu_idtable_remove(fab__cu_idtable_t *t, uint64_t id)
     t->slots[i].id = 0;
     t->slots[i].value = NULL;
     t->count--;
+    /* Never below the smallest table: a table that empties and fills again
+     * (one allocation made and released, over and over) allocates nothing. */
     size_t nslots = t->mask + 1;
-    if (t->count == 0) {
-        free(t->slots);
-        *t = (fab__cu_idtable_t){NULL, 0, 0, 0};
-    } else if (nslots > FAB__CU_IDTABLE_MIN && 8 * t->count < nslots) {
+    if (nslots > FAB__CU_IDTABLE_MIN && 8 * t->count < nslots)
         (void)fab__cu_resize(t, nslots / 2);
-    }
     return value;
 }

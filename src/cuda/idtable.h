@@ -12,13 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define FAB__CU_IDTABLE_MIN 16 /* slots, from the first insert on */
+
 typedef struct fab__cu_idslot {
     uint64_t id; /* 0: empty */
     void *value;
 } fab__cu_idslot_t;
 
 typedef struct fab__cu_idtable {
-    fab__cu_idslot_t *slots; /* NULL until the first insert */
+    fab__cu_idslot_t *slots; /* NULL until the first insert; malloc'd, never
+                                freed by the table (its owner may, once empty) */
     size_t mask;             /* slots - 1; the count of slots is a power of two */
     unsigned shift;          /* 64 - log2(slots): the hash's top bits pick the slot */
     size_t count;
