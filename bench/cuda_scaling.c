@@ -1,10 +1,17 @@
 /* How the driver's per-call cost grows with the number of live mappings in
  * one reservation: cuMemMap + cuMemUnmap into a hole in the middle of it,
- * cuMemRetainAllocationHandle on a random mapped address, and a handle lookup
- * (cuMemGetAllocationPropertiesFromHandle on a random live handle), at 100,
- * 1k, 10k and 100k pieces. Next to map+unmap it times the two mmap calls that
- * carry it on the same hole, so that the kernel's own growth (its VMA tree) is
- * told apart from the emulation's.
+ * cuMemRetainAllocationHandle on a mapped address, and a handle lookup
+ * (cuMemGetAllocationPropertiesFromHandle on a live handle), at 100, 1k, 10k
+ * and 100k pieces. Next to map+unmap it times the two mmap calls that carry
+ * it on the same hole, so that the kernel's own growth (its VMA tree) is told
+ * apart from the emulation's.
+ *
+ * Retain and lookup run twice. "warm" asks again and again about the same 64
+ * random pieces or handles, as a program does about the memory it is using:
+ * what it measures is the table's own growth (a deeper tree, a longer chain).
+ * "cold" asks about any of them at random, so that at 10k and more most
+ * calls also miss the CPU caches, which no table escapes: every size's
+ * records no longer fit in them, and a cold call pays a few memory reads.
  *
  * Written against cuda.h only. The bench writes its own config, one node with
  * a 4 KiB granularity, and uses POSIX_FD allocations: no daemon is needed.
@@ -50,12 +57,17 @@
 
 #define MAX_ROUNDS 99
 #define NSIZES 4
-#define NOPS 4
+#define NOPS 6
+#define WARM 64 /* distinct targets of the warm runs */
 
 static const size_t sizes[NSIZES] = {100, 1000, 10000, 100000};
 static const char *const op_names[NOPS] = {
-    "cuMemMap+cuMemUnmap", "  mmap+mmap (kernel)", "cuMemRetainAllocationHandle",
-    "handle lookup",
+    "cuMemMap+cuMemUnmap",
+    "  mmap+mmap (the kernel's part)",
+    "cuMemRetainAllocationHandle, warm",
+    "cuMemRetainAllocationHandle, cold",
+    "handle lookup, warm",
+    "handle lookup, cold",
 };
 
 static size_t gran;
@@ -208,6 +220,16 @@ static void teardown(layout_t *l)
     free(l->allocs);
 }
 
+/* calls indices below n: any at random, or (warm) WARM random ones in turn. */
+static void pick(size_t *idx, int calls, size_t n, int warm)
+{
+    size_t few[WARM];
+    for (int i = 0; i < WARM; i++)
+        few[i] = rnd(n);
+    for (int i = 0; i < calls; i++)
+        idx[i] = warm ? few[i % WARM] : rnd(n);
+}
+
 /* ns per call of each op over `calls` calls. */
 static void measure(layout_t *l, int calls, size_t *idx, CUmemGenericAllocationHandle *got,
                     double out[NOPS])
@@ -229,22 +251,24 @@ static void measure(layout_t *l, int calls, size_t *idx, CUmemGenericAllocationH
     }
     out[1] = (now_ns() - t0) / calls;
 
-    for (int i = 0; i < calls; i++)
-        idx[i] = rnd(l->npieces);
-    t0 = now_ns();
-    for (int i = 0; i < calls; i++)
-        CHECK(cuMemRetainAllocationHandle(&got[i], (void *)piece_addr(l, idx[i])));
-    out[2] = (now_ns() - t0) / calls;
-    for (int i = 0; i < calls; i++)
-        CHECK(cuMemRelease(got[i]));
+    for (int warm = 1; warm >= 0; warm--) {
+        pick(idx, calls, l->npieces, warm);
+        t0 = now_ns();
+        for (int i = 0; i < calls; i++)
+            CHECK(cuMemRetainAllocationHandle(&got[i], (void *)piece_addr(l, idx[i])));
+        out[3 - warm] = (now_ns() - t0) / calls;
+        for (int i = 0; i < calls; i++)
+            CHECK(cuMemRelease(got[i]));
+    }
 
-    for (int i = 0; i < calls; i++)
-        idx[i] = rnd(l->nallocs);
     CUmemAllocationProp p;
-    t0 = now_ns();
-    for (int i = 0; i < calls; i++)
-        CHECK(cuMemGetAllocationPropertiesFromHandle(&p, l->allocs[idx[i]]));
-    out[3] = (now_ns() - t0) / calls;
+    for (int warm = 1; warm >= 0; warm--) {
+        pick(idx, calls, l->nallocs, warm);
+        t0 = now_ns();
+        for (int i = 0; i < calls; i++)
+            CHECK(cuMemGetAllocationPropertiesFromHandle(&p, l->allocs[idx[i]]));
+        out[5 - warm] = (now_ns() - t0) / calls;
+    }
 }
 
 static int write_config(char *dir, size_t dirlen)
