@@ -16,9 +16,9 @@
  *                           make the allocation with refs = 1 for theirs;
  *                           cuMemRetainAllocationHandle takes one more
  *                           (vmm.c), cuMemRelease drops one
- *   each mapped piece       cuMemMap takes one for its mapping, a
+ *   each mapped piece       cuMemMap takes one for the piece it makes, a
  *                           cuMemSetAccess that splits a piece one for the
- *                           new piece; cuMemUnmap drops one per piece (vmm.c)
+ *                           new half; cuMemUnmap drops one per piece (vmm.c)
  *   a FABRIC export         taken before the lock is dropped for the
  *                           daemon's round trip, dropped after it
  *
@@ -30,8 +30,8 @@
  * happens under fab__cu.lock): the memfd is closed, or the region released
  * so that the daemon may forget it.
  *
- *   create/import ─▶ refs 1 ─▶ get/put ... ─▶ last put: release (unlink, locked)
- *                                                 ─▶ destroy (unlocked): memory back
+ *   create / import ─▶ refs = 1 ─▶ get, put ... ─▶ last put: release
+ *     (locked: unlink, uncount) ─▶ destroy (unlocked: memfd closed / region released)
  *
  * handle_refs counts the handle references among refs and decides no
  * lifetime: it keeps the driver's rule that a handle whose references are

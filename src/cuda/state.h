@@ -2,8 +2,10 @@
  * lock, whether cuInit succeeded, the devices of this node, and the fabric
  * client; the prologue every entry point starts with. state.c owns it.
  *
- * Modules, each a .c with its own header, listed so that a module calls only
- * those above it and includes only their headers (includes point one way):
+ * Modules, each a .c with its own header, in the order they may call one
+ * another: a module calls only those above it and includes only their
+ * headers, so includes point one way (vmm may use alloc; alloc never uses
+ * vmm):
  *
  *   tree.h, idtable.h  an address-ordered AVL tree and an id hash table:
  *                      containers that know nothing of CUDA (tree.c,
@@ -13,12 +15,13 @@
  *   alloc.h            allocations, their handles and their one reference
  *                      count (alloc.c; uses the fabric client)
  *   vmm.h              reservations, mappings, access, and the retain that
- *                      finds an allocation by a mapped address (vmm.c; uses
- *                      alloc, never the other way round)
+ *                      finds an allocation by a mapped address (vmm.c)
  *   copy.c             copies and memsets (uses vmm's range check)
  *   procaddress.c      cuGetProcAddress (knows every entry point)
- *   entry.h            the exported cu* prototypes, included by each file
- *                      that defines some, so the compiler checks them
+ *
+ * entry.h, apart, holds the prototypes of the exported cu* entry points:
+ * each file that defines some includes it, so that the compiler checks them,
+ * and procaddress.c to list them all.
  *
  * Each module keeps its own tables (device.c the contexts and streams,
  * alloc.c the handles, vmm.c the reservations), all guarded by fab__cu.lock.
