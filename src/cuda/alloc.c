@@ -1,35 +1,61 @@
 /* Physical allocations and their handles: cuMemCreate, cuMemRelease,
  * cuMemExportToShareableHandle, cuMemImportFromShareableHandle,
- * cuMemRetainAllocationHandle, cuMemGetAllocationPropertiesFromHandle,
- * cuMemGetAllocationGranularity.
+ * cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationGranularity,
+ * cuMemGetInfo. cuMemRetainAllocationHandle finds its allocation by a mapped
+ * address, so it lives in vmm.c, with the mappings.
  *
  * Device memory is host memory. An allocation that may be shared as a fabric
  * handle is a region of the fabric (a memfd the daemon made); any other is a
  * memfd made here, so POSIX_FILE_DESCRIPTOR sharing needs no daemon.
  *
- * Lifecycle (the driver's rule, docs/design.md "lifetime"):
+ * Lifecycle. An allocation has one reference count, refs, taken with
+ * fab__cu_alloc_get and dropped with fab__cu_alloc_put, both under
+ * fab__cu.lock held for writing. A reference is held by
  *
- *   cuMemCreate / cuMemImportFromShareableHandle  handle_refs = 1
- *   cuMemRetainAllocationHandle                    handle_refs + 1
- *   cuMemMap                                       map_count + 1 (vmm.c)
- *   cuMemUnmap                                     map_count - 1 (vmm.c)
- *   cuMemRelease                                   handle_refs - 1
- *   handle_refs == 0 && map_count == 0  ──▶  memfd closed / fab_region_release
+ *   each handle reference   cuMemCreate and cuMemImportFromShareableHandle
+ *                           make the allocation with refs = 1 for theirs;
+ *                           cuMemRetainAllocationHandle takes one more
+ *                           (vmm.c), cuMemRelease drops one
+ *   each mapped piece       cuMemMap takes one for the piece it makes, a
+ *                           cuMemSetAccess that splits a piece one for the
+ *                           new half; cuMemUnmap drops one per piece (vmm.c)
+ *   a FABRIC export         taken before the lock is dropped for the
+ *                           daemon's round trip, dropped after it
  *
- * A handle whose references are gone is unknown to every call, except that
- * cuMemRetainAllocationHandle on a still-mapped address revives it. A POSIX fd
- * given out by an export holds its own reference to the memory (it is a dup of
- * the memfd) until the receiver closes it; a fabric handle holds none. */
-#include "src/cuda/cuda_internal.h"
-#include "src/common/memfd.h"
+ * The put that drops the last one calls fab__cu_alloc_release, the one place
+ * an allocation ends: it leaves the handle table and its bytes leave the
+ * device's use, and it goes on the caller's dead list. Its memory goes later,
+ * in fab__cu_alloc_destroy, once the caller has unlocked, because releasing
+ * a fabric region is a round trip to the daemon (no fabric client call ever
+ * happens under fab__cu.lock): the memfd is closed, or the region released
+ * so that the daemon may forget it.
+ *
+ *   create / import ─▶ refs = 1 ─▶ get, put ... ─▶ last put: release
+ *     (locked: unlink, uncount) ─▶ destroy (unlocked: memfd closed / region released)
+ *
+ * handle_refs counts the handle references among refs and decides no
+ * lifetime: it keeps the driver's rule that a handle whose references are
+ * gone is unknown to every call (fab__cu_alloc_find refuses it), except that
+ * cuMemRetainAllocationHandle on a still-mapped address revives it
+ * (docs/design.md, "lifetime"). A POSIX fd given out by an export holds its
+ * own reference to the memory (it is a dup of the memfd, counted by the
+ * kernel) until the receiver closes it; a fabric handle holds none. */
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/alloc.h"
+#include "src/cuda/entry.h"
+#include "src/cuda/idtable.h"
 
-#include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "fabmem/fabric.h"
+#include "src/common/log.h"
+#include "src/common/memfd.h"
 
 #define FAB__CU_HANDLE_TYPES_KNOWN                                                  \
     (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |         \
@@ -37,54 +63,55 @@
 
 /* ---- the handle table ----------------------------------------------------- */
 
-static size_t fab__cu_bucket(CUmemGenericAllocationHandle id)
-{
-    return (size_t)(id * 0x9E3779B97F4A7C15ull >> 56) % FAB__CU_ALLOC_BUCKETS;
-}
-
-/* Any allocation still holding memory, whether or not its handle is live. */
-static fab__cu_alloc_t *fab__cu_alloc_lookup(CUmemGenericAllocationHandle id)
-{
-    for (fab__cu_alloc_t *a = fab__cu.allocs[fab__cu_bucket(id)]; a; a = a->next) {
-        if (a->id == id)
-            return a;
-    }
-    return NULL;
-}
+/* Guarded by fab__cu.lock. */
+static fab__cu_idtable_t fab__cu_allocs; /* id -> allocation, while it has a reference */
+static CUmemGenericAllocationHandle fab__cu_next_alloc_id = 0x1000;
+static uint64_t fab__cu_used[FAB__CU_MAX_DEVICES]; /* bytes cuMemCreate holds per device */
 
 fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id)
 {
-    fab__cu_alloc_t *a = fab__cu_alloc_lookup(id);
+    fab__cu_alloc_t *a = fab__cu_idtable_find(&fab__cu_allocs, id);
     return a && a->handle_refs > 0 ? a : NULL;
 }
 
-static void fab__cu_alloc_insert(fab__cu_alloc_t *a)
+/* Give a its id and put it in the table; CUDA_ERROR_OUT_OF_MEMORY when the
+ * table cannot grow. */
+static CUresult fab__cu_alloc_insert(fab__cu_alloc_t *a)
 {
     /* Ids are never reused, so a stale handle can never name new memory. */
-    a->id = fab__cu.next_alloc_id;
-    fab__cu.next_alloc_id += 0x10;
-    size_t b = fab__cu_bucket(a->id);
-    a->next = fab__cu.allocs[b];
-    fab__cu.allocs[b] = a;
+    a->id = fab__cu_next_alloc_id;
+    fab__cu_next_alloc_id += 0x10;
+    return fab__cu_idtable_insert(&fab__cu_allocs, a->id, a) == 0 ? CUDA_SUCCESS
+                                                                   : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
-/* Take a out of the table once nothing holds it and push it on *dead; its
- * memory goes in fab__cu_alloc_destroy, after the caller unlocks, because
- * releasing a fabric region talks to the daemon. Caller holds the write lock. */
-static void fab__cu_alloc_unlink_unused(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
+/* The release function, called by the put that drops the last reference:
+ * take a out of the table and push it on *dead. Its memory goes in
+ * fab__cu_alloc_destroy, after the caller unlocks. */
+static void fab__cu_alloc_release(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
 {
-    if (a->handle_refs > 0 || a->map_count > 0 || a->pins > 0)
-        return;
     if (a->counted)
-        fab__cu.used[a->device] -= a->size;
-    for (fab__cu_alloc_t **p = &fab__cu.allocs[fab__cu_bucket(a->id)]; *p; p = &(*p)->next) {
-        if (*p == a) {
-            *p = a->next;
-            break;
-        }
-    }
+        fab__cu_used[a->device] -= a->size;
+    fab__cu_idtable_remove(&fab__cu_allocs, a->id);
     a->next = *dead;
     *dead = a;
+}
+
+void fab__cu_alloc_get(fab__cu_alloc_t *alloc)
+{
+    alloc->refs++;
+}
+
+void fab__cu_alloc_put(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
+{
+    if (--alloc->refs == 0)
+        fab__cu_alloc_release(alloc, dead);
+}
+
+void fab__cu_alloc_get_handle(fab__cu_alloc_t *alloc)
+{
+    alloc->handle_refs++;
+    fab__cu_alloc_get(alloc);
 }
 
 void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
@@ -100,14 +127,20 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
     }
 }
 
-void fab__cu_alloc_unref_mapping(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead)
-{
-    if (alloc->map_count > 0)
-        alloc->map_count--;
-    fab__cu_alloc_unlink_unused(alloc, dead);
-}
-
 /* ---- the fabric client ------------------------------------------------------ */
+
+static CUresult fab__cu_from_status(fab_status_t status)
+{
+    /* fab_status_t is numbered as CUresult (fabmem/status.h). */
+    switch ((int)status) {
+#define FAB__CU_SAME(name, value, text) \
+    case value:                         \
+        return name;
+        FAB_CU_RESULT_LIST(FAB__CU_SAME)
+#undef FAB__CU_SAME
+    }
+    return CUDA_ERROR_UNKNOWN;
+}
 
 /* Connect on first use, so that programs that never share through the fabric
  * never need a daemon. Connecting may start a daemon and wait for it: it
@@ -150,17 +183,13 @@ static CUresult fab__cu_location_device(const CUmemLocation *loc, int *device_ou
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
                                        CUmemAllocationGranularity_flags option)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!granularity || !prop)
         return CUDA_ERROR_INVALID_VALUE;
     if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_location_device(&prop->location, &dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
     /* Recommended equals minimum: host pages gain nothing from larger ones. */
     *granularity = (size_t)fab__cu.devices[dev].granularity;
     return CUDA_SUCCESS;
@@ -182,17 +211,13 @@ static CUresult fab__cu_memfd(size_t size, int *fd_out)
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                      const CUmemAllocationProp *prop, unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!handle || !prop || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->win32HandleMetaData)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_location_device(&prop->location, &dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
     const fab__cu_device_t *d = &fab__cu.devices[dev];
     unsigned types = (unsigned)prop->requestedHandleTypes;
     if (types & ~(unsigned)FAB__CU_HANDLE_TYPES_KNOWN)
@@ -211,10 +236,12 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     a->device = dev;
     a->prop = *prop;
     a->fd = -1;
+    a->refs = 1; /* the handle reference the call returns */
     a->handle_refs = 1;
 
     /* The backing first, with no lock held: for FABRIC that is a round trip
      * to the daemon, which must not stall calls that need none. */
+    CUresult r;
     if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
         fab_client_t *client;
         r = fab__cu_client(&client);
@@ -235,25 +262,30 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         r = fab__cu_memfd(size, &a->fd);
     }
     if (r != CUDA_SUCCESS)
-        goto fail_alloc;
+        goto free_alloc;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    a->counted = true;
-    fab__cu.used[dev] += size;
-    fab__cu_alloc_insert(a);
-    *handle = a->id;
+    r = fab__cu_alloc_insert(a);
+    if (r == CUDA_SUCCESS) {
+        a->counted = true;
+        fab__cu_used[dev] += size;
+        *handle = a->id;
+    }
     pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        goto release_backing;
     return CUDA_SUCCESS;
 
-fail_alloc:
+release_backing:
+    fab__cu_alloc_destroy(a); /* the memfd or region, and a; not under the lock */
+    return r;
+free_alloc:
     free(a);
     return r;
 }
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
@@ -261,15 +293,13 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
         pthread_rwlock_unlock(&fab__cu.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (--a->handle_refs == 0) {
-        /* The seed refuses this; the driver does not. Say what will happen. */
-        if (a->fabric_exports > 0)
-            fab__log(FAB__LOG_INFO,
-                        "cuMemRelease(0x%llx): released with %u exported handles never imported "
-                        "(an import after the memory is gone fails)",
-                        (unsigned long long)a->id, a->fabric_exports);
-        fab__cu_alloc_unlink_unused(a, &dead);
-    }
+    /* The seed refuses this; the driver does not. Say what will happen. */
+    if (--a->handle_refs == 0 && a->fabric_exports > 0)
+        fab__log(FAB__LOG_INFO,
+                 "cuMemRelease(0x%llx): released with %u exported handles never imported "
+                 "(an import after the memory is gone fails)",
+                 (unsigned long long)a->id, a->fabric_exports);
+    fab__cu_alloc_put(a, &dead);
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     return CUDA_SUCCESS;
@@ -281,11 +311,10 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
                                       CUmemAllocationHandleType handleType,
                                       unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!shareableHandle || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult r;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
@@ -312,9 +341,10 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         r = CUDA_SUCCESS;
         goto out;
     }
-    /* A round trip: pin the memory, not the handle (a cuMemRelease meanwhile
-     * still ends the handle for every caller), and let go of the lock. */
-    a->pins++;
+    /* A round trip: hold a reference, not a handle reference (a cuMemRelease
+     * meanwhile still ends the handle for every caller), and let go of the
+     * lock. */
+    fab__cu_alloc_get(a);
     fab_region_t *region = a->region;
     pthread_rwlock_unlock(&fab__cu.lock);
     fab_handle_t h;
@@ -325,8 +355,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS)
         a->fabric_exports++;
-    a->pins--;
-    fab__cu_alloc_unlink_unused(a, &dead);
+    fab__cu_alloc_put(a, &dead);
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     return r;
@@ -338,8 +367,9 @@ out:
 
 static int fab__cu_import_device(void)
 {
-    struct CUctx_st *ctx = fab__cu_current();
-    return ctx ? ctx->device : 0;
+    int dev = 0; /* with no current context, device 0 */
+    (void)fab__cu_current_device(&dev);
+    return dev;
 }
 
 static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
@@ -366,9 +396,7 @@ static CUresult fab__cu_import_fd(int fd, fab__cu_alloc_t *a)
 CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
                                         CUmemAllocationHandleType shHandleType)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!handle)
         return CUDA_ERROR_INVALID_VALUE;
     if (shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
@@ -381,6 +409,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->fd = -1;
+    a->refs = 1; /* the handle reference the call returns */
     a->handle_refs = 1;
     a->device = fab__cu_import_device();
     a->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -389,6 +418,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
 
     /* As in cuMemCreate: the daemon's round trip (or the fd's checks) with no
      * lock held, the insertion under it. */
+    CUresult r;
     if (shHandleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         r = fab__cu_import_fd((int)(uintptr_t)osHandle, a);
     } else {
@@ -409,14 +439,20 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
         }
     }
     if (r != CUDA_SUCCESS)
-        goto fail_alloc;
+        goto free_alloc;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_alloc_insert(a);
-    *handle = a->id;
+    r = fab__cu_alloc_insert(a);
+    if (r == CUDA_SUCCESS)
+        *handle = a->id;
     pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        goto release_backing;
     return CUDA_SUCCESS;
 
-fail_alloc:
+release_backing:
+    fab__cu_alloc_destroy(a); /* the fd or region, and a; not under the lock */
+    return r;
+free_alloc:
     free(a);
     return r;
 }
@@ -426,9 +462,7 @@ fail_alloc:
 CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
                                                 CUmemGenericAllocationHandle handle)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!prop)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
@@ -439,42 +473,15 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
     return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
-{
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (!handle)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    r = CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
-    uintptr_t p = (uintptr_t)addr;
-    fab__cu_range_t *range = fab__cu_range_find(p);
-    for (size_t i = 0; range && i < range->npieces; i++) {
-        fab__cu_piece_t *pc = &range->pieces[i];
-        if (p >= pc->addr && p - pc->addr < pc->size) {
-            pc->alloc->handle_refs++;
-            *handle = pc->alloc->id;
-            r = CUDA_SUCCESS;
-            break;
-        }
-    }
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return r;
-}
-
 CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!bytes_free || !bytes_total)
         return CUDA_ERROR_INVALID_VALUE;
-    struct CUctx_st *ctx = fab__cu_current();
-    if (!ctx)
-        return CUDA_ERROR_INVALID_CONTEXT;
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
     pthread_rwlock_rdlock(&fab__cu.lock);
-    uint64_t t = fab__cu.devices[ctx->device].total_memory, u = fab__cu.used[ctx->device];
+    uint64_t t = fab__cu.devices[dev].total_memory, u = fab__cu_used[dev];
     pthread_rwlock_unlock(&fab__cu.lock);
     *bytes_total = (size_t)t;
     *bytes_free = (size_t)(u < t ? t - u : 0);

@@ -9,8 +9,13 @@
  * cuMemcpy and cuMemcpyAsync infer direction from the pointers, as unified
  * addressing does: an address inside a reservation is device memory, any
  * other is host memory. */
-#include "src/cuda/cuda_internal.h"
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/vmm.h"
+#include "src/cuda/entry.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Per-thread-default-stream names (CUDA_API_PER_THREAD_DEFAULT_STREAM): with
@@ -25,7 +30,7 @@ static CUresult fab__cu_side_check(uintptr_t addr, size_t len, fab__cu_side_t si
 {
     if (side == FAB__CU_HOST)
         return CUDA_SUCCESS;
-    if (side == FAB__CU_INFER && !fab__cu_range_find(addr))
+    if (side == FAB__CU_INFER && !fab__cu_reserved(addr))
         return CUDA_SUCCESS;
     return fab__cu_range_check(addr, len, device, write);
 }
@@ -33,21 +38,19 @@ static CUresult fab__cu_side_check(uintptr_t addr, size_t len, fab__cu_side_t si
 static CUresult fab__cu_copy(uintptr_t dst, fab__cu_side_t dst_side, uintptr_t src,
                              fab__cu_side_t src_side, size_t len, CUstream stream, bool async)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
-    struct CUctx_st *ctx = fab__cu_current();
-    if (!ctx)
-        return CUDA_ERROR_INVALID_CONTEXT;
+    FAB__CU_ENTER();
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
     if (len > 0 && (!dst || !src))
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_rdlock(&fab__cu.lock);
     if (async)
         r = fab__cu_stream_check(stream);
     if (r == CUDA_SUCCESS)
-        r = fab__cu_side_check(dst, len, dst_side, ctx->device, true);
+        r = fab__cu_side_check(dst, len, dst_side, dev, true);
     if (r == CUDA_SUCCESS)
-        r = fab__cu_side_check(src, len, src_side, ctx->device, false);
+        r = fab__cu_side_check(src, len, src_side, dev, false);
     if (r == CUDA_SUCCESS && len > 0)
         memmove((void *)dst, (const void *)src, len);
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -57,20 +60,18 @@ static CUresult fab__cu_copy(uintptr_t dst, fab__cu_side_t dst_side, uintptr_t s
 static CUresult fab__cu_set(uintptr_t dst, const void *value, size_t width, size_t n,
                             CUstream stream, bool async)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
-    struct CUctx_st *ctx = fab__cu_current();
-    if (!ctx)
-        return CUDA_ERROR_INVALID_CONTEXT;
+    FAB__CU_ENTER();
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
     if (dst % width != 0 || n > SIZE_MAX / width)
         return CUDA_ERROR_INVALID_VALUE;
     size_t len = n * width;
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_rdlock(&fab__cu.lock);
     if (async)
         r = fab__cu_stream_check(stream);
     if (r == CUDA_SUCCESS)
-        r = fab__cu_range_check(dst, len, ctx->device, true);
+        r = fab__cu_range_check(dst, len, dev, true);
     if (r == CUDA_SUCCESS) {
         if (width == 1) {
             memset((void *)dst, *(const unsigned char *)value, len);

@@ -9,45 +9,71 @@
  * object is kept, marked destroyed, so that a stale CUcontext is recognised).
  * A primary context exists per device and is counted by
  * cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease. */
-#include "src/cuda/cuda_internal.h"
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/entry.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FAB__CU_CTX_MAGIC 0x63747874u    /* "ctxt" */
 #define FAB__CU_STREAM_MAGIC 0x7374726du /* "strm" */
 
+struct CUctx_st {
+    uint32_t magic;
+    int device;
+    unsigned flags;
+    bool primary;
+    int primary_refs; /* cuDevicePrimaryCtxRetain count */
+    bool destroyed;   /* a cuCtxCreate context after cuCtxDestroy */
+    struct CUctx_st *next;
+};
+
+struct CUstream_st {
+    uint32_t magic;
+    struct CUctx_st *ctx;
+    unsigned flags;
+    struct CUstream_st *next;
+};
+
+/* Guarded by fab__cu.lock; contexts are never freed, so that a stale
+ * CUcontext is recognised (and a thread's current one stays readable). */
+static struct CUctx_st *fab__cu_primary[FAB__CU_MAX_DEVICES];
+static struct CUctx_st *fab__cu_contexts;
+static struct CUstream_st *fab__cu_streams;
+
 static _Thread_local struct CUctx_st *fab__cu_tls_current;
 
-struct CUctx_st *fab__cu_current(void)
+static struct CUctx_st *fab__cu_current(void)
 {
     return fab__cu_tls_current;
 }
 
-void fab__cu_set_current(struct CUctx_st *ctx)
+static void fab__cu_set_current(struct CUctx_st *ctx)
 {
     fab__cu_tls_current = ctx;
 }
 
-static CUresult fab__cu_device_check(CUdevice dev)
+CUresult fab__cu_current_device(int *dev_out)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (dev < 0 || dev >= fab__cu.device_count)
-        return CUDA_ERROR_INVALID_DEVICE;
+    struct CUctx_st *ctx = fab__cu_current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *dev_out = ctx->device;
     return CUDA_SUCCESS;
 }
 
-bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
+/* Caller holds the lock. */
+static bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
 {
     if (!ctx)
         return false;
     for (int i = 0; i < fab__cu.device_count; i++) {
-        if (fab__cu.primary[i] == ctx)
+        if (fab__cu_primary[i] == ctx)
             return true;
     }
-    for (const struct CUctx_st *c = fab__cu.contexts; c; c = c->next) {
+    for (const struct CUctx_st *c = fab__cu_contexts; c; c = c->next) {
         if (c == ctx)
             return !c->destroyed;
     }
@@ -58,9 +84,7 @@ bool fab__cu_ctx_valid(const struct CUctx_st *ctx)
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     if (ordinal < 0 || ordinal >= fab__cu.device_count)
@@ -71,9 +95,7 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult cuDeviceGetCount(int *count)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
     *count = fab__cu.device_count;
@@ -82,9 +104,7 @@ CUresult cuDeviceGetCount(int *count)
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!name || len <= 0)
         return CUDA_ERROR_INVALID_VALUE;
     size_t n = strnlen(fab__cu.devices[dev].name, sizeof(fab__cu.devices[dev].name));
@@ -97,9 +117,7 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 
 CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!uuid)
         return CUDA_ERROR_INVALID_VALUE;
     *uuid = fab__cu.devices[dev].uuid;
@@ -113,9 +131,7 @@ CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!bytes)
         return CUDA_ERROR_INVALID_VALUE;
     *bytes = (size_t)fab__cu.devices[dev].total_memory;
@@ -201,9 +217,7 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice dev, CUdevice_a
 
 CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!pi)
         return CUDA_ERROR_INVALID_VALUE;
     bool known;
@@ -222,9 +236,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 
 CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!major || !minor)
         return CUDA_ERROR_INVALID_VALUE;
     *major = fab__cu.devices[dev].compute_major;
@@ -234,11 +246,8 @@ CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 
 CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r == CUDA_SUCCESS)
-        r = fab__cu_device_check(peerDev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
+    FAB__CU_ENTER_DEVICE(peerDev);
     if (!canAccessPeer)
         return CUDA_ERROR_INVALID_VALUE;
     /* All devices of a node share the host's memory. */
@@ -264,17 +273,16 @@ static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    if (!fab__cu.primary[dev])
-        r = fab__cu_ctx_new(dev, 0, true, &fab__cu.primary[dev]);
+    if (!fab__cu_primary[dev])
+        r = fab__cu_ctx_new(dev, 0, true, &fab__cu_primary[dev]);
     if (r == CUDA_SUCCESS) {
-        fab__cu.primary[dev]->primary_refs++;
-        *pctx = fab__cu.primary[dev];
+        fab__cu_primary[dev]->primary_refs++;
+        *pctx = fab__cu_primary[dev];
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -282,11 +290,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    struct CUctx_st *ctx = fab__cu.primary[dev];
+    struct CUctx_st *ctx = fab__cu_primary[dev];
     if (!ctx || ctx->primary_refs == 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
     else
@@ -302,13 +309,11 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 
 CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!flags || !active)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    struct CUctx_st *ctx = fab__cu.primary[dev];
+    struct CUctx_st *ctx = fab__cu_primary[dev];
     *flags = ctx ? ctx->flags : 0;
     *active = ctx && ctx->primary_refs > 0;
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -317,18 +322,14 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *acti
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-    CUresult r = fab__cu_device_check(dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER_DEVICE(dev);
     if (!pctx || (flags & ~(unsigned)FAB_CU_CTX_FLAGS_MASK))
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx;
-    r = fab__cu_ctx_new(dev, flags, false, &ctx);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_ctx_new(dev, flags, false, &ctx));
     pthread_rwlock_wrlock(&fab__cu.lock);
-    ctx->next = fab__cu.contexts;
-    fab__cu.contexts = ctx;
+    ctx->next = fab__cu_contexts;
+    fab__cu_contexts = ctx;
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_set_current(ctx);
     *pctx = ctx;
@@ -366,14 +367,12 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, uns
 
 CUresult cuCtxDestroy_v2(CUcontext ctx)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!ctx)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_wrlock(&fab__cu.lock);
     bool found = false;
-    for (struct CUctx_st *c = fab__cu.contexts; c; c = c->next) {
+    for (struct CUctx_st *c = fab__cu_contexts; c; c = c->next) {
         if (c == ctx && !c->destroyed) {
             c->destroyed = true;
             found = true;
@@ -394,9 +393,7 @@ CUresult cuCtxDestroy(CUcontext ctx)
 
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (ctx) {
         pthread_rwlock_rdlock(&fab__cu.lock);
         bool ok = fab__cu_ctx_valid(ctx);
@@ -410,9 +407,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 
 CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     *pctx = fab__cu_current();
@@ -421,9 +416,7 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
 
 CUresult cuCtxGetDevice(CUdevice *device)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx = fab__cu_current();
@@ -435,17 +428,13 @@ CUresult cuCtxGetDevice(CUdevice *device)
 
 CUresult cuCtxSynchronize(void)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     return fab__cu_current() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     struct CUctx_st *cur = fab__cu_current();
     if (!cur)
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -470,7 +459,7 @@ CUresult fab__cu_stream_check(CUstream stream)
     uintptr_t v = (uintptr_t)stream;
     if (v == 0 || v == FAB_CU_STREAM_LEGACY || v == FAB_CU_STREAM_PER_THREAD)
         return CUDA_SUCCESS;
-    for (const struct CUstream_st *s = fab__cu.streams; s; s = s->next) {
+    for (const struct CUstream_st *s = fab__cu_streams; s; s = s->next) {
         if (s == stream)
             return CUDA_SUCCESS;
     }
@@ -479,9 +468,7 @@ CUresult fab__cu_stream_check(CUstream stream)
 
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx = fab__cu_current();
@@ -494,8 +481,8 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
     s->ctx = ctx;
     s->flags = Flags;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    s->next = fab__cu.streams;
-    fab__cu.streams = s;
+    s->next = fab__cu_streams;
+    fab__cu_streams = s;
     pthread_rwlock_unlock(&fab__cu.lock);
     *phStream = s;
     return CUDA_SUCCESS;
@@ -503,15 +490,13 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 
 CUresult cuStreamDestroy_v2(CUstream hStream)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!hStream || (uintptr_t)hStream == FAB_CU_STREAM_LEGACY ||
         (uintptr_t)hStream == FAB_CU_STREAM_PER_THREAD)
         return CUDA_ERROR_INVALID_HANDLE;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    r = CUDA_ERROR_INVALID_HANDLE;
-    for (struct CUstream_st **p = &fab__cu.streams; *p; p = &(*p)->next) {
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    for (struct CUstream_st **p = &fab__cu_streams; *p; p = &(*p)->next) {
         if (*p == hStream) {
             *p = hStream->next;
             free(hStream);
@@ -530,13 +515,11 @@ CUresult cuStreamDestroy(CUstream hStream)
 
 CUresult cuStreamSynchronize(CUstream hStream)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!fab__cu_current())
         return CUDA_ERROR_INVALID_CONTEXT;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    r = fab__cu_stream_check(hStream);
+    CUresult r = fab__cu_stream_check(hStream);
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
 }

@@ -11,8 +11,10 @@
  *                                CUDA_ERROR_INVALID_VALUE, nothing written
  * The per-thread-default-stream flag picks the same functions: every copy is
  * synchronous, so the legacy and per-thread default streams behave alike. */
-#include "src/cuda/cuda_internal.h"
+#include "src/cuda/entry.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 typedef void (*fab__cu_fn)(void);

@@ -6,25 +6,28 @@
  *
  * The CUDA API implies one driver state per process, so this is the single
  * process-wide object fabmem keeps (docs/design.md, "Threads, fork and locks"). */
-#include "src/cuda/cuda_internal.h"
+#include "src/cuda/state.h"
+#include "src/cuda/entry.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+
+#include "fabmem/fabric.h"
+#include "src/common/log.h"
+
+#define FAB__CU_DEFAULT_VERSION 13000
 
 fab__cu_state_t fab__cu = {
     .lock = PTHREAD_RWLOCK_INITIALIZER,
-    .init_result = CUDA_ERROR_NOT_INITIALIZED,
-    .next_alloc_id = 0x1000,
-    .next_map_id = 1,
     .client_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
 static pthread_once_t fab__cu_once = PTHREAD_ONCE_INIT;
 static CUresult fab__cu_load_result = CUDA_ERROR_NOT_INITIALIZED;
 
-CUresult fab__cu_devices_load(fab__cu_state_t *st)
+/* The devices of this process's node, from the fabric topology ($FABMEM_CONFIG,
+ * $FABMEM_NODE). Called once, by cuInit or cuDriverGetVersion. */
+static CUresult fab__cu_devices_load(fab__cu_state_t *st)
 {
     fab_topology_t *topo = NULL;
     fab_status_t s = fab_topology_load(NULL, &topo);
@@ -70,7 +73,7 @@ CUresult fab__cu_devices_load(fab__cu_state_t *st)
     st->driver_version = fab_topology_driver_version(topo);
     if (st->driver_version <= 0)
         st->driver_version = FAB__CU_DEFAULT_VERSION;
-    st->topology = topo;
+    fab_topology_destroy(topo); /* the devices are copied out */
     return count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
@@ -85,6 +88,14 @@ CUresult fab__cu_check_init(void)
      * visible; readers that see it set see the devices too. */
     return __atomic_load_n(&fab__cu.initialized, __ATOMIC_ACQUIRE) ? CUDA_SUCCESS
                                                                    : CUDA_ERROR_NOT_INITIALIZED;
+}
+
+CUresult fab__cu_check_device(CUdevice dev)
+{
+    FAB__CU_TRY(fab__cu_check_init());
+    if (dev < 0 || dev >= fab__cu.device_count)
+        return CUDA_ERROR_INVALID_DEVICE;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuInit(unsigned int Flags)
@@ -141,17 +152,4 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
     }
     *pStr = NULL;
     return CUDA_ERROR_INVALID_VALUE;
-}
-
-CUresult fab__cu_from_status(fab_status_t status)
-{
-    /* fab_status_t is numbered as CUresult (fabmem/status.h). */
-    switch ((int)status) {
-#define FAB__CU_SAME(name, value, text) \
-    case value:                         \
-        return name;
-        FAB_CU_RESULT_LIST(FAB__CU_SAME)
-#undef FAB__CU_SAME
-    }
-    return CUDA_ERROR_UNKNOWN;
 }

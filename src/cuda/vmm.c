@@ -1,6 +1,8 @@
 /* Virtual address ranges, mappings and access: cuMemAddressReserve,
  * cuMemAddressFree, cuMemMap, cuMemUnmap, cuMemSetAccess, cuMemGetAccess,
- * cuPointerGetAttribute, and the range check that copies and memsets use.
+ * cuMemGetAddressRange, cuPointerGetAttribute, cuMemRetainAllocationHandle
+ * (which finds an allocation by a mapped address), and the range check that
+ * copies and memsets use.
  *
  * A reservation is an anonymous PROT_NONE mapping; CUdeviceptr values are its
  * addresses. cuMemMap puts the allocation's memfd there (MAP_SHARED |
@@ -12,15 +14,58 @@
  *
  * Lifecycle of a range (docs/design.md, "map, then access", "teardown"):
  *   cuMemAddressReserve ─▶ cuMemMap ─▶ cuMemSetAccess ─▶ (use)
- *     ─▶ cuMemUnmap (whole mappings only) ─▶ cuMemAddressFree (nothing mapped) */
-#include "src/cuda/cuda_internal.h"
+ *     ─▶ cuMemUnmap (whole mappings only) ─▶ cuMemAddressFree (nothing mapped)
+ *
+ * The reservations are one AVL tree keyed by base, and each reservation's
+ * pieces another, keyed by address (tree.h): finding the reservation and the
+ * piece that hold an address, mapping and unmapping cost O(log n) in the
+ * pieces live, and walking from a piece to its neighbours O(1). */
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/alloc.h"
+#include "src/cuda/vmm.h"
+#include "src/cuda/entry.h"
+#include "src/cuda/tree.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "src/common/log.h"
+
+/* One mapped piece of a reservation: a cuMemMap mapping, possibly split by
+ * cuMemSetAccess over part of it. Pieces of one mapping share map_id. Each
+ * piece holds a reference to its allocation. Access is kept per device as two
+ * bit sets. node comes first, so a tree node is its piece; node.key is the
+ * piece's address. */
+typedef struct fab__cu_piece {
+    fab__cu_tnode_t node;
+    size_t size;
+    fab__cu_alloc_t *alloc;
+    size_t alloc_offset;
+    uint64_t map_id;
+    uint64_t readers;
+    uint64_t writers;
+} fab__cu_piece_t;
+
+typedef struct fab__cu_range {
+    fab__cu_tnode_t node; /* first; node.key is base */
+    uintptr_t base;
+    size_t size;
+    uintptr_t map_base; /* the whole mmap, over-reserved for alignment */
+    size_t map_len;
+    fab__cu_tree_t pieces; /* non-overlapping */
+} fab__cu_range_t;
+
+_Static_assert(offsetof(fab__cu_piece_t, node) == 0, "a node is its piece");
+_Static_assert(offsetof(fab__cu_range_t, node) == 0, "a node is its range");
+
+/* Guarded by fab__cu.lock. */
+static fab__cu_tree_t fab__cu_ranges;
+static uint64_t fab__cu_next_map_id = 1;
 
 static size_t fab__cu_page(void)
 {
@@ -32,61 +77,59 @@ static size_t fab__cu_page(void)
 
 /* ---- the range table ---------------------------------------------------- */
 
-static size_t fab__cu_range_index(uintptr_t addr)
+static fab__cu_range_t *fab__cu_range_find(uintptr_t addr)
 {
-    /* First range whose base is > addr. */
-    size_t lo = 0, hi = fab__cu.nranges;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (fab__cu.ranges[mid]->base <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    fab__cu_range_t *r = (fab__cu_range_t *)fab__cu_tree_floor(&fab__cu_ranges, addr);
+    return r && addr - r->base < r->size ? r : NULL;
 }
 
-fab__cu_range_t *fab__cu_range_find(uintptr_t addr)
+bool fab__cu_reserved(uintptr_t addr)
 {
-    size_t i = fab__cu_range_index(addr);
-    if (i == 0)
-        return NULL;
-    fab__cu_range_t *r = fab__cu.ranges[i - 1];
-    return addr - r->base < r->size ? r : NULL;
+    return fab__cu_range_find(addr) != NULL;
 }
 
-/* Index of the first piece that ends after addr. */
-static size_t fab__cu_piece_index(const fab__cu_range_t *r, uintptr_t addr)
+static uintptr_t fab__cu_piece_end(const fab__cu_piece_t *p)
 {
-    size_t lo = 0, hi = r->npieces;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->pieces[mid].addr + r->pieces[mid].size <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return p->node.key + p->size;
+}
+
+static fab__cu_piece_t *fab__cu_piece_next(const fab__cu_piece_t *p)
+{
+    return (fab__cu_piece_t *)p->node.next;
+}
+
+static fab__cu_piece_t *fab__cu_piece_prev(const fab__cu_piece_t *p)
+{
+    return (fab__cu_piece_t *)p->node.prev;
+}
+
+/* The piece of r that holds addr, or NULL. */
+static fab__cu_piece_t *fab__cu_piece_holding(const fab__cu_range_t *r, uintptr_t addr)
+{
+    fab__cu_piece_t *p = (fab__cu_piece_t *)fab__cu_tree_floor(&r->pieces, addr);
+    return p && addr < fab__cu_piece_end(p) ? p : NULL;
 }
 
 /* Whether [addr, addr+len) lies in r and every byte of it is mapped; on
- * success *first_out / *end_out bound the pieces that cover it. */
+ * success *first_out / *last_out are the first and last pieces that cover it
+ * (a walk from one to the other by fab__cu_piece_next). */
 static bool fab__cu_covered(const fab__cu_range_t *r, uintptr_t addr, size_t len,
-                            size_t *first_out, size_t *end_out)
+                            fab__cu_piece_t **first_out, fab__cu_piece_t **last_out)
 {
     if (!r || len == 0 || addr < r->base || len > r->size || addr - r->base > r->size - len)
         return false;
-    size_t i = fab__cu_piece_index(r, addr);
-    size_t first = i;
-    uintptr_t at = addr, end = addr + len;
-    while (at < end) {
-        if (i >= r->npieces || r->pieces[i].addr > at)
-            return false;
-        at = r->pieces[i].addr + r->pieces[i].size;
-        i++;
+    fab__cu_piece_t *p = fab__cu_piece_holding(r, addr);
+    if (!p)
+        return false;
+    *first_out = p;
+    uintptr_t end = addr + len;
+    while (fab__cu_piece_end(p) < end) {
+        fab__cu_piece_t *next = fab__cu_piece_next(p);
+        if (!next || next->node.key != fab__cu_piece_end(p))
+            return false; /* a hole */
+        p = next;
     }
-    *first_out = first;
-    *end_out = i;
+    *last_out = p;
     return true;
 }
 
@@ -95,45 +138,32 @@ CUresult fab__cu_range_check(uintptr_t addr, size_t len, int device, bool write)
     if (len == 0)
         return CUDA_SUCCESS;
     fab__cu_range_t *r = fab__cu_range_find(addr);
-    size_t first, end;
-    if (!fab__cu_covered(r, addr, len, &first, &end))
+    fab__cu_piece_t *first, *last;
+    if (!fab__cu_covered(r, addr, len, &first, &last))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t bit = 1ull << device;
-    for (size_t i = first; i < end; i++) {
-        uint64_t set = write ? r->pieces[i].writers : r->pieces[i].readers;
-        if (!(set & bit))
+    for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
+        if (!((write ? p->writers : p->readers) & bit))
             return CUDA_ERROR_ILLEGAL_ADDRESS;
+        if (p == last)
+            return CUDA_SUCCESS;
     }
-    return CUDA_SUCCESS;
 }
 
-static CUresult fab__cu_pieces_reserve(fab__cu_range_t *r, size_t more)
+/* Split p at address at (strictly inside it) into p and tail, a piece the
+ * caller allocated: the split cannot fail. Each piece holds a reference to its
+ * allocation: tail takes its own. */
+static void fab__cu_piece_split(fab__cu_range_t *r, fab__cu_piece_t *p, uintptr_t at,
+                                fab__cu_piece_t *tail)
 {
-    if (r->npieces + more <= r->cap)
-        return CUDA_SUCCESS;
-    size_t cap = r->cap ? r->cap * 2 : 4;
-    while (cap < r->npieces + more)
-        cap *= 2;
-    fab__cu_piece_t *p = realloc(r->pieces, cap * sizeof(*p));
-    if (!p)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    r->pieces = p;
-    r->cap = cap;
-    return CUDA_SUCCESS;
-}
-
-/* Split piece i at address at (strictly inside it); capacity must allow. */
-static void fab__cu_piece_split(fab__cu_range_t *r, size_t i, uintptr_t at)
-{
-    memmove(&r->pieces[i + 2], &r->pieces[i + 1], (r->npieces - i - 1) * sizeof(r->pieces[0]));
-    fab__cu_piece_t *a = &r->pieces[i], *b = &r->pieces[i + 1];
-    *b = *a;
-    size_t head = at - a->addr;
-    a->size = head;
-    b->addr = at;
-    b->size -= head;
-    b->alloc_offset += head;
-    r->npieces++;
+    *tail = *p;
+    size_t head = at - p->node.key;
+    p->size = head;
+    tail->node.key = at;
+    tail->size -= head;
+    tail->alloc_offset += head;
+    fab__cu_alloc_get(tail->alloc);
+    fab__cu_tree_insert(&r->pieces, &tail->node);
 }
 
 /* ---- reserve / free ------------------------------------------------------ */
@@ -154,9 +184,7 @@ static size_t fab__cu_reserve_align(void)
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     size_t page = fab__cu_page();
     if (!ptr || size == 0 || size % page != 0 || flags != 0 || addr % page != 0 ||
         (alignment & (alignment - 1)) != 0)
@@ -198,24 +226,10 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     }
     range->size = size;
 
+    range->node.key = range->base;
+
     pthread_rwlock_wrlock(&fab__cu.lock);
-    if (fab__cu.nranges == fab__cu.ranges_cap) {
-        size_t cap = fab__cu.ranges_cap ? fab__cu.ranges_cap * 2 : 16;
-        fab__cu_range_t **grown = realloc(fab__cu.ranges, cap * sizeof(*grown));
-        if (!grown) {
-            pthread_rwlock_unlock(&fab__cu.lock);
-            munmap((void *)range->map_base, range->map_len);
-            free(range);
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        }
-        fab__cu.ranges = grown;
-        fab__cu.ranges_cap = cap;
-    }
-    size_t i = fab__cu_range_index(range->base);
-    memmove(&fab__cu.ranges[i + 1], &fab__cu.ranges[i],
-            (fab__cu.nranges - i) * sizeof(fab__cu.ranges[0]));
-    fab__cu.ranges[i] = range;
-    fab__cu.nranges++;
+    fab__cu_tree_insert(&fab__cu_ranges, &range->node);
     pthread_rwlock_unlock(&fab__cu.lock);
     *ptr = (CUdeviceptr)range->base;
     return CUDA_SUCCESS;
@@ -223,22 +237,17 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
+    CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find((uintptr_t)ptr);
     if (!range || range->base != (uintptr_t)ptr || range->size != size) {
         r = CUDA_ERROR_INVALID_VALUE; /* not what cuMemAddressReserve returned */
-    } else if (range->npieces > 0) {
+    } else if (range->pieces.count > 0) {
         r = CUDA_ERROR_INVALID_VALUE; /* teardown order: unmap before free */
     } else {
-        size_t i = fab__cu_range_index(range->base) - 1;
-        memmove(&fab__cu.ranges[i], &fab__cu.ranges[i + 1],
-                (fab__cu.nranges - i - 1) * sizeof(fab__cu.ranges[0]));
-        fab__cu.nranges--;
+        fab__cu_tree_remove(&fab__cu_ranges, &range->node);
         munmap((void *)range->map_base, range->map_len);
-        free(range->pieces);
         free(range);
     }
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -250,16 +259,14 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                   unsigned long long flags)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (flags != 0 || offset != 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     uintptr_t addr = (uintptr_t)ptr;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     fab__cu_range_t *range = fab__cu_range_find(addr);
-    r = CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
     if (!a || !range)
         goto out;
     uint64_t gran = fab__cu.devices[a->device].granularity;
@@ -267,22 +274,32 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
         goto out;
     if (size > range->size || addr - range->base > range->size - size)
         goto out; /* runs past the reservation */
-    size_t i = fab__cu_piece_index(range, addr);
-    if (i < range->npieces && range->pieces[i].addr < addr + size)
-        goto out; /* only unmapped parts of a reservation may be mapped */
-    r = fab__cu_pieces_reserve(range, 1);
-    if (r != CUDA_SUCCESS)
+    /* The last piece starting inside the new mapping's span must end before
+     * it: only unmapped parts of a reservation may be mapped. */
+    const fab__cu_piece_t *below =
+        (const fab__cu_piece_t *)fab__cu_tree_floor(&range->pieces, addr + size - 1);
+    if (below && fab__cu_piece_end(below) > addr)
         goto out;
-    if (mmap((void *)addr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) == MAP_FAILED) {
+    fab__cu_piece_t *piece = calloc(1, sizeof(*piece));
+    if (!piece) {
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }
-    memmove(&range->pieces[i + 1], &range->pieces[i], (range->npieces - i) * sizeof(range->pieces[0]));
-    range->pieces[i] = (fab__cu_piece_t){.addr = addr, .size = size, .alloc = a,
-                                         .map_id = fab__cu.next_map_id++};
-    range->npieces++;
-    a->map_count++;
-    r = CUDA_SUCCESS;
+    if (mmap((void *)addr, size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) == MAP_FAILED) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        goto free_piece;
+    }
+    piece->node.key = addr;
+    piece->size = size;
+    piece->alloc = a;
+    piece->map_id = fab__cu_next_map_id++;
+    fab__cu_tree_insert(&range->pieces, &piece->node);
+    fab__cu_alloc_get(a); /* the new piece's */
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+
+free_piece:
+    free(piece);
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -290,37 +307,32 @@ out:
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     uintptr_t addr = (uintptr_t)ptr;
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
-    size_t first, end;
-    r = CUDA_ERROR_INVALID_VALUE;
-    if (!fab__cu_covered(range, addr, size, &first, &end))
+    fab__cu_piece_t *first, *last;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (!fab__cu_covered(range, addr, size, &first, &last))
         goto out;
     /* Whole mappings only: the range may not start or end inside one. */
-    if (range->pieces[first].addr != addr ||
-        range->pieces[end - 1].addr + range->pieces[end - 1].size != addr + size)
+    if (first->node.key != addr || fab__cu_piece_end(last) != addr + size)
         goto out;
-    if (first > 0 && range->pieces[first - 1].map_id == range->pieces[first].map_id)
-        goto out;
-    if (end < range->npieces && range->pieces[end].map_id == range->pieces[end - 1].map_id)
+    const fab__cu_piece_t *before = fab__cu_piece_prev(first), *after = fab__cu_piece_next(last);
+    if ((before && before->map_id == first->map_id) || (after && after->map_id == last->map_id))
         goto out;
     if (mmap((void *)addr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
              -1, 0) == MAP_FAILED) {
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }
-    for (size_t i = first; i < end; i++) {
-        bool last_of_mapping = i + 1 == end || range->pieces[i + 1].map_id != range->pieces[i].map_id;
-        if (last_of_mapping)
-            fab__cu_alloc_unref_mapping(range->pieces[i].alloc, &dead);
+    for (fab__cu_piece_t *p = first, *stop = fab__cu_piece_next(last), *next; p != stop; p = next) {
+        next = fab__cu_piece_next(p);
+        fab__cu_tree_remove(&range->pieces, &p->node);
+        fab__cu_alloc_put(p->alloc, &dead);
+        free(p);
     }
-    memmove(&range->pieces[first], &range->pieces[end], (range->npieces - end) * sizeof(range->pieces[0]));
-    range->npieces -= end - first;
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -362,42 +374,38 @@ static int fab__cu_piece_prot(const fab__cu_piece_t *p, const fab__cu_access_cha
                            (p->writers & ~c->clear) | c->set_w);
 }
 
-/* mprotect pieces [from, to) to their protection under change c, one call per
- * run of pieces that share it. On failure returns the errno and sets *done_out
- * to the end of the run that failed: one mprotect over several mappings may
- * have changed some of them before it failed. */
-static int fab__cu_protect(fab__cu_range_t *range, size_t from, size_t to,
-                           const fab__cu_access_change_t *c, size_t *done_out)
+/* mprotect pieces first..last to their protection under change c, one call
+ * per run of pieces that share it. On failure returns the errno and sets
+ * *done_out to the last piece of the run that failed: one mprotect over
+ * several mappings may have changed some of them before it failed. */
+static int fab__cu_protect(fab__cu_piece_t *first, fab__cu_piece_t *last,
+                           const fab__cu_access_change_t *c, fab__cu_piece_t **done_out)
 {
-    for (size_t i = from; i < to;) {
-        size_t j = i + 1;
-        int prot = fab__cu_piece_prot(&range->pieces[i], c);
-        while (j < to && fab__cu_piece_prot(&range->pieces[j], c) == prot)
-            j++;
-        uintptr_t a0 = range->pieces[i].addr;
-        uintptr_t a1 = range->pieces[j - 1].addr + range->pieces[j - 1].size;
+    for (fab__cu_piece_t *p = first;;) {
+        fab__cu_piece_t *run_end = p;
+        int prot = fab__cu_piece_prot(p, c);
+        while (run_end != last && fab__cu_piece_prot(fab__cu_piece_next(run_end), c) == prot)
+            run_end = fab__cu_piece_next(run_end);
+        uintptr_t a0 = p->node.key, a1 = fab__cu_piece_end(run_end);
         if (mprotect((void *)a0, a1 - a0, prot) != 0) {
-            *done_out = j;
+            *done_out = run_end;
             return errno;
         }
-        i = j;
+        if (run_end == last)
+            return 0;
+        p = fab__cu_piece_next(run_end);
     }
-    return 0;
 }
 
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!desc || count == 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_access_change_t change = {0, 0, 0};
     for (size_t k = 0; k < count; k++) {
         int dev;
-        r = fab__cu_access_location(&desc[k].location, &dev);
-        if (r != CUDA_SUCCESS)
-            return r;
+        FAB__CU_TRY(fab__cu_access_location(&desc[k].location, &dev));
         uint64_t bit = 1ull << dev;
         change.clear |= bit;
         change.set_r &= ~bit;
@@ -413,95 +421,116 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
         }
     }
     uintptr_t addr = (uintptr_t)ptr;
+    fab__cu_piece_t *spare[2] = {NULL, NULL}; /* for the splits at the edges */
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
-    size_t first, end;
-    r = CUDA_ERROR_INVALID_VALUE; /* not a fully mapped range */
-    if (!fab__cu_covered(range, addr, size, &first, &end))
+    fab__cu_piece_t *first, *last;
+    CUresult r = CUDA_ERROR_INVALID_VALUE; /* not a fully mapped range */
+    if (!fab__cu_covered(range, addr, size, &first, &last))
         goto out;
-    uint64_t gran = fab__cu.devices[range->pieces[first].alloc->device].granularity;
+    uint64_t gran = fab__cu.devices[first->alloc->device].granularity;
     if (addr % gran != 0 || size % gran != 0)
         goto out;
     if (change.set_w) {
-        for (size_t i = first; i < end; i++) {
-            if (range->pieces[i].alloc->read_only) {
+        for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
+            if (p->alloc->read_only) {
                 r = CUDA_ERROR_NOT_PERMITTED; /* a read-only fd, or the exporter granted less */
                 goto out;
             }
+            if (p == last)
+                break;
         }
     }
-    r = fab__cu_pieces_reserve(range, 2);
-    if (r != CUDA_SUCCESS)
+    /* Access may be set on part of a mapping: split at the edges. The new
+     * pieces are allocated first, so that nothing has changed if that fails.
+     * A split keeps the access on both halves, so it may stay if what follows
+     * fails. */
+    bool split_head = first->node.key < addr, split_tail = fab__cu_piece_end(last) > addr + size;
+    if ((split_head && !(spare[0] = malloc(sizeof(fab__cu_piece_t)))) ||
+        (split_tail && !(spare[1] = malloc(sizeof(fab__cu_piece_t))))) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
-    /* Access may be set on part of a mapping: split at the edges. A split
-     * keeps the access on both halves, so it may stay if what follows fails. */
-    if (range->pieces[first].addr < addr) {
-        fab__cu_piece_split(range, first, addr);
-        first++;
-        end++;
     }
-    fab__cu_piece_t *last = &range->pieces[end - 1];
-    if (last->addr + last->size > addr + size)
-        fab__cu_piece_split(range, end - 1, addr + size);
+    if (split_head) {
+        fab__cu_piece_split(range, first, addr, spare[0]);
+        if (last == first)
+            last = spare[0];
+        first = spare[0];
+        spare[0] = NULL;
+    }
+    if (split_tail) {
+        fab__cu_piece_split(range, last, addr + size, spare[1]);
+        spare[1] = NULL;
+    }
     /* All or nothing: the pages change first and the records only once every
      * page did, so a failure leaves both as they were and a copy never trusts
      * a grant the pages do not have. */
-    size_t done = first;
-    int err = fab__cu_protect(range, first, end, &change, &done);
+    fab__cu_piece_t *done = first;
+    int err = fab__cu_protect(first, last, &change, &done);
     if (err != 0) {
         const fab__cu_access_change_t as_is = {0, 0, 0};
-        size_t undone;
-        if (fab__cu_protect(range, first, done, &as_is, &undone) != 0) {
+        fab__cu_piece_t *undone;
+        if (fab__cu_protect(first, done, &as_is, &undone) != 0) {
             /* Each page now has the old protection or the new: record only
              * what both grant, so that no copy can fault. */
             fab__log(FAB__LOG_ERROR, "cuMemSetAccess: cannot restore the protection of "
                                      "[%#lx, %#lx); keeping what both grant",
-                     (unsigned long)range->pieces[first].addr,
-                     (unsigned long)(range->pieces[done - 1].addr + range->pieces[done - 1].size));
-            for (size_t i = first; i < done; i++) {
-                fab__cu_piece_t *p = &range->pieces[i];
+                     (unsigned long)first->node.key, (unsigned long)fab__cu_piece_end(done));
+            for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
                 p->readers &= ~change.clear | change.set_r;
                 p->writers &= ~change.clear | change.set_w;
+                if (p == done)
+                    break;
             }
         }
         r = err == EACCES || err == EPERM ? CUDA_ERROR_NOT_PERMITTED : CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
     }
-    for (size_t i = first; i < end; i++) {
-        fab__cu_piece_t *p = &range->pieces[i];
+    for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
         p->readers = (p->readers & ~change.clear) | change.set_r;
         p->writers = (p->writers & ~change.clear) | change.set_w;
+        if (p == last)
+            break;
     }
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
+    free(spare[0]);
+    free(spare[1]);
     return r;
 }
 
+/* The piece that holds addr, in whichever reservation; its range in
+ * *range_out (when not NULL). */
 static const fab__cu_piece_t *fab__cu_piece_at(uintptr_t addr, const fab__cu_range_t **range_out)
 {
     const fab__cu_range_t *range = fab__cu_range_find(addr);
-    if (!range)
-        return NULL;
-    size_t i = fab__cu_piece_index(range, addr);
-    if (i >= range->npieces || range->pieces[i].addr > addr)
-        return NULL;
-    if (range_out)
+    const fab__cu_piece_t *p = range ? fab__cu_piece_holding(range, addr) : NULL;
+    if (p && range_out)
         *range_out = range;
-    return &range->pieces[i];
+    return p;
+}
+
+/* The whole cuMemMap mapping p belongs to, across pieces split by
+ * cuMemSetAccess: [*base_out, *base_out + *size_out). */
+static void fab__cu_mapping_of(const fab__cu_piece_t *p, uintptr_t *base_out, size_t *size_out)
+{
+    const fab__cu_piece_t *lo = p, *hi = p, *q;
+    while ((q = fab__cu_piece_prev(lo)) && q->map_id == p->map_id)
+        lo = q;
+    while ((q = fab__cu_piece_next(hi)) && q->map_id == p->map_id)
+        hi = q;
+    *base_out = lo->node.key;
+    *size_out = fab__cu_piece_end(hi) - lo->node.key;
 }
 
 CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!flags || !location)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
-    r = fab__cu_access_location(location, &dev);
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_TRY(fab__cu_access_location(location, &dev));
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, NULL);
     if (p) {
@@ -517,22 +546,17 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
 /* The mapping that holds ptr (NCCL frees cuMem memory by asking this). */
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     pthread_rwlock_rdlock(&fab__cu.lock);
-    const fab__cu_range_t *range = NULL;
-    const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)dptr, &range);
+    const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)dptr, NULL);
     if (p) {
-        size_t i = (size_t)(p - range->pieces), lo = i, hi = i;
-        while (lo > 0 && range->pieces[lo - 1].map_id == p->map_id)
-            lo--;
-        while (hi + 1 < range->npieces && range->pieces[hi + 1].map_id == p->map_id)
-            hi++;
+        uintptr_t base;
+        size_t size;
+        fab__cu_mapping_of(p, &base, &size);
         if (pbase)
-            *pbase = range->pieces[lo].addr;
+            *pbase = base;
         if (psize)
-            *psize = range->pieces[hi].addr + range->pieces[hi].size - range->pieces[lo].addr;
+            *psize = size;
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
@@ -542,15 +566,13 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
-    CUresult r = fab__cu_check_init();
-    if (r != CUDA_SUCCESS)
-        return r;
+    FAB__CU_ENTER();
     if (!data)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_range_t *range = NULL;
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, &range);
-    r = CUDA_SUCCESS;
+    CUresult r = CUDA_SUCCESS;
     if (attribute == CU_POINTER_ATTRIBUTE_MAPPED && fab__cu_range_find((uintptr_t)ptr)) {
         *(bool *)data = p != NULL;
         goto out;
@@ -560,8 +582,8 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         goto out;
     }
     const fab__cu_alloc_t *a = p->alloc;
-    struct CUctx_st *ctx = fab__cu_current();
-    int dev = ctx ? ctx->device : a->device;
+    int dev = a->device; /* with no current context, the memory's own */
+    (void)fab__cu_current_device(&dev);
     switch (attribute) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = NULL; break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned int *)data = CU_MEMORYTYPE_DEVICE; break;
@@ -581,17 +603,13 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
     }
     case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: {
-        /* The whole cuMemMap mapping, across pieces split by cuMemSetAccess. */
-        size_t i = (size_t)(p - range->pieces), lo = i, hi = i;
-        while (lo > 0 && range->pieces[lo - 1].map_id == p->map_id)
-            lo--;
-        while (hi + 1 < range->npieces && range->pieces[hi + 1].map_id == p->map_id)
-            hi++;
-        uintptr_t base = range->pieces[lo].addr;
+        uintptr_t base;
+        size_t size;
+        fab__cu_mapping_of(p, &base, &size);
         if (attribute == CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR)
             *(void **)data = (void *)base;
         else
-            *(size_t *)data = range->pieces[hi].addr + range->pieces[hi].size - base;
+            *(size_t *)data = size;
         break;
     }
     default:
@@ -600,4 +618,21 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
+}
+
+/* ---- handles by address ------------------------------------------------------------ */
+
+CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    FAB__CU_ENTER();
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)addr, NULL);
+    if (p) {
+        fab__cu_alloc_get_handle(p->alloc);
+        *handle = p->alloc->id;
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
 }

@@ -1,0 +1,49 @@
+/* Allocations (alloc.c), as vmm.c needs them: finding one by its handle, its
+ * one reference count (get, put), a handle reference taken by address, and
+ * giving back the memory of those whose last reference went. alloc.c's top
+ * comment has the lifecycle. Every function but fab__cu_alloc_destroy
+ * expects fab__cu.lock held for writing. */
+#ifndef FAB_CUDA_ALLOC_H
+#define FAB_CUDA_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "src/cuda/cuda_abi.h"
+
+typedef struct fab__cu_alloc {
+    CUmemGenericAllocationHandle id;
+    size_t size;
+    int device;
+    CUmemAllocationProp prop; /* as created, or as the import implies */
+    int fd;                   /* the backing memfd; owned unless region is set */
+    void *region;             /* fab_region_t * when the fabric backs it */
+    unsigned refs;            /* the one count: the last put releases */
+    unsigned handle_refs;     /* those of refs that are handle references; 0:
+                                 the handle is unknown (decides no lifetime) */
+    unsigned fabric_exports;  /* diagnosis only (DESIGN: "The seed's rules") */
+    bool read_only;           /* never mapped writable: the fd or the grant allows less */
+    bool counted;             /* size is in the device's used bytes (made here) */
+    struct fab__cu_alloc *next; /* once released, in a dead list */
+} fab__cu_alloc_t;
+
+/* The allocation a live handle names; NULL for an unknown, forged or released
+ * one (a handle whose references are gone, even if its memory is mapped). */
+fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id);
+
+/* Take a reference; the caller holds one already (or found alloc in a table
+ * that does, as vmm.c's pieces do). */
+void fab__cu_alloc_get(fab__cu_alloc_t *alloc);
+/* Drop a reference. The last one unlinks the allocation and pushes it on
+ * *dead, for the caller to pass to fab__cu_alloc_destroy once it has
+ * unlocked. */
+void fab__cu_alloc_put(fab__cu_alloc_t *alloc, fab__cu_alloc_t **dead);
+
+/* A new handle reference, as cuMemRetainAllocationHandle takes by a mapped
+ * address: a reference, and the handle known again if it was released. */
+void fab__cu_alloc_get_handle(fab__cu_alloc_t *alloc);
+
+/* Give back the memory of released allocations; the caller holds no lock. */
+void fab__cu_alloc_destroy(fab__cu_alloc_t *dead);
+
+#endif /* FAB_CUDA_ALLOC_H */

@@ -1,0 +1,109 @@
+/* The exported cu* entry points: their prototypes, under the plain names and
+ * under the versioned names cuda.h maps calls to. Each file that defines
+ * entry points includes this, so that the compiler checks every definition
+ * against its prototype and every definition is exported (the library is
+ * built with hidden visibility; libcuda.map then keeps only cu* names).
+ * procaddress.c includes it to list them all. Aliases (_ptds, _ptsz) are
+ * declared where they are defined. */
+#ifndef FAB_CUDA_ENTRY_H
+#define FAB_CUDA_ENTRY_H
+
+#include "src/cuda/cuda_abi.h"
+
+#define FAB__CU_EXPORT __attribute__((visibility("default")))
+#define FAB__CU_API FAB__CU_EXPORT CUresult
+
+FAB__CU_API cuGetErrorString(CUresult error, const char **pStr);
+FAB__CU_API cuGetErrorName(CUresult error, const char **pStr);
+FAB__CU_API cuInit(unsigned int Flags);
+FAB__CU_API cuDriverGetVersion(int *driverVersion);
+FAB__CU_API cuDeviceGet(CUdevice *device, int ordinal);
+FAB__CU_API cuDeviceGetCount(int *count);
+FAB__CU_API cuDeviceGetName(char *name, int len, CUdevice dev);
+FAB__CU_API cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+FAB__CU_API cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+FAB__CU_API cuDeviceTotalMem(unsigned int *bytes, CUdevice dev);
+FAB__CU_API cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+FAB__CU_API cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
+FAB__CU_API cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
+FAB__CU_API cuDeviceComputeCapability(int *major, int *minor, CUdevice dev);
+FAB__CU_API cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
+FAB__CU_API cuDevicePrimaryCtxRelease(CUdevice dev);
+FAB__CU_API cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+FAB__CU_API cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
+FAB__CU_API cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
+FAB__CU_API cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+FAB__CU_API cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+                           unsigned int flags, CUdevice dev);
+FAB__CU_API cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
+                           unsigned int flags, CUdevice dev);
+FAB__CU_API cuCtxDestroy(CUcontext ctx);
+FAB__CU_API cuCtxDestroy_v2(CUcontext ctx);
+FAB__CU_API cuCtxSetCurrent(CUcontext ctx);
+FAB__CU_API cuCtxGetCurrent(CUcontext *pctx);
+FAB__CU_API cuCtxGetDevice(CUdevice *device);
+FAB__CU_API cuCtxSynchronize(void);
+FAB__CU_API cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+FAB__CU_API cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
+FAB__CU_API cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
+                                cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
+
+FAB__CU_API cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
+                                          CUmemAllocationGranularity_flags option);
+FAB__CU_API cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                        const CUmemAllocationProp *prop, unsigned long long flags);
+FAB__CU_API cuMemRelease(CUmemGenericAllocationHandle handle);
+FAB__CU_API cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
+                                         CUmemAllocationHandleType handleType,
+                                         unsigned long long flags);
+FAB__CU_API cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                           CUmemAllocationHandleType shHandleType);
+FAB__CU_API cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr);
+FAB__CU_API cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
+                                                   CUmemGenericAllocationHandle handle);
+FAB__CU_API cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
+                                unsigned long long flags);
+FAB__CU_API cuMemAddressFree(CUdeviceptr ptr, size_t size);
+FAB__CU_API cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
+                     CUmemGenericAllocationHandle handle, unsigned long long flags);
+FAB__CU_API cuMemUnmap(CUdeviceptr ptr, size_t size);
+FAB__CU_API cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
+FAB__CU_API cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr);
+FAB__CU_API cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
+FAB__CU_API cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total);
+FAB__CU_API cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+
+FAB__CU_API cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount);
+FAB__CU_API cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream);
+FAB__CU_API cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount);
+FAB__CU_API cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount);
+FAB__CU_API cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount);
+FAB__CU_API cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount);
+FAB__CU_API cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount);
+FAB__CU_API cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount);
+FAB__CU_API cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount,
+                              CUstream hStream);
+FAB__CU_API cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+                                 CUstream hStream);
+FAB__CU_API cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
+                              CUstream hStream);
+FAB__CU_API cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+                                 CUstream hStream);
+FAB__CU_API cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice,
+                              unsigned int ByteCount, CUstream hStream);
+FAB__CU_API cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+                                 CUstream hStream);
+FAB__CU_API cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N);
+FAB__CU_API cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+FAB__CU_API cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N);
+FAB__CU_API cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N);
+FAB__CU_API cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
+FAB__CU_API cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream);
+
+FAB__CU_API cuStreamCreate(CUstream *phStream, unsigned int Flags);
+FAB__CU_API cuStreamDestroy(CUstream hStream);
+FAB__CU_API cuStreamDestroy_v2(CUstream hStream);
+FAB__CU_API cuStreamSynchronize(CUstream hStream);
+FAB__CU_API cuStreamQuery(CUstream hStream);
+
+#endif /* FAB_CUDA_ENTRY_H */

@@ -1,0 +1,104 @@
+/* The driver emulation's one process context (the CUDA API implies one): its
+ * lock, whether cuInit succeeded, the devices of this node, and the fabric
+ * client; the prologue every entry point starts with. state.c owns it.
+ *
+ * Modules, each a .c with its own header, in the order they may call one
+ * another: a module calls only those above it and includes only their
+ * headers, so includes point one way (vmm may use alloc; alloc never uses
+ * vmm):
+ *
+ *   tree.h, idtable.h  an address-ordered AVL tree and an id hash table:
+ *                      containers that know nothing of CUDA (tree.c,
+ *                      idtable.c)
+ *   state.h            this context, cuInit, the error names (state.c)
+ *   device.h           contexts, streams, the current context (device.c)
+ *   alloc.h            allocations, their handles and their one reference
+ *                      count (alloc.c; uses the fabric client)
+ *   vmm.h              reservations, mappings, access, and the retain that
+ *                      finds an allocation by a mapped address (vmm.c)
+ *   copy.c             copies and memsets (uses vmm's range check)
+ *   procaddress.c      cuGetProcAddress (knows every entry point)
+ *
+ * entry.h, apart, holds the prototypes of the exported cu* entry points:
+ * each file that defines some includes it, so that the compiler checks them,
+ * and procaddress.c to list them all.
+ *
+ * Each module keeps its own tables (device.c the contexts and streams,
+ * alloc.c the handles, vmm.c the reservations), all guarded by fab__cu.lock.
+ *
+ * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
+ * take it for writing; copies and memsets take it for reading and hold it
+ * while they touch memory, so that no other thread can unmap a range under a
+ * copy (the copy then either finishes or was refused; it never faults).
+ *
+ * The fabric client is never called with fab__cu.lock held: a round trip to a
+ * stalled daemon would otherwise stall every thread, even those whose calls
+ * need no daemon. So a FABRIC create or import talks to the daemon first and
+ * inserts the allocation under the lock after; an export takes a reference to
+ * the allocation under the lock, unlocks, exports, and locks again to drop
+ * it; the put that drops an allocation's last reference unlinks it under the
+ * lock, and the caller releases its region after unlocking (alloc.h,
+ * fab__cu_alloc_put and fab__cu_alloc_destroy). Creating the client, which may
+ * start a daemon, takes fab__cu.client_lock and nothing else.
+ *
+ * Lock order: fab__cu.client_lock, then the client's own lock (inside
+ * fab_client_connect). fab__cu.lock is never held together with either, in
+ * any order. */
+#ifndef FAB_CUDA_STATE_H
+#define FAB_CUDA_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "src/cuda/cuda_abi.h"
+
+#define FAB__CU_MAX_DEVICES 64
+
+typedef struct fab__cu_device {
+    char name[256];
+    CUuuid uuid;
+    uint64_t total_memory;
+    uint64_t granularity;
+    uint32_t handle_types; /* CU_MEM_HANDLE_TYPE_* bits */
+    int compute_major;
+    int compute_minor;
+    int sm_count;
+} fab__cu_device_t;
+
+typedef struct fab__cu_state {
+    pthread_rwlock_t lock;
+    bool initialized; /* set once, by the first successful cuInit */
+    int driver_version;
+    int device_count;
+    fab__cu_device_t devices[FAB__CU_MAX_DEVICES];
+    pthread_mutex_t client_lock; /* guards client, which is only ever set once */
+    struct fab_client *client;   /* alloc.c connects it on first FABRIC use */
+} fab__cu_state_t;
+
+extern fab__cu_state_t fab__cu;
+
+/* CUDA_SUCCESS once cuInit succeeded, else CUDA_ERROR_NOT_INITIALIZED. */
+CUresult fab__cu_check_init(void);
+/* As fab__cu_check_init, then CUDA_ERROR_INVALID_DEVICE unless dev is one of
+ * this node's devices. */
+CUresult fab__cu_check_device(CUdevice dev);
+
+/* Return the call's error from the calling function, if it gives one. */
+#define FAB__CU_TRY(call)                                                   \
+    do {                                                                    \
+        CUresult fab__cu_try_ = (call);                                     \
+        if (fab__cu_try_ != CUDA_SUCCESS)                                   \
+            return fab__cu_try_;                                            \
+    } while (0)
+
+/* The first line of every entry point but those the driver answers before
+ * cuInit (cuInit, cuDriverGetVersion, cuGetErrorName/String,
+ * cuGetProcAddress): returns CUDA_ERROR_NOT_INITIALIZED from the caller until
+ * cuInit succeeded. The _DEVICE form, for calls that name a device, then
+ * returns CUDA_ERROR_INVALID_DEVICE for one this node lacks. Entry points
+ * that forward to another (an old ABI to its _v2) need neither. */
+#define FAB__CU_ENTER() FAB__CU_TRY(fab__cu_check_init())
+#define FAB__CU_ENTER_DEVICE(dev) FAB__CU_TRY(fab__cu_check_device(dev))
+
+#endif /* FAB_CUDA_STATE_H */

@@ -1,0 +1,21 @@
+/* Reservations and mappings (vmm.c), as copies and memsets need them: whether
+ * an address lies in a reservation, and whether a range is mapped with the
+ * access a copy needs. The caller holds fab__cu.lock (for reading suffices). */
+#ifndef FAB_CUDA_VMM_H
+#define FAB_CUDA_VMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/cuda/cuda_abi.h"
+
+/* Whether addr lies inside a range cuMemAddressReserve returned. */
+bool fab__cu_reserved(uintptr_t addr);
+
+/* Whether [addr, addr+len) is mapped for device with the access needed.
+ * Returns CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE (not all mapped, or not in
+ * one reservation) or CUDA_ERROR_ILLEGAL_ADDRESS (mapped, access missing). */
+CUresult fab__cu_range_check(uintptr_t addr, size_t len, int device, bool write);
+
+#endif /* FAB_CUDA_VMM_H */
