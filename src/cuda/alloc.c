@@ -56,6 +56,7 @@
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
+#include "src/common/topology.h"
 
 #define FAB__CU_HANDLE_TYPES_KNOWN                                                  \
     (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |         \
@@ -127,45 +128,6 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
     }
 }
 
-/* ---- the fabric client ------------------------------------------------------ */
-
-static CUresult fab__cu_from_status(fab_status_t status)
-{
-    /* fab_status_t is numbered as CUresult (fabmem/status.h). */
-    switch ((int)status) {
-#define FAB__CU_SAME(name, value, text) \
-    case value:                         \
-        return name;
-        FAB_CU_RESULT_LIST(FAB__CU_SAME)
-#undef FAB__CU_SAME
-    }
-    return CUDA_ERROR_UNKNOWN;
-}
-
-/* Connect on first use, so that programs that never share through the fabric
- * never need a daemon. Connecting may start a daemon and wait for it: it
- * happens under client_lock, which no call that needs no daemon ever takes,
- * and never under fab__cu.lock. */
-static CUresult fab__cu_client(fab_client_t **client_out)
-{
-    CUresult r = CUDA_SUCCESS;
-    pthread_mutex_lock(&fab__cu.client_lock);
-    if (!fab__cu.client) {
-        fab_client_t *client = NULL;
-        fab_status_t s = fab_client_connect(NULL, &client);
-        if (s == FAB_SUCCESS) {
-            fab__cu.client = client;
-        } else {
-            fab__log(FAB__LOG_WARN, "no fabric daemon: %s (FABMEM_SOCKET)",
-                        fab_status_string(s));
-            r = fab__cu_from_status(s);
-        }
-    }
-    *client_out = fab__cu.client;
-    pthread_mutex_unlock(&fab__cu.client_lock);
-    return r;
-}
-
 /* ---- checks ------------------------------------------------------------------ */
 
 static CUresult fab__cu_location_device(const CUmemLocation *loc, int *device_out)
@@ -218,17 +180,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
     FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
-    const fab__cu_device_t *d = &fab__cu.devices[dev];
     unsigned types = (unsigned)prop->requestedHandleTypes;
-    if (types & ~(unsigned)FAB__CU_HANDLE_TYPES_KNOWN)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (types & ~d->handle_types)
-        return CUDA_ERROR_NOT_SUPPORTED; /* WIN32 kinds, or a type the config turned off */
-    if (size == 0 || size % d->granularity != 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (size > d->total_memory)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-
     fab__cu_alloc_t *a = calloc(1, sizeof(*a));
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -239,9 +191,22 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     a->refs = 1; /* the handle reference the call returns */
     a->handle_refs = 1;
 
-    /* The backing first, with no lock held: for FABRIC that is a round trip
-     * to the daemon, which must not stall calls that need none. */
-    CUresult r;
+    /* The topology's rules (handle types, granularity, the device's memory),
+     * the same function the daemon applies; the bytes are counted at once,
+     * so that two threads cannot both take the last of them. */
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    CUresult r = fab__cu_from_status(fab__topology_alloc_check(
+        fab__cu.topology, fab__cu.node, dev, size, types, fab__cu_used[dev]));
+    if (r == CUDA_SUCCESS) {
+        a->counted = true;
+        fab__cu_used[dev] += size;
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        goto free_alloc;
+
+    /* The backing, with no lock held: for FABRIC that is a round trip to the
+     * daemon, which must not stall calls that need none. */
     if (types & CU_MEM_HANDLE_TYPE_FABRIC) {
         fab_client_t *client;
         r = fab__cu_client(&client);
@@ -261,15 +226,13 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     } else {
         r = fab__cu_memfd(size, &a->fd);
     }
-    if (r != CUDA_SUCCESS)
-        goto free_alloc;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    r = fab__cu_alloc_insert(a);
-    if (r == CUDA_SUCCESS) {
-        a->counted = true;
-        fab__cu_used[dev] += size;
+    if (r == CUDA_SUCCESS)
+        r = fab__cu_alloc_insert(a);
+    if (r == CUDA_SUCCESS)
         *handle = a->id;
-    }
+    else
+        fab__cu_used[dev] -= size;
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         goto release_backing;

@@ -15,42 +15,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabmem/status.h"
+
 #ifndef FAB_CU
 #define FAB_CU(name) name
 #endif
 
 #define FAB__CU_ENUMERATOR(name, value) FAB_CU(name) = (value),
-#define FAB__CU_RESULT_ENUMERATOR(name, value, text) FAB_CU(name) = (value),
+#define FAB__CU_RESULT_ENUMERATOR(name, value, text) FAB_CU(CUDA_##name) = (value),
 
-/* XX(name, CUDA number, cuGetErrorString text). The messages are the real
- * driver's (docs/cuda.md). */
-#define FAB_CU_RESULT_LIST(XX)                                                              \
-    XX(CUDA_SUCCESS, 0, "no error")                                                         \
-    XX(CUDA_ERROR_INVALID_VALUE, 1, "invalid argument")                                     \
-    XX(CUDA_ERROR_OUT_OF_MEMORY, 2, "out of memory")                                        \
-    XX(CUDA_ERROR_NOT_INITIALIZED, 3, "initialization error")                               \
-    XX(CUDA_ERROR_DEINITIALIZED, 4, "driver shutting down")                                 \
-    XX(CUDA_ERROR_NO_DEVICE, 100, "no CUDA-capable device is detected")                     \
-    XX(CUDA_ERROR_INVALID_DEVICE, 101, "invalid device ordinal")                            \
-    XX(CUDA_ERROR_INVALID_CONTEXT, 201, "invalid device context")                           \
-    XX(CUDA_ERROR_ALREADY_MAPPED, 208, "resource already mapped")                           \
-    XX(CUDA_ERROR_NOT_MAPPED, 211, "resource not mapped")                                   \
-    XX(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216, "context already in use")                    \
-    XX(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217,                                             \
+/* The error codes, one table: those the model reports too are fab_status_t's
+ * (fabmem/status.h's FAB_STATUS_MAP, numbered as CUDA numbers them, with the
+ * real driver's messages, docs/cuda.md); these are the driver's alone.
+ * XX(name without CUDA_, CUDA number, cuGetErrorString text). */
+#define FAB__CU_DRIVER_ONLY_RESULTS(XX)                                                      \
+    XX(ERROR_ALREADY_MAPPED, 208, "resource already mapped")                                \
+    XX(ERROR_NOT_MAPPED, 211, "resource not mapped")                                        \
+    XX(ERROR_CONTEXT_ALREADY_IN_USE, 216, "context already in use")                         \
+    XX(ERROR_PEER_ACCESS_UNSUPPORTED, 217,                                                  \
        "peer access is not supported between these two devices")                          \
-    XX(CUDA_ERROR_OPERATING_SYSTEM, 304, "OS call failed or operation not supported on this OS") \
-    XX(CUDA_ERROR_INVALID_HANDLE, 400, "invalid resource handle")                           \
-    XX(CUDA_ERROR_ILLEGAL_STATE, 401, "the operation cannot be performed in the present state") \
-    XX(CUDA_ERROR_NOT_FOUND, 500, "named symbol not found")                                 \
-    XX(CUDA_ERROR_ILLEGAL_ADDRESS, 700, "an illegal memory access was encountered")         \
-    XX(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704,                                         \
-       "peer access is already enabled")                                                    \
-    XX(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705, "peer access has not been enabled")         \
-    XX(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")                        \
-    XX(CUDA_ERROR_NOT_PERMITTED, 800, "operation not permitted")                            \
-    XX(CUDA_ERROR_NOT_SUPPORTED, 801, "operation not supported")                            \
-    XX(CUDA_ERROR_SYSTEM_NOT_READY, 802, "system not yet initialized")                      \
-    XX(CUDA_ERROR_UNKNOWN, 999, "unknown error")
+    XX(ERROR_OPERATING_SYSTEM, 304, "OS call failed or operation not supported on this OS") \
+    XX(ERROR_PEER_ACCESS_ALREADY_ENABLED, 704, "peer access is already enabled")            \
+    XX(ERROR_PEER_ACCESS_NOT_ENABLED, 705, "peer access has not been enabled")              \
+    XX(ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")
+
+/* Every CUresult the emulation speaks: XX(name without CUDA_, number, text). */
+#define FAB_CU_RESULT_LIST(XX) FAB_STATUS_MAP(XX) FAB__CU_DRIVER_ONLY_RESULTS(XX)
 
 typedef enum FAB_CU(cudaError_enum) {
     FAB_CU_RESULT_LIST(FAB__CU_RESULT_ENUMERATOR)

@@ -19,37 +19,36 @@
 
 fab__cu_state_t fab__cu = {
     .lock = PTHREAD_RWLOCK_INITIALIZER,
-    .client_lock = PTHREAD_MUTEX_INITIALIZER,
 };
+
+CUresult fab__cu_from_status(fab_status_t status)
+{
+    /* fab_status_t is numbered as CUresult (fabmem/status.h). */
+    switch (status) {
+#define FAB__CU_SAME(name, value, text) \
+    case FAB_##name:                    \
+        return CUDA_##name;
+        FAB_STATUS_MAP(FAB__CU_SAME)
+#undef FAB__CU_SAME
+    }
+    return CUDA_ERROR_UNKNOWN;
+}
 
 static pthread_once_t fab__cu_once = PTHREAD_ONCE_INIT;
 static CUresult fab__cu_load_result = CUDA_ERROR_NOT_INITIALIZED;
+static fab_status_t fab__cu_no_daemon; /* why the local config applies */
 
-/* The devices of this process's node, from the fabric topology ($FABMEM_CONFIG,
- * $FABMEM_NODE). Called once, by cuInit or cuDriverGetVersion. */
-static CUresult fab__cu_devices_load(fab__cu_state_t *st)
+/* Copy node's devices out of topology; in local mode only what needs no
+ * daemon (POSIX_FD) is offered. */
+static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *topo, int node)
 {
-    fab_topology_t *topo = NULL;
-    fab_status_t s = fab_topology_load(NULL, &topo);
-    if (s != FAB_SUCCESS) {
-        fab__log(FAB__LOG_ERROR, "cuInit: cannot load the fabric topology: %s",
-                    fab_status_name(s));
-        return s == FAB_ERROR_OUT_OF_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NO_DEVICE;
-    }
-    int node = 0;
-    s = fab_topology_find_node(topo, NULL, &node);
     fab_node_info_t info;
-    if (s == FAB_SUCCESS)
-        s = fab_topology_node(topo, node, &info);
-    if (s != FAB_SUCCESS) {
-        fab__log(FAB__LOG_ERROR, "cuInit: FABMEM_NODE names no node of the topology");
-        fab_topology_destroy(topo);
+    if (fab_topology_node(topo, node, &info) != FAB_SUCCESS)
         return CUDA_ERROR_NO_DEVICE;
-    }
     int count = info.device_count;
     if (count > FAB__CU_MAX_DEVICES) {
-        fab__log(FAB__LOG_WARN, "node has %d devices; the emulation shows the first %d",
-                    count, FAB__CU_MAX_DEVICES);
+        fab__log(FAB__LOG_WARN, "node %s has %d devices; the emulation shows the first %d",
+                 info.name, count, FAB__CU_MAX_DEVICES);
         count = FAB__CU_MAX_DEVICES;
     }
     for (int i = 0; i < count; i++) {
@@ -63,24 +62,97 @@ static CUresult fab__cu_devices_load(fab__cu_state_t *st)
         snprintf(d->name, sizeof(d->name), "%s", di.name);
         memcpy(d->uuid.bytes, di.uuid.bytes, 16);
         d->total_memory = di.total_memory;
-        d->granularity = di.granularity ? di.granularity : (2ull << 20);
+        d->granularity = di.granularity;
         d->handle_types = di.handle_types;
+        if (!st->fabric)
+            d->handle_types &= CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         d->compute_major = di.compute_major;
         d->compute_minor = di.compute_minor;
         d->sm_count = di.sm_count;
     }
     st->device_count = count;
+    st->topology = topo;
+    st->node = node;
     st->driver_version = fab_topology_driver_version(topo);
     if (st->driver_version <= 0)
         st->driver_version = FAB__CU_DEFAULT_VERSION;
-    fab_topology_destroy(topo); /* the devices are copied out */
     return count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
+}
+
+/* With no daemon answering and none allowed to start: the devices of
+ * $FABMEM_NODE in $FABMEM_CONFIG (or the built-in topology). */
+static CUresult fab__cu_devices_local(fab__cu_state_t *st)
+{
+    fab_topology_t *topo = NULL;
+    fab_status_t s = fab_topology_load(NULL, &topo);
+    if (s != FAB_SUCCESS) {
+        fab__log(FAB__LOG_ERROR, "cuInit: cannot load the local topology: %s",
+                 fab_status_name(s));
+        return s == FAB_ERROR_OUT_OF_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NO_DEVICE;
+    }
+    int node = 0;
+    if (fab_topology_find_node(topo, NULL, &node) != FAB_SUCCESS) {
+        fab__log(FAB__LOG_ERROR, "cuInit: FABMEM_NODE names no node of the local topology");
+        fab_topology_destroy(topo);
+        return CUDA_ERROR_NO_DEVICE;
+    }
+    /* Kept for the process's life, as the daemon's topology is. */
+    return fab__cu_devices_copy(st, topo, node);
+}
+
+/* Where the devices come from (docs/design.md, "One topology"): the daemon's
+ * topology, asked for once, so that this process and the daemon that enforces
+ * the rules agree on every node, device and version. Only when no daemon
+ * answers and none may be started does the local config apply, and then only
+ * to POSIX_FD sharing, which needs no daemon. Called once, by cuInit or
+ * cuDriverGetVersion. */
+static CUresult fab__cu_devices_load(fab__cu_state_t *st)
+{
+    fab_client_t *client = NULL;
+    fab_status_t s = fab_client_connect(NULL, &client);
+    if (s == FAB_SUCCESS) {
+        const fab_topology_t *topo = NULL;
+        s = fab_client_topology(client, &topo);
+        if (s == FAB_SUCCESS) {
+            st->client = client;
+            st->fabric = true;
+            return fab__cu_devices_copy(st, topo, fab_client_node_index(client));
+        }
+        fab_client_close(client);
+    }
+    if (s != FAB_ERROR_SYSTEM_NOT_READY) {
+        /* A daemon answered and refused: FABMEM_NODE names none of its
+         * nodes, or the socket failed the trust rules. Not a reason to
+         * believe another topology. */
+        fab__log(FAB__LOG_ERROR, "cuInit: the fabric daemon refused this process: %s",
+                 fab_status_string(s));
+        return s == FAB_ERROR_NOT_FOUND ? CUDA_ERROR_NO_DEVICE : fab__cu_from_status(s);
+    }
+    fab__cu_no_daemon = s;
+    fab__log(FAB__LOG_INFO, "cuInit: no fabric daemon answers and none may start; devices "
+             "from the local config, POSIX_FILE_DESCRIPTOR sharing only");
+    return fab__cu_devices_local(st);
 }
 
 static void fab__cu_load_once(void)
 {
     fab__cu_load_result = fab__cu_devices_load(&fab__cu);
 }
+
+CUresult fab__cu_client(fab_client_t **client_out)
+{
+    if (fab__cu.client) {
+        *client_out = fab__cu.client;
+        return CUDA_SUCCESS;
+    }
+    static int warned;
+    if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+        fab__log(FAB__LOG_WARN, "FABRIC handles need the fabric daemon, and none answered "
+                 "at cuInit: %s (FABMEM_SOCKET, FABMEM_NO_AUTOSTART)",
+                 fab_status_string(fab__cu_no_daemon));
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 
 CUresult fab__cu_check_init(void)
 {
@@ -127,7 +199,7 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
         return CUDA_ERROR_INVALID_VALUE;
     switch (error) {
 #define FAB__CU_TEXT(name, value, text) \
-    case name:                          \
+    case CUDA_##name:                   \
         *pStr = text;                   \
         return CUDA_SUCCESS;
         FAB_CU_RESULT_LIST(FAB__CU_TEXT)
@@ -144,8 +216,8 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
         return CUDA_ERROR_INVALID_VALUE;
     switch (error) {
 #define FAB__CU_NAME(name, value, text) \
-    case name:                          \
-        *pStr = #name;                  \
+    case CUDA_##name:                   \
+        *pStr = "CUDA_" #name;          \
         return CUDA_SUCCESS;
         FAB_CU_RESULT_LIST(FAB__CU_NAME)
 #undef FAB__CU_NAME

@@ -38,12 +38,12 @@
  * the allocation under the lock, unlocks, exports, and locks again to drop
  * it; the put that drops an allocation's last reference unlinks it under the
  * lock, and the caller releases its region after unlocking (alloc.h,
- * fab__cu_alloc_put and fab__cu_alloc_destroy). Creating the client, which may
- * start a daemon, takes fab__cu.client_lock and nothing else.
+ * fab__cu_alloc_put and fab__cu_alloc_destroy). The client is connected once,
+ * in cuInit's pthread_once, and never changes after, so reading it needs no
+ * lock.
  *
- * Lock order: fab__cu.client_lock, then the client's own lock (inside
- * fab_client_connect). fab__cu.lock is never held together with either, in
- * any order. */
+ * Lock order: fab__cu.lock is never held together with the client's own lock,
+ * in any order. */
 #ifndef FAB_CUDA_STATE_H
 #define FAB_CUDA_STATE_H
 
@@ -51,6 +51,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fabmem/fabric.h"
 #include "src/cuda/cuda_abi.h"
 
 #define FAB__CU_MAX_DEVICES 64
@@ -72,11 +73,24 @@ typedef struct fab__cu_state {
     int driver_version;
     int device_count;
     fab__cu_device_t devices[FAB__CU_MAX_DEVICES];
-    pthread_mutex_t client_lock; /* guards client, which is only ever set once */
-    struct fab_client *client;   /* alloc.c connects it on first FABRIC use */
+    /* Set once, by the first cuInit or cuDriverGetVersion, and read-only
+     * after: where the devices came from. With a daemon, its topology
+     * (the client's cached copy) and the client; without, the local
+     * config's, and client NULL. */
+    bool fabric;                       /* a daemon answered: FABRIC sharing works */
+    fab_client_t *client;              /* the connection to it, or NULL */
+    const fab_topology_t *topology;   /* the devices' source, for the rules */
+    int node;                          /* this process's node in it */
 } fab__cu_state_t;
 
 extern fab__cu_state_t fab__cu;
+
+/* The fabric client cuInit connected; CUDA_ERROR_NOT_SUPPORTED (said once
+ * in the log) when no daemon answered then. */
+CUresult fab__cu_client(fab_client_t **client_out);
+
+/* The CUresult of the same number (fab_status_t is numbered as CUresult). */
+CUresult fab__cu_from_status(fab_status_t status);
 
 /* CUDA_SUCCESS once cuInit succeeded, else CUDA_ERROR_NOT_INITIALIZED. */
 CUresult fab__cu_check_init(void);

@@ -8,12 +8,25 @@
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabtest.h"
 
 #define CU_OK(call) assert_int_equal((call), CUDA_SUCCESS)
 #define CU_IS(call, code) assert_int_equal((call), (code))
+
+/* Point FABMEM_CONFIG at a fresh file holding text (the local config, which
+ * applies when no daemon answers); returns its dir, which the caller removes
+ * with fab_test_rmtree and frees. */
+static inline char *use_config(const char *text)
+{
+    char *dir = NULL;
+    char *path = fab_test_config_file(text, &dir);
+    setenv("FABMEM_CONFIG", path, 1);
+    free(path);
+    return dir;
+}
 
 /* cuInit and the primary context of device dev, current in this thread. */
 static inline CUcontext cut_init(int dev)

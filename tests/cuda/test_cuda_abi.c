@@ -15,7 +15,7 @@
 #define SAME_VALUE(name, value)                                             \
     _Static_assert((long long)name == (long long)abi_##name, #name " differs"); \
     _Static_assert((long long)name == (long long)(value), #name " value");
-#define SAME_RESULT(name, value, text) SAME_VALUE(name, value)
+#define SAME_RESULT(name, value, text) SAME_VALUE(CUDA_##name, value)
 
 FAB_CU_RESULT_LIST(SAME_RESULT)
 FAB_CU_HANDLE_TYPE_LIST(SAME_VALUE)

@@ -60,6 +60,43 @@ static int helper_importer(int argc, char **argv, int sock)
     return fab_test_send_word(sock, name) == 0 ? 0 : 24;
 }
 
+/* helper "devices": what cuInit shows a process that has no config of its
+ * own, only FABMEM_SOCKET and FABMEM_NODE (extra args: env to unset). Sends
+ * "count=N version=V fabric=F name=<device 0's name>", or "init=<error>". */
+static int helper_devices(int argc, char **argv, int sock)
+{
+    for (int i = 1; i < argc; i++)
+        unsetenv(argv[i]);
+    CUresult r = cuInit(0);
+    if (r != CUDA_SUCCESS) {
+        const char *name = "?";
+        cuGetErrorName(r, &name);
+        char word[128];
+        snprintf(word, sizeof(word), "init=%s", name);
+        return fab_test_send_word(sock, word) == 0 ? 0 : 10;
+    }
+    int count = 0, version = 0, fabric = -1;
+    char name[128];
+    HELPER_CU(cuDeviceGetCount(&count), 11);
+    HELPER_CU(cuDriverGetVersion(&version), 12);
+    HELPER_CU(cuDeviceGetAttribute(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0),
+              13);
+    HELPER_CU(cuDeviceGetName(name, sizeof(name), 0), 14);
+    char word[255];
+    snprintf(word, sizeof(word), "count=%d version=%d fabric=%d name=%s", count, version, fabric,
+             name);
+    return fab_test_send_word(sock, word) == 0 ? 0 : 15;
+}
+
+/* Run the "devices" helper with env and expect its word. */
+static void devices_in_peer(const char *const *args, const char *const *env, const char *want)
+{
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("devices", args, env, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, want), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+}
+
 typedef struct exported {
     CUmemGenericAllocationHandle h;
     CUdeviceptr ptr;
@@ -103,6 +140,9 @@ static void fabric_handle_shares_memory_between_processes(void **state)
     (void)state;
     assert_non_null(fab_test_daemon_start(NULL, NULL));
     exported_t e = export_fabric(0);
+    int fabric = 0;
+    CU_OK(cuDeviceGetAttribute(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0));
+    assert_int_equal(fabric, 1); /* what NCCL asks before it tries */
     import_in_peer(&e.fh, NULL, NULL, "CUDA_SUCCESS");
     unsigned char b = 0;
     CU_OK(cuMemcpyDtoH(&b, e.ptr + 1, 1));
@@ -220,21 +260,17 @@ static const char topology_config[] =
 static void topology_decides_who_may_import(void **state)
 {
     (void)state;
-    fab_test_daemon_t *d = fab_test_daemon_start(topology_config, NULL);
-    assert_non_null(d);
-    setenv("FABMEM_CONFIG", d->config, 1);
+    assert_non_null(fab_test_daemon_start(topology_config, NULL));
     setenv("FABMEM_NODE", "a", 1);
     exported_t e = export_fabric(0);
     int count = 0;
     CU_OK(cuDeviceGetCount(&count));
-    assert_int_equal(count, 2); /* node a's devices, from the config */
-    char config_env[300];
-    snprintf(config_env, sizeof(config_env), "FABMEM_CONFIG=%s", d->config);
-    const char *const same[] = {config_env, "FABMEM_NODE=b", NULL};
+    assert_int_equal(count, 2); /* node a's devices, from the daemon's config */
+    const char *const same[] = {"FABMEM_NODE=b", NULL};
     import_in_peer(&e.fh, NULL, same, "CUDA_SUCCESS");
-    const char *const domain[] = {config_env, "FABMEM_NODE=other-domain", NULL};
+    const char *const domain[] = {"FABMEM_NODE=other-domain", NULL};
     import_in_peer(&e.fh, NULL, domain, "CUDA_ERROR_INVALID_HANDLE");
-    const char *const clique[] = {config_env, "FABMEM_NODE=other-clique", NULL};
+    const char *const clique[] = {"FABMEM_NODE=other-clique", NULL};
     import_in_peer(&e.fh, NULL, clique, "CUDA_ERROR_NOT_SUPPORTED");
     teardown_export(&e, false);
 }
@@ -562,6 +598,76 @@ static void a_stalled_daemon_stalls_only_the_calls_that_need_it(void **state)
     cut_unmap_free(ptr, SIZE);
 }
 
+/* The quick start of docs/fabric.md, as written: a daemon serving
+ * examples/nvl72.ini, and a program that names only the socket and its node
+ * sees that node's 4 devices, their name and the config's driver version. */
+static void quick_start_program_on_tray07_sees_four_devices(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(fab_test_example_config("nvl72.ini"), NULL));
+    const char *const unset[] = {"FABMEM_CONFIG", NULL};
+    const char *const env[] = {"FABMEM_NODE=tray07", NULL};
+    devices_in_peer(unset, env, "count=4 version=13000 fabric=1 name=fabmem GB200 (emulated)");
+}
+
+/* The daemon's topology wins over a local config that says otherwise: devices,
+ * their name and the driver version all come from the daemon. */
+static void devices_and_version_come_from_the_daemon_not_the_local_config(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(
+        "[driver]\nversion = 12080\n[channel 0]\nuids = 0\n"
+        "[node n]\ngpus = 3\ngpu_name = the daemon's\n", NULL));
+    char *dir = NULL;
+    char *path = fab_test_config_file("[driver]\nversion = 13000\n[node n]\ngpus = 5\n"
+                                      "gpu_name = local\n", &dir);
+    char config_env[600];
+    snprintf(config_env, sizeof(config_env), "FABMEM_CONFIG=%s", path);
+    free(path);
+    const char *const env[] = {config_env, NULL};
+    devices_in_peer(NULL, env, "count=3 version=12080 fabric=1 name=the daemon's");
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+/* With no daemon answering and none allowed to start, the local config gives
+ * the devices, and only what needs no daemon is offered: FABRIC handles are
+ * not supported (so NCCL-style code falls back to POSIX_FD), which works. */
+static void without_a_daemon_the_local_config_offers_posix_fd_only(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char sock_env[600];
+    snprintf(sock_env, sizeof(sock_env), "FABMEM_SOCKET=%s/none/fabmemd.sock", dir);
+    const char *const env[] = {sock_env, "FABMEM_NO_AUTOSTART=1", NULL};
+    devices_in_peer(NULL, env, "count=8 version=13000 fabric=0 name=fabmem H100 (emulated)");
+    setenv("FABMEM_SOCKET", strchr(sock_env, '=') + 1, 1);
+    cut_init(0);
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CUmemGenericAllocationHandle h;
+    CU_IS(cuMemCreate(&h, SIZE, &prop, 0), CUDA_ERROR_NOT_SUPPORTED);
+    CUmemFabricHandle fh;
+    memset(&fh, 0, sizeof(fh));
+    CU_IS(cuMemImportFromShareableHandle(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC),
+          CUDA_ERROR_NOT_SUPPORTED);
+    prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CU_OK(cuMemCreate(&h, SIZE, &prop, 0));
+    CU_OK(cuMemRelease(h));
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+/* A daemon that answers but knows no node of this name is not a reason to
+ * believe another topology: cuInit fails, it does not fall back. */
+static void a_node_the_daemon_lacks_fails_cuinit(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    const char *const env[] = {"FABMEM_NODE=no-such-node", NULL};
+    devices_in_peer(NULL, env, "init=CUDA_ERROR_NO_DEVICE");
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(fabric_handle_shares_memory_between_processes, fab_test_teardown),
     cmocka_unit_test_teardown(nccl_fallback_drops_fabric_without_a_channel, fab_test_teardown),
@@ -570,6 +676,12 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(a_live_mapping_keeps_fabric_memory, fab_test_teardown),
     cmocka_unit_test_teardown(forged_fabric_handle_is_refused, fab_test_teardown),
     cmocka_unit_test_teardown(topology_decides_who_may_import, fab_test_teardown),
+    cmocka_unit_test_teardown(quick_start_program_on_tray07_sees_four_devices, fab_test_teardown),
+    cmocka_unit_test_teardown(devices_and_version_come_from_the_daemon_not_the_local_config,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(without_a_daemon_the_local_config_offers_posix_fd_only,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_node_the_daemon_lacks_fails_cuinit, fab_test_teardown),
     cmocka_unit_test_teardown(import_without_a_shared_channel_is_not_permitted, fab_test_teardown),
     cmocka_unit_test_teardown(import_sharing_a_channel_across_users, fab_test_teardown),
     cmocka_unit_test_teardown(a_stalled_daemon_stalls_only_the_calls_that_need_it,
@@ -578,6 +690,7 @@ static const struct CMUnitTest tests[] = {
 
 static const fab_test_helper_t helpers[] = {
     {"importer", helper_importer},
+    {"devices", helper_devices},
 };
 
 FAB_TEST_MAIN("cuda", tests, helpers)

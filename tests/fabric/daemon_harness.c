@@ -316,3 +316,17 @@ int fab_test_raw_adopt(int sock, const fab_handle_t *handle, int creator, const 
         memcpy(adopt.u.import.token, token, FAB__TOKEN_BYTES);
     return fab_test_raw_call(sock, &adopt, fd, NULL, NULL);
 }
+
+char *fab_test_example_config(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", FABMEM_EXAMPLES_DIR, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    assert_true(feof(f)); /* all of it */
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}

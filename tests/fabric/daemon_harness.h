@@ -62,6 +62,10 @@ int fab_test_teardown(void **state);
 /* Hex of 16 uuid bytes, as the daemon logs them. */
 void fab_test_hex16(const unsigned char *bytes, char out[33]);
 
+/* The text of examples/<name> (a static buffer, overwritten by the next
+ * call), for a daemon started on an example config (asserted). */
+char *fab_test_example_config(const char *name);
+
 /* The start of a command line running fabmemd exe: FABTEST_DAEMON_LAUNCHER's
  * words (the valgrind build sets it; buf of cap bytes holds them), then exe.
  * argv needs room for 33 entries more than the caller adds; returns the

@@ -25,10 +25,7 @@ static char *prepare(void)
     assert_non_null(dir);
     char path[512];
     snprintf(path, sizeof(path), "%s/fabmem.ini", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("[daemon]\nidle_exit = 1\n[channel 0]\nuids = 0\n", f);
-    fclose(f);
+    fab_test_write_file(path, "[daemon]\nidle_exit = 1\n[channel 0]\nuids = 0\n");
     setenv("FABMEM_CONFIG", path, 1);
     snprintf(path, sizeof(path), "%s/run/fabmemd.sock", dir);
     setenv("FABMEM_SOCKET", path, 1);

@@ -783,10 +783,7 @@ static void key_file_that_is_a_fifo_is_refused_at_start(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     snprintf(text, sizeof(text), "[daemon]\nstate_file = %s\n[channel 0]\nuids = %lu\n", fifo,
              (unsigned long)getuid());
-    FILE *f = fopen(config, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    fab_test_write_file(config, text);
     static char err[16384];
     const char *args[] = {"--config", config, "--log", "info", NULL};
     int status = run_daemon(dir, args, err, sizeof(err));

@@ -488,24 +488,10 @@ static void daemon_exits_cleanly_on_sigint_freeing_everything(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
-/* The config a test's daemon reads, from a file of the examples. */
-static char *example_config(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", FABMEM_EXAMPLES_DIR, name);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    static char text[65536];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    return text;
-}
-
 static void client_learns_the_topology_from_the_daemon(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(example_config("nvl72.ini"), NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config("nvl72.ini"), NULL));
     setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* ours must not matter */
     fab_client_t *client = connect_node("tray07");
     const fab_topology_t *topology = NULL;
@@ -544,10 +530,7 @@ static void restarted_daemon_is_asked_for_its_topology_again(void **state)
     assert_int_equal(fab_topology_node(before, 0, &node), FAB_SUCCESS);
     assert_int_equal(node.device_count, 2);
     /* The daemon comes back with another config on the same socket. */
-    FILE *f = fopen(daemon->config, "w");
-    assert_non_null(f);
-    fputs("[channel 0]\nuids = 0\n[node a]\ngpus = 3\n[node b]\ngpus = 1\n", f);
-    fclose(f);
+    fab_test_write_file(daemon->config, "[channel 0]\nuids = 0\n[node a]\ngpus = 3\n[node b]\ngpus = 1\n");
     assert_int_equal(fab_test_daemon_restart(daemon), 0);
     fab_daemon_stats_t stats;
     assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS); /* reconnects */

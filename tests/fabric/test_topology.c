@@ -11,25 +11,11 @@
 
 #include "fabmem.h"
 
-static char *write_config(const char *text, char **dir_out)
-{
-    char *dir = fab_test_tempdir();
-    assert_non_null(dir);
-    char *path = malloc(strlen(dir) + 16);
-    sprintf(path, "%s/t.ini", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    *dir_out = dir;
-    return path;
-}
-
 /* Load text; return the status and what was logged (stderr). */
 static fab_status_t load_text(const char *text, fab_topology_t **topology, char *log, size_t cap)
 {
     char *dir;
-    char *path = write_config(text, &dir);
+    char *path = fab_test_config_file(text, &dir);
     char logpath[512];
     snprintf(logpath, sizeof(logpath), "%s/log", dir);
     int saved = dup(2);
@@ -141,7 +127,7 @@ static void config_errors_name_file_and_line(void **state)
         fab_topology_t *t = NULL;
         assert_int_equal(load_text(cases[i].text, &t, log, sizeof(log)), FAB_ERROR_INVALID_VALUE);
         assert_null(t);
-        if (strstr(log, cases[i].says) == NULL || strstr(log, "t.ini") == NULL)
+        if (strstr(log, cases[i].says) == NULL || strstr(log, "fabmem.ini") == NULL)
             fail_msg("case %zu logged \"%s\", wanted \"%s\"", i, log, cases[i].says);
     }
     fab_topology_t *t = NULL;

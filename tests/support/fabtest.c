@@ -280,3 +280,24 @@ void fab_test_rmtree(const char *path)
     if (path)
         nftw(path, fab__unlink_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+void fab_test_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+char *fab_test_config_file(const char *text, char **dir_out)
+{
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    size_t len = strlen(dir) + sizeof("/fabmem.ini");
+    char *path = malloc(len);
+    assert_non_null(path);
+    snprintf(path, len, "%s/fabmem.ini", dir);
+    fab_test_write_file(path, text);
+    *dir_out = dir;
+    return path;
+}

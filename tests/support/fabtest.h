@@ -82,4 +82,12 @@ int fab_test_expect_word(int sock, const char *word); /* 0 if it matched */
 char *fab_test_tempdir(void);
 void fab_test_rmtree(const char *path);
 
+/* Write text to path, replacing what was there (asserted). */
+void fab_test_write_file(const char *path, const char *text);
+
+/* A fresh temp dir holding one config file, fabmem.ini, with text (asserted).
+ * Returns the file's malloc'd path; *dir_out gets the dir, which the caller
+ * removes with fab_test_rmtree (and frees, with the path). */
+char *fab_test_config_file(const char *text, char **dir_out);
+
 #endif /* FABTEST_H */
