@@ -81,6 +81,11 @@ FAB_API bool fab_memory_is_released(const fab_memory_t *memory);
  * *handle_out is written only on success. */
 FAB_API fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handle_out);
 
+/* fab_memory_export's decision and count without the handle, for a service
+ * that mints handles of its own (fabmemd's carry origin FABRIC, its IMEX
+ * domain and a keyed tag): the same errors, but for handle_out. */
+FAB_API fab_status_t fab_memory_count_export(fab_memory_t *memory);
+
 /* Record that one exported handle was retired by all its consumers.
  * Errors:
  *   FAB_ERROR_INVALID_VALUE   memory is NULL

@@ -95,9 +95,9 @@ bool fab_memory_is_released(const fab_memory_t *memory)
     return memory ? memory->released : false;
 }
 
-fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handle_out)
+fab_status_t fab_memory_count_export(fab_memory_t *memory)
 {
-    if (memory == NULL || handle_out == NULL)
+    if (memory == NULL)
         return FAB_ERROR_INVALID_VALUE;
     if (memory->released)
         return FAB_ERROR_INVALID_HANDLE;
@@ -105,6 +105,16 @@ fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handle_out)
         return FAB_ERROR_NOT_PERMITTED;
     if (memory->export_count != UINT32_MAX)
         memory->export_count++;
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handle_out)
+{
+    if (memory == NULL || handle_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    fab_status_t status = fab_memory_count_export(memory);
+    if (status != FAB_SUCCESS)
+        return status;
     fab__handle_encode(handle_out, memory->uuid, memory->props.size, memory->props.peer_access,
                        FAB_HANDLE_ORIGIN_MODEL, 0);
     return FAB_SUCCESS;

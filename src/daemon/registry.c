@@ -544,10 +544,8 @@ static fab_status_t fab__request_export(fab__registry_t *daemon, fab__conn_t *co
     fab__ref_t *ref = fab__ref_get(conn, request->u.region.region);
     if (ref == NULL)
         return FAB_ERROR_INVALID_HANDLE;
-    /* The model decides and counts; its own (MODEL origin) handle is
-     * replaced by the daemon's. */
-    fab_handle_t model_handle;
-    fab_status_t status = fab_memory_export(ref->alloc->memory, &model_handle);
+    /* The model decides and counts; the handle is the daemon's. */
+    fab_status_t status = fab_memory_count_export(ref->alloc->memory);
     if (status != FAB_SUCCESS)
         return status;
     reply->u.exported.handle = fab__alloc_handle(daemon, ref->alloc);

@@ -59,6 +59,28 @@ static void null_arguments_are_invalid_value(void **state)
     fab_memory_destroy(mem);
 }
 
+/* A service that mints its own handles asks the model the same question and
+ * gets the same count, with no handle of the model's made and thrown away. */
+static void count_export_decides_and_counts_as_export_does(void **state)
+{
+    (void)state;
+    fab_memory_t *mem = make_memory(FAB_ACCESS_READ_WRITE);
+    assert_int_equal(fab_memory_count_export(NULL), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_memory_count_export(mem), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_memory_export(mem, &handle), FAB_SUCCESS);
+    assert_int_equal(fab_memory_export_count(mem), 2);
+    assert_int_equal(fab_memory_retire_export(mem), FAB_SUCCESS);
+    assert_int_equal(fab_memory_retire_export(mem), FAB_SUCCESS);
+    assert_int_equal(fab_memory_release(mem), FAB_SUCCESS);
+    assert_int_equal(fab_memory_count_export(mem), FAB_ERROR_INVALID_HANDLE);
+    fab_memory_destroy(mem);
+    mem = make_memory(FAB_ACCESS_NONE);
+    assert_int_equal(fab_memory_count_export(mem), FAB_ERROR_NOT_PERMITTED);
+    assert_int_equal(fab_memory_export_count(mem), 0);
+    fab_memory_destroy(mem);
+}
+
 static void destroy_null_is_a_no_op(void **state)
 {
     (void)state;
@@ -296,6 +318,7 @@ static void retire_after_release_counts_down(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(null_arguments_are_invalid_value),
+    cmocka_unit_test(count_export_decides_and_counts_as_export_does),
     cmocka_unit_test(destroy_null_is_a_no_op),
     cmocka_unit_test(memory_readers_read_null_as_zero),
     cmocka_unit_test(allocate_failure_leaves_out_param_untouched),
