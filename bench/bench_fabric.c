@@ -6,6 +6,10 @@
  *   fabric   fab_client_import + fab_region_map + fab_region_unmap +
  *            fab_region_release of a handle exported by another process
  *
+ * The two alternate, round by round, with client and server (the bare server
+ * process, or fabmemd) pinned to the same core and then to two cores; each
+ * setting prints min / median / max of the per-round ratio.
+ *
  * Then imports per second with 1, 8 and 64 concurrent importer processes, and
  * the daemon's resident memory per live allocation at 100,000 and 1,000,000
  * allocations (the fd limit is raised for that; run as root or with a hard
@@ -14,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +43,25 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Pin pid (0: this process) to cpu; cpu < 0: let it run anywhere. */
+static void pin(pid_t pid, int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++) {
+        if (cpu < 0 || c == cpu)
+            CPU_SET(c, &set);
+    }
+    (void)sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static pid_t daemon_start(const char *exe, const char *config)
@@ -111,8 +135,9 @@ static int recv_fd(int sock)
     return fd;
 }
 
-/* ns per bare round: a server process answers 64-byte requests with a memfd. */
-static double bench_bare(int iterations)
+/* ns per bare round: a server process (on server_cpu) answers 64-byte
+ * requests with a memfd; this process (on client_cpu) asks. */
+static double bench_bare(int iterations, int client_cpu, int server_cpu)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv) != 0)
@@ -120,6 +145,7 @@ static double bench_bare(int iterations)
     pid_t pid = fork();
     if (pid == 0) {
         close(sv[0]);
+        pin(0, server_cpu);
         int memfd = memfd_create("bare", MFD_CLOEXEC);
         if (ftruncate(memfd, SIZE) != 0)
             _exit(1);
@@ -131,6 +157,7 @@ static double bench_bare(int iterations)
         _exit(0);
     }
     close(sv[1]);
+    pin(0, client_cpu);
     char req[64] = {0};
     double t0 = now_s();
     for (int i = 0; i < iterations; i++) {
@@ -145,6 +172,7 @@ static double bench_bare(int iterations)
         close(fd);
     }
     double t = now_s() - t0;
+    pin(0, -1);
     close(sv[0]);
     waitpid(pid, NULL, 0);
     return t * 1e9 / iterations;
@@ -173,8 +201,8 @@ static int import_loop(const fab_handle_t *handle, int iterations)
 }
 
 /* Wall seconds for `procs` importer processes doing `each` rounds at once;
- * they start together on a pipe. */
-static double bench_importers(const fab_handle_t *handle, int procs, int each)
+ * they start together on a pipe. Each runs on cpu (< 0: anywhere). */
+static double bench_importers(const fab_handle_t *handle, int procs, int each, int cpu)
 {
     int go[2];
     if (pipe(go) != 0)
@@ -184,6 +212,7 @@ static double bench_importers(const fab_handle_t *handle, int procs, int each)
         pids[i] = fork();
         if (pids[i] == 0) {
             close(go[1]);
+            pin(0, cpu);
             char byte;
             if (read(go[0], &byte, 1) != 0)
                 _exit(2);
@@ -298,23 +327,47 @@ int main(int argc, char **argv)
         return 1;
 
     int n = quick ? 20000 : 200000;
-    printf("bench_fabric: %d rounds each, 2 MiB allocation\n", n);
-    /* Warm both paths once, then measure them back to back. */
-    bench_bare(n / 10);
-    bench_importers(&handle, 1, n / 10);
-    double bare = bench_bare(n);
-    double t1 = bench_importers(&handle, 1, n);
-    double fabric = t1 * 1e9 / n;
-    printf("  bare mechanism (request + SCM_RIGHTS fd + mmap + munmap + close): %7.2f us\n",
-           bare / 1000);
-    printf("  fabric (import + map + unmap + release, second process):          %7.2f us\n",
-           fabric / 1000);
-    printf("  ratio fabric / bare: %.2fx\n", fabric / bare);
+    enum { ROUNDS = 9 };
+    int per = n / ROUNDS;
+    printf("bench_fabric: %d rounds of %d, bare and fabric alternating, 2 MiB allocation\n",
+           ROUNDS, per);
+    printf("  bare:   request + SCM_RIGHTS fd + mmap + munmap + close\n");
+    printf("  fabric: import + map + unmap + release, from a second process\n");
+    printf("  %-16s %-8s %9s %9s %9s\n", "client/server", "", "min", "median", "max");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    static const struct { const char *name; int client, server; } placements[] = {
+        {"same core", 0, 0},
+        {"two cores", 0, 1},
+    };
+    for (int k = 0; k < 2; k++) {
+        int client_cpu = placements[k].client, server_cpu = placements[k].server;
+        if (server_cpu >= ncpu)
+            continue;
+        pin(daemon, server_cpu);
+        bench_bare(per / 10 + 1, client_cpu, server_cpu); /* warm both */
+        bench_importers(&handle, 1, per / 10 + 1, client_cpu);
+        double bare[ROUNDS], fabric[ROUNDS], ratio[ROUNDS];
+        for (int r = 0; r < ROUNDS; r++) {
+            bare[r] = bench_bare(per, client_cpu, server_cpu);
+            fabric[r] = bench_importers(&handle, 1, per, client_cpu) * 1e9 / per;
+            ratio[r] = fabric[r] / bare[r];
+        }
+        qsort(bare, ROUNDS, sizeof(double), cmp_double);
+        qsort(fabric, ROUNDS, sizeof(double), cmp_double);
+        qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+        printf("  %-16s %-8s %7.2fus %7.2fus %7.2fus\n", placements[k].name, "bare", bare[0] / 1000,
+               bare[ROUNDS / 2] / 1000, bare[ROUNDS - 1] / 1000);
+        printf("  %-16s %-8s %7.2fus %7.2fus %7.2fus\n", "", "fabric", fabric[0] / 1000,
+               fabric[ROUNDS / 2] / 1000, fabric[ROUNDS - 1] / 1000);
+        printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
+               ratio[ROUNDS - 1]);
+    }
+    pin(daemon, -1);
     static const int concurrency[] = {1, 8, 64};
     for (int i = 0; i < 3; i++) {
         int procs = concurrency[i];
         int each = n / procs;
-        double t = bench_importers(&handle, procs, each);
+        double t = bench_importers(&handle, procs, each, -1);
         printf("  %2d concurrent importers: %9.0f imports/s\n", procs, procs * each / t);
     }
     if (rss) {

@@ -5,19 +5,31 @@
  *   driver: cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess,
  *           cuMemUnmap, cuMemRelease, cuMemAddressFree
  *   bare:   memfd_create, ftruncate, mmap, mprotect, munmap, close
+ *   sealed: the same with the seals and the mode 0400 every memfd of the
+ *           emulation carries (F_ADD_SEALS, fchmod): the kernel's share of
+ *           the trust rules, so that its ratio is the bookkeeping alone
+ *
+ * The process is pinned to one core. Each round runs the three loops in turn;
+ * the ratios are per round, printed as min / median / max.
  *
  * Written against cuda.h only; run against the emulation it measures the
  * emulation's bookkeeping on top of the kernel's work. The two loops alternate
  * in rounds and each reports its median round, so that drift in the machine
  * affects both alike.
  *
+ * cuInit asks fabmemd for the topology; FABMEM_NO_AUTOSTART=1 with no daemon
+ * running measures the same cycle without one (it needs none).
+ *
  * Usage: cuda_vmm_cycle [cycles per round, default 2000] [rounds, default 9] */
 #include <cuda.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,12 +67,15 @@ static double driver_round(int cycles, size_t size, const CUmemAllocationProp *p
     return (now_ns() - t0) / cycles;
 }
 
-static double bare_round(int cycles, size_t size)
+static double bare_round(int cycles, size_t size, int sealed)
 {
     double t0 = now_ns();
     for (int i = 0; i < cycles; i++) {
-        int fd = memfd_create("bench", MFD_CLOEXEC);
+        int fd = memfd_create("bench", MFD_CLOEXEC | (sealed ? MFD_ALLOW_SEALING : 0));
         if (fd < 0 || ftruncate(fd, (off_t)size) != 0)
+            exit(1);
+        if (sealed && (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+                       fchmod(fd, 0400) != 0))
             exit(1);
         void *p = mmap(NULL, size, PROT_NONE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED || mprotect(p, size, PROT_READ | PROT_WRITE) != 0)
@@ -77,12 +92,31 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One line: min / median / max of n values (sorted in place). */
+static void print_row(const char *what, double *v, int n, const char *unit)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    const char *fmt = unit[0] ? "  %-26s %8.2f%s %8.2f%s %8.2f%s\n" : "  %-26s %8.0f%s %8.0f%s %8.0f%s\n";
+    printf(fmt, what, v[0], unit, v[n / 2], unit, v[n - 1], unit);
+}
+
+/* Pin to the core this process is on now, so that every round runs there. */
+static void pin_here(void)
+{
+    int cpu = sched_getcpu();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu < 0 ? 0 : cpu, &set);
+    (void)sched_setaffinity(0, sizeof(set), &set);
+}
+
 int main(int argc, char **argv)
 {
     int cycles = argc > 1 ? atoi(argv[1]) : 2000;
     int rounds = argc > 2 ? atoi(argv[2]) : 9;
     if (cycles <= 0 || rounds <= 0 || rounds > 99)
         return 2;
+    pin_here();
     CUcontext ctx;
     CHECK(cuInit(0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
@@ -101,19 +135,23 @@ int main(int argc, char **argv)
     access.location.id = 0;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 
-    double drv[99], bare[99];
-    driver_round(cycles / 10 + 1, size, &prop, &access); /* warm up both */
-    bare_round(cycles / 10 + 1, size);
+    double drv[99], bare[99], sealed[99], ratio[99], ratio_sealed[99];
+    driver_round(cycles / 10 + 1, size, &prop, &access); /* warm up all three */
+    bare_round(cycles / 10 + 1, size, 0);
+    bare_round(cycles / 10 + 1, size, 1);
     for (int r = 0; r < rounds; r++) {
         drv[r] = driver_round(cycles, size, &prop, &access);
-        bare[r] = bare_round(cycles, size);
+        bare[r] = bare_round(cycles, size, 0);
+        sealed[r] = bare_round(cycles, size, 1);
+        ratio[r] = drv[r] / bare[r];
+        ratio_sealed[r] = drv[r] / sealed[r];
     }
-    qsort(drv, (size_t)rounds, sizeof(double), cmp_double);
-    qsort(bare, (size_t)rounds, sizeof(double), cmp_double);
-    double d = drv[rounds / 2], b = bare[rounds / 2];
-    printf("VMM cycle, %zu bytes, %d cycles x %d rounds (median round)\n", size, cycles, rounds);
-    printf("  driver API (7 calls): %9.0f ns/cycle\n", d);
-    printf("  bare syscalls (6):    %9.0f ns/cycle\n", b);
-    printf("  ratio:                %9.2fx\n", d / b);
+    printf("VMM cycle, %zu bytes, %d cycles x %d rounds, one core; min / median / max\n", size,
+           cycles, rounds);
+    print_row("driver API (7 calls), ns", drv, rounds, "");
+    print_row("bare syscalls (6), ns", bare, rounds, "");
+    print_row("sealed syscalls (8), ns", sealed, rounds, "");
+    print_row("ratio to bare", ratio, rounds, "x");
+    print_row("ratio to sealed", ratio_sealed, rounds, "x");
     return 0;
 }
