@@ -128,6 +128,26 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
     }
 }
 
+/* The end of a create or an import: a, whose backing was made (r says how
+ * that went) with no lock held, goes into the table under the lock and its id
+ * to *handle. On any failure its bytes are uncounted and it is destroyed,
+ * backing and all, after unlocking. */
+static CUresult fab__cu_alloc_publish(fab__cu_alloc_t *a, CUresult r,
+                                      CUmemGenericAllocationHandle *handle)
+{
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (r == CUDA_SUCCESS)
+        r = fab__cu_alloc_insert(a);
+    if (r == CUDA_SUCCESS)
+        *handle = a->id;
+    else if (a->counted)
+        fab__cu_used[a->device] -= a->size;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        fab__cu_alloc_destroy(a);
+    return r;
+}
+
 /* ---- checks ------------------------------------------------------------------ */
 
 static CUresult fab__cu_location_device(const CUmemLocation *loc, int *device_out)
@@ -226,21 +246,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     } else {
         r = fab__cu_memfd(size, &a->fd);
     }
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    if (r == CUDA_SUCCESS)
-        r = fab__cu_alloc_insert(a);
-    if (r == CUDA_SUCCESS)
-        *handle = a->id;
-    else
-        fab__cu_used[dev] -= size;
-    pthread_rwlock_unlock(&fab__cu.lock);
-    if (r != CUDA_SUCCESS)
-        goto release_backing;
-    return CUDA_SUCCESS;
-
-release_backing:
-    fab__cu_alloc_destroy(a); /* the memfd or region, and a; not under the lock */
-    return r;
+    return fab__cu_alloc_publish(a, r, handle);
 free_alloc:
     free(a);
     return r;
@@ -401,23 +407,7 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
             }
         }
     }
-    if (r != CUDA_SUCCESS)
-        goto free_alloc;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    r = fab__cu_alloc_insert(a);
-    if (r == CUDA_SUCCESS)
-        *handle = a->id;
-    pthread_rwlock_unlock(&fab__cu.lock);
-    if (r != CUDA_SUCCESS)
-        goto release_backing;
-    return CUDA_SUCCESS;
-
-release_backing:
-    fab__cu_alloc_destroy(a); /* the fd or region, and a; not under the lock */
-    return r;
-free_alloc:
-    free(a);
-    return r;
+    return fab__cu_alloc_publish(a, r, handle);
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
