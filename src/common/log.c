@@ -98,3 +98,13 @@ void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const cha
     fab__log_v(level, suffix, fmt, ap);
     va_end(ap);
 }
+
+void fab__uuid_hex(const fab_uuid_t *uuid, char out[33])
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < 16; i++) {
+        out[2 * i] = digits[uuid->bytes[i] >> 4];
+        out[2 * i + 1] = digits[uuid->bytes[i] & 15];
+    }
+    out[32] = '\0';
+}

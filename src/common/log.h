@@ -4,6 +4,8 @@
 #ifndef FABMEM_COMMON_LOG_H
 #define FABMEM_COMMON_LOG_H
 
+#include "fabmem/handle.h"
+
 typedef enum fab__log_level {
     FAB__LOG_ERROR = 0,
     FAB__LOG_WARN = 1,
@@ -37,5 +39,8 @@ typedef struct fab__log_limit {
 __attribute__((format(printf, 3, 4)))
 #endif
 void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...);
+
+/* A uuid as 32 lowercase hex digits, the form every message prints. */
+void fab__uuid_hex(const fab_uuid_t *uuid, char out[33]);
 
 #endif /* FABMEM_COMMON_LOG_H */

@@ -87,12 +87,6 @@ static uint64_t fab__uuid_key(const fab_uuid_t *uuid)
     return fab__le_get64(uuid->bytes);
 }
 
-static void fab__uuid_hex(const fab_uuid_t *uuid, char out[33])
-{
-    for (int i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", uuid->bytes[i]);
-}
-
 /* The tag: keyed BLAKE2b over the bytes it covers, cut to 16 bytes. */
 static void fab__handle_tag(const fab__registry_t *daemon, const uint8_t *bytes,
                             uint8_t tag[FAB_HANDLE_TAG_BYTES])

@@ -321,8 +321,7 @@ static void fab__connection_lost(fab_client_t *client)
 static void fab__warn_unimported(const fab__reply_t *reply)
 {
     char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", reply->u.release.uuid.bytes[i]);
+    fab__uuid_hex(&reply->u.release.uuid, hex);
     fab__log(FAB__LOG_WARN,
              "allocation %s released with %u exported handles never imported: "
              "a late import will fail", hex, reply->u.release.unimported);
