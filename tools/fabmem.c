@@ -1,10 +1,14 @@
 /* fabmem: the command-line tool. Subcommands:
  *   decode   show the fields of a 64-byte fabric handle and whether it is intact
  *   verify   ask the daemon whether it minted a handle and whether its memory lives
- *   status   the daemon's counters and the topology (as nvidia-imex-ctl shows IMEX's)
+ *   status   the daemon's counters and its topology
+ *   nodes    the daemon's nodes and which can share memory with which, as
+ *            nvidia-imex-ctl -N shows an IMEX domain
  *   errors   list every status code with its name and CUDA's message
- * status and verify talk to the daemon at $FABMEM_SOCKET (else the per-user
- * default) and never start one.
+ * status, nodes and verify talk to the daemon at $FABMEM_SOCKET (else the
+ * per-user default) and never start one; what they show is the daemon's
+ * topology, never a config of the tool's own. status and nodes take --json:
+ * the same facts as one JSON object (written with jansson), for scripts.
  * The handle may be given as 128 hex digits, as a file holding the 64 raw bytes
  * or the hex text, or as "-" for standard input. Exit status: 0 an intact
  * handle (verify: minted here and live), 1 a handle that is refused (its fields
@@ -15,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "fabmem.h"
 
 #define FAB__INPUT_MAX 4096
@@ -24,7 +30,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: fabmem decode HANDLE    HANDLE: 128 hex digits, a file (raw or hex), or -\n"
             "       fabmem verify HANDLE    ask the daemon: minted here? memory still live?\n"
-            "       fabmem status           the daemon's counters and the topology\n"
+            "       fabmem status [--json]  the daemon's counters and its topology\n"
+            "       fabmem nodes [--json]   the daemon's nodes and which can share with which\n"
             "       fabmem errors           list status codes, names and messages\n"
             "       fabmem help\n");
 }
@@ -217,20 +224,103 @@ static const char *fabric_state_name(fab_fabric_state_t state)
     return "?";
 }
 
-static int cmd_status(void)
+/* A uuid as CUDA and NVML print one: 8-4-4-4-12 hex digits. */
+static void uuid_text(const fab_uuid_t *uuid, char out[37])
+{
+    int k = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[k++] = '-';
+        snprintf(out + k, 3, "%02x", uuid->bytes[i]);
+        k += 2;
+    }
+    out[k] = '\0';
+}
+
+/* The daemon's topology as JSON: driver, this process's node, and each node
+ * with its devices. */
+static json_t *topology_json(const fab_topology_t *topology, int here)
+{
+    json_t *nodes = json_array();
+    for (int i = 0; i < fab_topology_node_count(topology); i++) {
+        fab_node_info_t info;
+        if (fab_topology_node(topology, i, &info) != FAB_SUCCESS)
+            continue;
+        char cluster[37];
+        uuid_text(&info.cluster_uuid, cluster);
+        json_t *devices = json_array();
+        for (int d = 0; d < info.device_count; d++) {
+            fab_device_info_t dev;
+            if (fab_topology_device(topology, i, d, &dev) != FAB_SUCCESS)
+                continue;
+            char uuid[37], cc[24];
+            uuid_text(&dev.uuid, uuid);
+            snprintf(cc, sizeof(cc), "%d.%d", dev.compute_major, dev.compute_minor);
+            json_array_append_new(
+                devices, json_pack("{s:i, s:s, s:s, s:I, s:I, s:s, s:i}", "index", d, "name",
+                                   dev.name, "uuid", uuid, "memory", (json_int_t)dev.total_memory,
+                                   "granularity", (json_int_t)dev.granularity,
+                                   "compute_capability", cc, "sm_count", dev.sm_count));
+        }
+        json_array_append_new(nodes, json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:o}", "index", i,
+                                               "name", info.name, "imex_domain", info.imex_domain,
+                                               "cluster_uuid", cluster, "clique_id",
+                                               (json_int_t)info.clique_id, "fabric_state",
+                                               fabric_state_name(info.fabric_state), "devices",
+                                               devices));
+    }
+    return json_pack("{s:i, s:i, s:o}", "driver_version", fab_topology_driver_version(topology),
+                     "this_node", here, "nodes", nodes);
+}
+
+static int print_json(json_t *root)
+{
+    int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0 ? 0 : 1;
+    putchar('\n');
+    json_decref(root);
+    return rc;
+}
+
+/* The client and its daemon's topology, for status and nodes; NULL when no
+ * daemon answers (said on stderr). */
+static fab_client_t *topology_of_daemon(const fab_topology_t **topology_out)
 {
     fab_client_t *client = connect_quietly();
     if (client == NULL)
+        return NULL;
+    fab_status_t status = fab_client_topology(client, topology_out);
+    if (status != FAB_SUCCESS) {
+        fprintf(stderr, "fabmem: the daemon did not answer: %s\n", fab_status_name(status));
+        fab_client_close(client);
+        return NULL;
+    }
+    return client;
+}
+
+static int cmd_status(bool json)
+{
+    const fab_topology_t *topology = NULL;
+    fab_client_t *client = topology_of_daemon(&topology);
+    if (client == NULL)
         return 1;
     fab_daemon_stats_t stats;
-    const fab_topology_t *topology = NULL;
     fab_status_t status = fab_client_stats(client, &stats);
-    if (status == FAB_SUCCESS)
-        status = fab_client_topology(client, &topology);
     if (status != FAB_SUCCESS) {
         fprintf(stderr, "fabmem: the daemon did not answer: %s\n", fab_status_name(status));
         fab_client_close(client);
         return 1;
+    }
+    int here = fab_client_node_index(client);
+    if (json) {
+        json_t *daemon = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "pid", (json_int_t)stats.pid,
+                                   "clients", (json_int_t)stats.clients, "allocations",
+                                   (json_int_t)stats.allocations, "bytes",
+                                   (json_int_t)stats.bytes, "references",
+                                   (json_int_t)stats.references, "rss", (json_int_t)stats.rss);
+        json_t *root = json_pack("{s:o, s:o}", "daemon", daemon, "topology",
+                                 topology_json(topology, here));
+        fab_client_close(client);
+        return print_json(root);
     }
     printf("daemon       pid %llu\n", (unsigned long long)stats.pid);
     printf("clients      %llu\n", (unsigned long long)stats.clients);
@@ -240,8 +330,7 @@ static int cmd_status(void)
     printf("daemon rss   %llu bytes\n", (unsigned long long)stats.rss);
     /* The daemon's topology, the one it enforces, not a config of ours. */
     printf("topology     %d node(s), driver %d; this process sits on node %d\n",
-           fab_topology_node_count(topology), fab_topology_driver_version(topology),
-           fab_client_node_index(client));
+           fab_topology_node_count(topology), fab_topology_driver_version(topology), here);
     for (int i = 0; i < fab_topology_node_count(topology); i++) {
         fab_node_info_t info;
         if (fab_topology_node(topology, i, &info) != FAB_SUCCESS)
@@ -250,6 +339,115 @@ static int cmd_status(void)
                info.imex_domain, info.clique_id, info.device_count,
                fabric_state_name(info.fabric_state));
     }
+    fab_client_close(client);
+    return 0;
+}
+
+/* One cell of the reachability table: what an import on node `to` of memory
+ * exported on node `from` gets from the topology (fab_topology_path). */
+static char path_mark(const fab_topology_t *topology, int from, int to)
+{
+    switch (fab_topology_path(topology, from, to)) {
+    case FAB_SUCCESS:
+        return 'C';
+    case FAB_ERROR_NOT_SUPPORTED:
+        return 'N';
+    default:
+        return '.';
+    }
+}
+
+static const char *path_word(char mark)
+{
+    return mark == 'C' ? "connected" : mark == 'N' ? "no_fabric_path" : "other_domain";
+}
+
+static int cmd_nodes(bool json)
+{
+    const fab_topology_t *topology = NULL;
+    fab_client_t *client = topology_of_daemon(&topology);
+    if (client == NULL)
+        return 1;
+    int here = fab_client_node_index(client);
+    int n = fab_topology_node_count(topology);
+    fab_node_info_t mine;
+    if (fab_topology_node(topology, here, &mine) != FAB_SUCCESS) {
+        fprintf(stderr, "fabmem: the daemon's topology has no node %d\n", here);
+        fab_client_close(client);
+        return 1;
+    }
+    /* The domain is UP when every node of this process's IMEX domain has
+     * its fabric COMPLETED; else DEGRADED, with the count of those not. */
+    int in_domain = 0, not_ready = 0;
+    for (int i = 0; i < n; i++) {
+        fab_node_info_t info;
+        if (fab_topology_node(topology, i, &info) != FAB_SUCCESS ||
+            strcmp(info.imex_domain, mine.imex_domain) != 0)
+            continue;
+        in_domain++;
+        not_ready += info.fabric_state != FAB_FABRIC_STATE_COMPLETED;
+    }
+    const char *domain_state = not_ready == 0 ? "UP" : "DEGRADED";
+    if (json) {
+        json_t *nodes = json_array();
+        for (int i = 0; i < n; i++) {
+            fab_node_info_t info;
+            if (fab_topology_node(topology, i, &info) != FAB_SUCCESS)
+                continue;
+            char cluster[37];
+            uuid_text(&info.cluster_uuid, cluster);
+            json_t *to = json_object();
+            for (int j = 0; j < n; j++) {
+                fab_node_info_t other;
+                if (fab_topology_node(topology, j, &other) == FAB_SUCCESS)
+                    json_object_set_new(to, other.name,
+                                        json_string(path_word(path_mark(topology, i, j))));
+            }
+            json_array_append_new(
+                nodes, json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:i, s:o}", "index", i, "name",
+                                 info.name, "imex_domain", info.imex_domain, "cluster_uuid",
+                                 cluster, "clique_id", (json_int_t)info.clique_id, "fabric_state",
+                                 fabric_state_name(info.fabric_state), "gpus", info.device_count,
+                                 "can_share_with", to));
+        }
+        json_t *root = json_pack("{s:s, s:s, s:s, s:i, s:i, s:o}", "imex_domain",
+                                 mine.imex_domain, "domain_state", domain_state, "this_node",
+                                 mine.name, "nodes_in_domain", in_domain, "nodes_not_ready",
+                                 not_ready, "nodes", nodes);
+        fab_client_close(client);
+        return print_json(root);
+    }
+    printf("IMEX domain  %s, %d node(s), this process on %s (#%d)\n", mine.imex_domain,
+           in_domain, mine.name, here);
+    printf("\n  #    node              domain            cluster                               "
+           "clique  fabric\n");
+    for (int i = 0; i < n; i++) {
+        fab_node_info_t info;
+        if (fab_topology_node(topology, i, &info) != FAB_SUCCESS)
+            continue;
+        char cluster[37];
+        uuid_text(&info.cluster_uuid, cluster);
+        printf("  %-4d %-17s %-17s %-37s %-7u %s\n", i, info.name, info.imex_domain, cluster,
+               info.clique_id, fabric_state_name(info.fabric_state));
+    }
+    printf("\nwho can import whose memory (row: exporter, column: importer)\n"
+           "  C  connected: one IMEX domain and an NVLink path\n"
+           "  N  one domain, no fabric path: an import gets NOT_SUPPORTED\n"
+           "  .  another IMEX domain: the handle is INVALID_HANDLE there\n\n");
+    printf("  from\\to");
+    for (int j = 0; j < n; j++)
+        printf(" %2d", j);
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("  %7d", i);
+        for (int j = 0; j < n; j++)
+            printf("  %c", path_mark(topology, i, j));
+        printf("\n");
+    }
+    if (not_ready == 0)
+        printf("\ndomain state UP\n");
+    else
+        printf("\ndomain state DEGRADED: %d of %d node(s) not COMPLETED\n", not_ready, in_domain);
     fab_client_close(client);
     return 0;
 }
@@ -268,8 +466,11 @@ int main(int argc, char **argv)
         return cmd_decode(argv[2]);
     if (argc == 3 && strcmp(argv[1], "verify") == 0)
         return cmd_verify(argv[2]);
-    if (argc == 2 && strcmp(argv[1], "status") == 0)
-        return cmd_status();
+    bool json = argc == 3 && strcmp(argv[2], "--json") == 0;
+    if ((argc == 2 || json) && strcmp(argv[1], "status") == 0)
+        return cmd_status(json);
+    if ((argc == 2 || json) && strcmp(argv[1], "nodes") == 0)
+        return cmd_nodes(json);
     if (argc == 2 && strcmp(argv[1], "errors") == 0)
         return cmd_errors();
     if (argc == 2 && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0)) {

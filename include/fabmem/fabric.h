@@ -125,6 +125,15 @@ FAB_API fab_status_t fab_topology_device(const fab_topology_t *topology, int nod
  * default 13000). */
 FAB_API int fab_topology_driver_version(const fab_topology_t *topology);
 
+/* What the topology says of memory exported on node `from` and imported on
+ * node `to` (channels aside), the rule fabmemd applies to every IMPORT:
+ *   FAB_SUCCESS                one IMEX domain and an NVLink path: both
+ *                              fabrics COMPLETED, same cluster and clique
+ *   FAB_ERROR_INVALID_HANDLE   other IMEX domains: the handle means nothing there
+ *   FAB_ERROR_NOT_SUPPORTED    one domain, no fabric path
+ *   FAB_ERROR_INVALID_VALUE    NULL topology or a node out of range */
+FAB_API fab_status_t fab_topology_path(const fab_topology_t *topology, int from, int to);
+
 /* ---- client ---------------------------------------------------------------- */
 
 typedef struct fab_client fab_client_t;

@@ -481,6 +481,21 @@ fab_status_t fab_topology_node(const fab_topology_t *topology, int node_index,
     return FAB_SUCCESS;
 }
 
+fab_status_t fab_topology_path(const fab_topology_t *topology, int from, int to)
+{
+    if (topology == NULL || from < 0 || from >= topology->nnodes || to < 0 ||
+        to >= topology->nnodes)
+        return FAB_ERROR_INVALID_VALUE;
+    const fab_node_info_t *a = &topology->nodes[from].info, *b = &topology->nodes[to].info;
+    if (strcmp(a->imex_domain, b->imex_domain) != 0)
+        return FAB_ERROR_INVALID_HANDLE;
+    if (a->fabric_state != FAB_FABRIC_STATE_COMPLETED ||
+        b->fabric_state != FAB_FABRIC_STATE_COMPLETED || a->clique_id != b->clique_id ||
+        !fab_uuid_equal(&a->cluster_uuid, &b->cluster_uuid))
+        return FAB_ERROR_NOT_SUPPORTED;
+    return FAB_SUCCESS;
+}
+
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal)
 {
     /* FNV-1a of the node name and the ordinal: stable, distinct enough for

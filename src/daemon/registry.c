@@ -594,14 +594,6 @@ static fab__alloc_t *fab__handle_live(fab__registry_t *daemon, const fab__conn_t
     return alloc;
 }
 
-static int fab__reachable(const fab__node_t *a, const fab__node_t *b)
-{
-    return a->info.fabric_state == FAB_FABRIC_STATE_COMPLETED &&
-           b->info.fabric_state == FAB_FABRIC_STATE_COMPLETED &&
-           a->info.clique_id == b->info.clique_id &&
-           fab_uuid_equal(&a->info.cluster_uuid, &b->info.cluster_uuid);
-}
-
 static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *conn,
                                         const fab__request_t *request, fab__reply_t *reply,
                                         int *fd_out, int *fd_owned)
@@ -621,8 +613,10 @@ static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *co
     status = fab_importer_create(device, &importer);
     if (status != FAB_SUCCESS)
         return status;
-    fab_importer_set_reachable(importer, fab__reachable(&topology->nodes[alloc->node],
-                                                        &topology->nodes[conn->node]));
+    /* The handle's domain was checked against ours already; what is left
+     * of the topology's verdict is the fabric path. */
+    fab_importer_set_reachable(importer,
+                               fab_topology_path(topology, alloc->node, conn->node) == FAB_SUCCESS);
     fab_import_t import;
     status = fab_importer_import(importer, handle, &import);
     fab_importer_destroy(importer);

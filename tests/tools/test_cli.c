@@ -10,10 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "daemon_harness.h"
 #include "fabmem.h"
 
-#define OUT_MAX 8192
+#define OUT_MAX 32768
 
 /* Run the tool with args; its stdout and stderr go to out. Returns its exit
  * status. */
@@ -189,9 +191,148 @@ static void verify_refuses_a_handle_of_another_fabric(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+/* Four nodes: a and b share a cluster and clique but b's fabric is still
+ * coming up, c is in another clique, d in another IMEX domain. */
+static const char four_nodes[] =
+    "[channel 0]\nuids = 0\n"
+    "[node a]\ngpus = 2\nimex_domain = one\n"
+    "cluster_uuid = 11111111-2222-3333-4444-555555555555\nclique_id = 1\n"
+    "[node b]\ngpus = 2\nimex_domain = one\n"
+    "cluster_uuid = 11111111-2222-3333-4444-555555555555\nclique_id = 1\n"
+    "fabric_state = in_progress\n"
+    "[node c]\nimex_domain = one\n"
+    "cluster_uuid = 11111111-2222-3333-4444-555555555555\nclique_id = 2\n"
+    "[node d]\nimex_domain = two\n";
+
+static void nodes_shows_who_can_share_with_whom(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(four_nodes, NULL));
+    char out[OUT_MAX];
+    const char *args[] = {"nodes", NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    const char *rows[] = {"        0  C  N  N  .\n", "        1  N  N  N  .\n",
+                          "        2  N  N  C  .\n", "        3  .  .  .  C\n",
+                          "IMEX domain  one, 3 node(s), this process on a (#0)",
+                          "domain state DEGRADED: 1 of 3 node(s) not COMPLETED",
+                          "11111111-2222-3333-4444-555555555555  1       IN_PROGRESS"};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        if (!strstr(out, rows[i]))
+            fail_msg("\"%s\" is missing from:\n%s", rows[i], out);
+    }
+}
+
+/* Run the tool with args and parse its stdout as JSON (asserted). */
+static json_t *run_json(const char *const *args)
+{
+    char out[OUT_MAX];
+    assert_int_equal(run_tool(args, out), 0);
+    json_error_t error;
+    json_t *root = json_loads(out, 0, &error);
+    if (root == NULL)
+        fail_msg("not JSON (%s, line %d):\n%s", error.text, error.line, out);
+    return root;
+}
+
+/* The table is a promise about the daemon's answers: every cell of
+ * nodes --json is what an import on that node of memory made on a gets. */
+static void nodes_json_predicts_every_import(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(four_nodes, NULL));
+    const char *args[] = {"nodes", "--json", NULL};
+    json_t *root = run_json(args);
+    assert_string_equal(json_string_value(json_object_get(root, "domain_state")), "DEGRADED");
+    assert_int_equal(json_integer_value(json_object_get(root, "nodes_not_ready")), 1);
+    json_t *nodes = json_object_get(root, "nodes");
+    assert_int_equal(json_array_size(nodes), 4);
+    json_t *from_a = json_object_get(json_array_get(nodes, 0), "can_share_with");
+    fab_client_options_t on_a = {NULL, "a", 0};
+    fab_client_t *exporter = NULL;
+    assert_int_equal(fab_client_connect(&on_a, &exporter), FAB_SUCCESS);
+    fab_region_t *region = allocate(exporter);
+    fab_handle_t handle = exported(region);
+    const char *names[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) {
+        fab_client_options_t options = {NULL, names[i], 0};
+        fab_client_t *importer = NULL;
+        assert_int_equal(fab_client_connect(&options, &importer), FAB_SUCCESS);
+        fab_region_t *imported = NULL;
+        fab_status_t got = fab_client_import(importer, &handle, 0, &imported);
+        const char *cell = json_string_value(json_object_get(from_a, names[i]));
+        assert_non_null(cell);
+        const char *want = got == FAB_SUCCESS                 ? "connected"
+                           : got == FAB_ERROR_NOT_SUPPORTED   ? "no_fabric_path"
+                           : got == FAB_ERROR_INVALID_HANDLE  ? "other_domain"
+                                                              : "?";
+        if (strcmp(cell, want) != 0)
+            fail_msg("node %s: the table says %s, the import got %s", names[i], cell,
+                     fab_status_name(got));
+        if (imported != NULL)
+            assert_int_equal(fab_region_release(imported), FAB_SUCCESS);
+        assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
+    }
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(exporter), FAB_SUCCESS);
+    json_decref(root);
+}
+
+static void status_json_has_the_counters_and_the_daemons_topology(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(fab_test_example_config("nvl72.ini"), NULL));
+    setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* the tool inherits it */
+    fab_client_t *client = connect_client();
+    fab_region_t *region = allocate(client);
+    const char *args[] = {"status", "--json", NULL};
+    json_t *root = run_json(args);
+    unsetenv("FABMEM_CONFIG");
+    json_t *daemon = json_object_get(root, "daemon");
+    assert_int_equal(json_integer_value(json_object_get(daemon, "allocations")), 1);
+    assert_int_equal(json_integer_value(json_object_get(daemon, "bytes")), 2 << 20);
+    json_t *topology = json_object_get(root, "topology");
+    assert_int_equal(json_integer_value(json_object_get(topology, "driver_version")), 13000);
+    json_t *nodes = json_object_get(topology, "nodes");
+    assert_int_equal(json_array_size(nodes), 18);
+    json_t *tray07 = json_array_get(nodes, 7);
+    assert_string_equal(json_string_value(json_object_get(tray07, "name")), "tray07");
+    json_t *devices = json_object_get(tray07, "devices");
+    assert_int_equal(json_array_size(devices), 4);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(devices, 0), "name")),
+                        "fabmem GB200 (emulated)");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(devices, 0), "compute_capability")),
+        "10.0");
+    json_decref(root);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void nodes_without_a_daemon_says_so(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char sock[512];
+    snprintf(sock, sizeof(sock), "%s/nobody-listens.sock", dir);
+    setenv("FABMEM_SOCKET", sock, 1);
+    char out[OUT_MAX];
+    const char *args[] = {"nodes", "--json", NULL};
+    assert_int_equal(run_tool(args, out), 1);
+    if (!strstr(out, "no daemon answers at"))
+        fail_msg("unexpected output:\n%s", out);
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(status_shows_the_daemons_counters, fab_test_teardown),
     cmocka_unit_test(status_without_a_daemon_says_so),
+    cmocka_unit_test_teardown(nodes_shows_who_can_share_with_whom, fab_test_teardown),
+    cmocka_unit_test_teardown(nodes_json_predicts_every_import, fab_test_teardown),
+    cmocka_unit_test_teardown(status_json_has_the_counters_and_the_daemons_topology,
+                              fab_test_teardown),
+    cmocka_unit_test(nodes_without_a_daemon_says_so),
     cmocka_unit_test_teardown(status_shows_the_daemons_topology_not_its_own_config, fab_test_teardown),
     cmocka_unit_test_teardown(verify_says_live_for_a_live_handle, fab_test_teardown),
     cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fab_test_teardown),
