@@ -286,6 +286,12 @@ static int write_config(char *dir, size_t dirlen)
     fclose(f);
     setenv("FABMEM_CONFIG", path, 1);
     setenv("FABMEM_NODE", "n", 1);
+    /* This config, not a daemon's: with none answering on a socket of our
+     * own and none started, cuInit takes the local config (POSIX_FD is all
+     * the bench uses). */
+    snprintf(path, sizeof(path), "%s/no-daemon/fabmemd.sock", dir);
+    setenv("FABMEM_SOCKET", path, 1);
+    setenv("FABMEM_NO_AUTOSTART", "1", 1);
     return 0;
 }
 
