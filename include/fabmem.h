@@ -3,6 +3,7 @@
 #ifndef FABMEM_H
 #define FABMEM_H
 
+#include "fabmem/version.h"
 #include "fabmem/status.h"
 #include "fabmem/handle.h"
 #include "fabmem/model.h"

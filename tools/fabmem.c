@@ -33,7 +33,24 @@ static void usage(FILE *out)
             "       fabmem status [--json]  the daemon's counters and its topology\n"
             "       fabmem nodes [--json]   the daemon's nodes and which can share with which\n"
             "       fabmem errors           list status codes, names and messages\n"
-            "       fabmem help\n");
+            "       fabmem --version        the version of fabmem\n"
+            "       fabmem help\n"
+            "\n"
+            "verify, status and nodes ask the fabmemd at $FABMEM_SOCKET (else the per-user\n"
+            "socket) and never start one; they show the daemon's topology, never a config\n"
+            "of their own. --json prints one JSON object instead of text.\n"
+            "\n"
+            "Exit status:\n"
+            "  0  success (decode: an intact handle; verify: minted here and live)\n"
+            "  1  a refused handle (its fields are still shown), or no daemon answering\n"
+            "  2  bad usage or unreadable input\n"
+            "\n"
+            "Environment:\n"
+            "  FABMEM_SOCKET  the daemon's socket\n"
+            "  FABMEM_NODE    the node this process sits on (default: the first)\n"
+            "  FABMEM_LOG     error, warn (default), info or debug\n"
+            "\n"
+            "Documentation: docs/tools.md and docs/fabric.md in the fabmem sources.\n");
 }
 
 static int hexval(int c)
@@ -473,6 +490,10 @@ int main(int argc, char **argv)
         return cmd_nodes(json);
     if (argc == 2 && strcmp(argv[1], "errors") == 0)
         return cmd_errors();
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("fabmem %s (handle format %d)\n", FAB_VERSION_STRING, FAB_HANDLE_VERSION);
+        return 0;
+    }
     if (argc == 2 && (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0)) {
         usage(stdout);
         return 0;

@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fabmem/handle.h"
+#include "fabmem/version.h"
 #include "src/daemon/registry.h"
 #include "src/common/log.h"
 #include "src/common/proto.h"
@@ -84,7 +86,22 @@ static void fab__usage(FILE *out)
             "  --log LEVEL       error, warn, info or debug (default $FABMEM_LOG, else warn)\n"
             "  --idle-exit S     exit after S seconds without clients or allocations\n"
             "  --ready-fd FD     write one byte to FD once listening, then close it\n"
-            "  --autostarted     started by a client: exit when idle, give way quietly\n");
+            "  --autostarted     started by a client: exit when idle, give way quietly\n"
+            "  --version         print the version and exit\n"
+            "  --help            print this text and exit\n"
+            "\n"
+            "Exit status:\n"
+            "  0  a clean exit (SIGTERM or SIGINT, or idle)\n"
+            "  1  it could not start: a bad config (the log names file and line), a socket\n"
+            "     directory that fails the trust rules, or another daemon on the socket\n"
+            "  2  bad usage\n"
+            "\n"
+            "Environment:\n"
+            "  FABMEM_SOCKET  the socket, when --socket is not given\n"
+            "  FABMEM_CONFIG  the config, when --config is not given\n"
+            "  FABMEM_LOG     the log level, when --log is not given\n"
+            "\n"
+            "Documentation: docs/fabric.md in the fabmem sources.\n");
 }
 
 /* A whole decimal number in [min, max]; 0, or -1. */
@@ -412,6 +429,7 @@ int main(int argc, char **argv)
         {"socket", required_argument, NULL, 's'}, {"log", required_argument, NULL, 'l'},
         {"idle-exit", required_argument, NULL, 'i'}, {"ready-fd", required_argument, NULL, 'r'},
         {"autostarted", no_argument, NULL, 'a'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     const char *config = NULL, *socket_opt = NULL;
@@ -442,6 +460,10 @@ int main(int argc, char **argv)
             break;
         case 'a': autostarted = 1; break;
         case 'h': fab__usage(stdout); return 0;
+        case 'V':
+            printf("fabmemd %s (protocol %u, handle format %d)\n", FAB_VERSION_STRING,
+                   FAB__PROTO_VERSION, FAB_HANDLE_VERSION);
+            return 0;
         default: fab__usage(stderr); return 2;
         }
     }

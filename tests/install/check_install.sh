@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, checks that every file docs/design.md ("Names")
 # places is there, then builds and runs a consumer program with nothing but
-# pkg-config, against the shared and against the static library.
+# pkg-config, against the shared and against the static library, and a consumer
+# project with CMake's find_package (tests/install/cmake_consumer), whose tests
+# run against the installed emulation.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -16,7 +18,9 @@ want=(include/fabmem.h include/fabmem/status.h include/fabmem/handle.h include/f
       "$libdir/pkgconfig/fabmem.pc")
 [ -x "$build/src/daemon/fabmemd" ] && want+=(bin/fabmemd)
 [ -x "$build/tools/fabmem" ] && want+=(bin/fabmem)
-[ -e "$build/src/cuda/libcuda.so.1" ] && want+=("$libdir/fabmem/libcuda.so.1" "$libdir/fabmem/libcuda.so")
+[ -e "$build/lib/fabmem/libcuda.so.1" ] && want+=("$libdir/fabmem/libcuda.so.1" "$libdir/fabmem/libcuda.so")
+[ -e "$build/man/fabmem.1" ] && want+=(share/man/man1/fabmem.1 share/man/man8/fabmemd.8)
+want+=("$libdir/cmake/fabmem/fabmemConfig.cmake" include/fabmem/version.h)
 for f in "${want[@]}"; do
   if [ ! -e "$prefix/$f" ]; then
     echo "check_install: $f is not installed" >&2
@@ -34,4 +38,13 @@ LD_LIBRARY_PATH="$prefix/$libdir" "$prefix/consumer"
 $cc -std=c11 -o "$prefix/consumer-static" "$src/tests/install/consumer.c" \
     $(pkg-config --cflags fabmem) "$prefix/$libdir/libfabmem.a" $(pkg-config --static --libs-only-l fabmem | sed 's/-lfabmem//')
 "$prefix/consumer-static"
-echo "check_install: ${#want[@]} files in place; shared and static consumers run"
+cmake -S "$src/tests/install/cmake_consumer" -B "$prefix/cmake-consumer" \
+      -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$prefix/cmake-consumer" >/dev/null
+out=$(cd "$prefix/cmake-consumer" && ctest --output-on-failure -V 2>&1) || { echo "$out" >&2; exit 1; }
+if [ -e "$prefix/$libdir/fabmem/libcuda.so.1" ] && ! grep -q "from $prefix/$libdir/fabmem/libcuda.so.1" <<<"$out"; then
+  echo "check_install: the CMake consumer's test did not load the installed emulation:" >&2
+  echo "$out" >&2
+  exit 1
+fi
+echo "check_install: ${#want[@]} files in place; shared, static and CMake consumers run"
