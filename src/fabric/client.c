@@ -509,6 +509,11 @@ static fab_status_t fab__open(fab_client_t *client)
         status = fab__hello(client);
         if (status == FAB_SUCCESS)
             return FAB_SUCCESS;
+        if (status == FAB_ERROR_NOT_SUPPORTED)
+            fab__log(FAB__LOG_ERROR, "fabmemd at %s refused protocol version %u: it is another "
+                     "fabmem's daemon; stop it (an autostarted one leaves when idle) or set "
+                     "FABMEM_SOCKET to another path (docs/fabric.md, \"Versions\")",
+                     client->path, FAB__PROTO_VERSION);
         if (client->sock >= 0) {
             close(client->sock); /* the daemon said no: no use asking again */
             client->sock = -1;

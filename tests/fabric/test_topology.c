@@ -16,20 +16,9 @@ static fab_status_t load_text(const char *text, fab_topology_t **topology, char 
 {
     char *dir;
     char *path = fab_test_config_file(text, &dir);
-    char logpath[512];
-    snprintf(logpath, sizeof(logpath), "%s/log", dir);
-    int saved = dup(2);
-    int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 2);
-    close(fd);
+    fab_test_stderr_begin();
     fab_status_t status = fab_topology_load(path, topology);
-    dup2(saved, 2);
-    close(saved);
-    FILE *f = fopen(logpath, "r");
-    size_t n = f ? fread(log, 1, cap - 1, f) : 0;
-    log[n] = '\0';
-    if (f)
-        fclose(f);
+    fab_test_stderr_end(log, cap);
     fab_test_rmtree(dir);
     free(dir);
     free(path);

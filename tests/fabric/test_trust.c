@@ -782,12 +782,14 @@ static int count_fds(void)
     return n;
 }
 
-/* helper "fake_daemon" PATH: answer HELLO, then every request with
- * INVALID_HANDLE and an fd attached. */
+/* helper "fake_daemon" PATH [other-version]: answer HELLO, then every
+ * request with INVALID_HANDLE and an fd attached; with other-version, answer
+ * HELLO as a daemon of another protocol version does (NOT_SUPPORTED). */
 static int helper_fake_daemon(int argc, char **argv, int sock)
 {
     if (argc < 2)
         return 10;
+    bool other_version = argc > 2 && strcmp(argv[2], "other-version") == 0;
     int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     struct sockaddr_un addr;
     if (fab__sockaddr_un(argv[1], &addr) != 0)
@@ -806,6 +808,8 @@ static int helper_fake_daemon(int argc, char **argv, int sock)
         fab__reply_t reply = {.type = request.type, .seq = request.seq};
         if (request.type != FAB__MSG_HELLO)
             reply.status = FAB_ERROR_INVALID_HANDLE;
+        else if (other_version)
+            reply.status = FAB_ERROR_NOT_SUPPORTED;
         size_t len = fab__reply_encode(&reply, buf);
         if (fab__proto_send(conn, buf, len, request.type == FAB__MSG_HELLO ? -1 : devnull) != 0)
             return 12;
@@ -833,6 +837,35 @@ static void error_reply_with_an_fd_leaks_nothing(void **state)
         assert_int_equal(fab_client_import(client, &handle, 0, &region), FAB_ERROR_INVALID_HANDLE);
     assert_int_equal(count_fds(), before);
     fab_client_close(client);
+    assert_int_equal(fab_test_reap(&child), 0);
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+/* A daemon of another protocol version (another fabmem, still running) is
+ * refused by name: the client says which versions differ and what to do, and
+ * does not take it for a daemon that is not there. */
+static void a_daemon_of_another_protocol_version_is_named_in_the_refusal(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/old.sock", dir);
+    const char *args[] = {path, "other-version", NULL};
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("fake_daemon", args, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    fab_client_options_t options = {path, NULL, 0};
+    fab_client_t *client = NULL;
+    char log[4096];
+    fab_test_stderr_begin();
+    fab_status_t status = fab_client_connect(&options, &client);
+    fab_test_stderr_end(log, sizeof(log));
+    assert_int_equal(status, FAB_ERROR_NOT_SUPPORTED);
+    assert_null(client);
+    if (!strstr(log, "protocol version 2") || !strstr(log, path))
+        fail_msg("the refusal does not name the version and the socket:\n%s", log);
     assert_int_equal(fab_test_reap(&child), 0);
     fab_test_rmtree(dir);
     free(dir);
@@ -910,6 +943,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(leased_memory_does_not_stall_the_daemon, fab_test_teardown),
     cmocka_unit_test_teardown(forked_child_cannot_use_its_parents_client, fab_test_teardown),
     cmocka_unit_test_teardown(error_reply_with_an_fd_leaks_nothing, fab_test_teardown),
+    cmocka_unit_test_teardown(a_daemon_of_another_protocol_version_is_named_in_the_refusal,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(daemon_leaving_while_a_client_waits_is_invisible, fab_test_teardown),
 };
 

@@ -301,3 +301,31 @@ char *fab_test_config_file(const char *text, char **dir_out)
     *dir_out = dir;
     return path;
 }
+
+static int fab_test__saved_stderr = -1;
+static FILE *fab_test__capture;
+
+void fab_test_stderr_begin(void)
+{
+    assert_int_equal(fab_test__saved_stderr, -1);
+    fflush(stderr);
+    fab_test__capture = tmpfile();
+    assert_non_null(fab_test__capture);
+    fab_test__saved_stderr = dup(2);
+    assert_true(fab_test__saved_stderr >= 0);
+    assert_true(dup2(fileno(fab_test__capture), 2) == 2);
+}
+
+void fab_test_stderr_end(char *buf, size_t cap)
+{
+    assert_true(fab_test__saved_stderr >= 0);
+    fflush(stderr);
+    dup2(fab_test__saved_stderr, 2);
+    close(fab_test__saved_stderr);
+    fab_test__saved_stderr = -1;
+    rewind(fab_test__capture);
+    size_t n = fread(buf, 1, cap - 1, fab_test__capture);
+    buf[n] = '\0';
+    fclose(fab_test__capture);
+    fab_test__capture = NULL;
+}

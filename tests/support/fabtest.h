@@ -82,6 +82,12 @@ int fab_test_expect_word(int sock, const char *word); /* 0 if it matched */
 char *fab_test_tempdir(void);
 void fab_test_rmtree(const char *path);
 
+/* Capture what this process writes to stderr (fabmem's log) from _begin to
+ * _end, which puts stderr back and copies the text into buf (cap bytes, NUL
+ * ended). One capture at a time. */
+void fab_test_stderr_begin(void);
+void fab_test_stderr_end(char *buf, size_t cap);
+
 /* Write text to path, replacing what was there (asserted). */
 void fab_test_write_file(const char *path, const char *text);
 
