@@ -5,6 +5,7 @@
  *   nodes    the daemon's nodes and which can share memory with which, as
  *            nvidia-imex-ctl -N shows an IMEX domain
  *   errors   list every status code with its name and CUDA's message
+ *   run      run a program on the emulation with a daemon of its own
  * status, nodes and verify talk to the daemon at $FABMEM_SOCKET (else the
  * per-user default) and never start one; what they show is the daemon's
  * topology, never a config of the tool's own. status and nodes take --json:
@@ -15,13 +16,20 @@
  * are still shown) or no daemon answering, 2 bad usage or unreadable input. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "fabmem.h"
+#include "src/fabric/fabmemd.h"
 
 #define FAB__INPUT_MAX 4096
 
@@ -33,6 +41,9 @@ static void usage(FILE *out)
             "       fabmem status [--json]  the daemon's counters and its topology\n"
             "       fabmem nodes [--json]   the daemon's nodes and which can share with which\n"
             "       fabmem errors           list status codes, names and messages\n"
+            "       fabmem run [--config FILE] [--node NAME] -- PROGRAM [ARG...]\n"
+            "                               run PROGRAM on the emulation, with a daemon of\n"
+            "                               its own serving FILE, on node NAME\n"
             "       fabmem --version        the version of fabmem\n"
             "       fabmem help\n"
             "\n"
@@ -469,6 +480,182 @@ static int cmd_nodes(bool json)
     return 0;
 }
 
+/* ---- run ------------------------------------------------------------------ */
+
+/* The folder of the driver emulation, relative to this program: installed,
+ * <bindir>/<FABMEM_RUN_EMULATION_REL>; in the build tree, tools/../lib/fabmem.
+ * The first that holds libcuda.so.1, into buf; -1 when neither does. */
+static int emulation_dir(char *buf, size_t cap)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return -1;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash == NULL)
+        return -1;
+    *slash = '\0';
+    static const char *const rel[] = {FABMEM_RUN_EMULATION_REL, "../lib/fabmem"};
+    for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+        char lib[PATH_MAX + 64];
+        snprintf(lib, sizeof(lib), "%s/%s/libcuda.so.1", self, rel[i]);
+        char real[PATH_MAX];
+        if (realpath(lib, real) != NULL) {
+            *strrchr(real, '/') = '\0';
+            snprintf(buf, cap, "%s", real);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Start fabmemd (a child of ours) on socket with config; its pid once it
+ * listens, else -1 (its own message on stderr says why). */
+static pid_t run_daemon_start(const char *socket, const char *config)
+{
+    char exe[PATH_MAX];
+    if (fab__fabmemd_find(exe, sizeof(exe)) != 0) {
+        fprintf(stderr, "fabmem run: no fabmemd found (set FABMEM_DAEMON)\n");
+        return -1;
+    }
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0)
+        return -1;
+    char fdtext[16];
+    snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
+    const char *argv[10] = {exe, "--foreground", "--socket", socket, "--ready-fd", fdtext};
+    int argc = 6;
+    if (config != NULL) {
+        argv[argc++] = "--config";
+        argv[argc++] = config;
+    }
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    if (pid == 0) {
+        fcntl(pipefd[1], F_SETFD, 0);
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    char byte;
+    ssize_t got = pid > 0 ? read(pipefd[0], &byte, 1) : -1;
+    close(pipefd[0]);
+    if (got == 1)
+        return pid;
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    fprintf(stderr, "fabmem run: fabmemd did not start (%s)\n", exe);
+    return -1;
+}
+
+static void remove_tree(const char *dir)
+{
+    char path[PATH_MAX];
+    static const char *const files[] = {"fabmemd.sock", "fabmemd.sock.lock", "fabmemd.sock.key"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* fabmem run: the program runs with FABMEM_SOCKET at a daemon started for it
+ * alone (in a fresh private directory), FABMEM_CONFIG and FABMEM_NODE as
+ * given, FABMEM_NO_AUTOSTART=1 (so that nothing else starts), and the
+ * emulation's folder first on LD_LIBRARY_PATH; the daemon is stopped and its
+ * directory removed when the program ends. The exit status is the
+ * program's (128 + the signal that ended it). */
+static int cmd_run(int argc, char **argv)
+{
+    const char *config = NULL, *node = NULL;
+    int i = 2;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
+            config = argv[++i];
+        else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc)
+            node = argv[++i];
+        else {
+            fprintf(stderr, "fabmem run: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i + 1 >= argc) {
+        fprintf(stderr, "fabmem run: no program after --\n");
+        usage(stderr);
+        return 2;
+    }
+    char **program = argv + i + 1;
+    char config_path[PATH_MAX];
+    if (config != NULL) {
+        if (realpath(config, config_path) == NULL) {
+            fprintf(stderr, "fabmem run: --config %s: %s\n", config, strerror(errno));
+            return 2;
+        }
+        config = config_path;
+    } else {
+        config = getenv("FABMEM_CONFIG"); /* the daemon's default rule */
+    }
+    char emu[PATH_MAX];
+    if (emulation_dir(emu, sizeof(emu)) != 0) {
+        fprintf(stderr, "fabmem run: the driver emulation (libcuda.so.1) is not next to "
+                        "this program\n");
+        return 2;
+    }
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/fabmem-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "fabmem run: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    char socket[PATH_MAX + 16];
+    snprintf(socket, sizeof(socket), "%s/fabmemd.sock", dir);
+    pid_t daemon = run_daemon_start(socket, config);
+    if (daemon < 0) {
+        remove_tree(dir);
+        return 1;
+    }
+    setenv("FABMEM_SOCKET", socket, 1);
+    setenv("FABMEM_NO_AUTOSTART", "1", 1);
+    if (config != NULL)
+        setenv("FABMEM_CONFIG", config, 1);
+    if (node != NULL)
+        setenv("FABMEM_NODE", node, 1);
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char libpath[2 * PATH_MAX + 2];
+    snprintf(libpath, sizeof(libpath), "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
+    setenv("LD_LIBRARY_PATH", libpath, 1);
+
+    /* The program gets the terminal's signals; we wait for it and clean up. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        execvp(program[0], program);
+        fprintf(stderr, "fabmem run: %s: %s\n", program[0], strerror(errno));
+        _exit(127);
+    }
+    int status = 0, rc = 1;
+    if (child > 0) {
+        while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+            ;
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    kill(daemon, SIGTERM);
+    int daemon_status = 0;
+    while (waitpid(daemon, &daemon_status, 0) < 0 && errno == EINTR)
+        ;
+    remove_tree(dir);
+    if (!WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status) != 0)
+        fprintf(stderr, "fabmem run: the daemon did not exit cleanly\n");
+    return rc;
+}
+
 static int cmd_errors(void)
 {
 #define FAB__LIST(name, value, text) printf("%4d  %-28s %s\n", value, "FAB_" #name, text);
@@ -479,6 +666,8 @@ static int cmd_errors(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "run") == 0)
+        return cmd_run(argc, argv);
     if (argc == 3 && strcmp(argv[1], "decode") == 0)
         return cmd_decode(argv[2]);
     if (argc == 3 && strcmp(argv[1], "verify") == 0)

@@ -40,6 +40,7 @@
  * says it is listening over a pipe, or closes the pipe when another daemon
  * won the race, after which connecting again finds that one. */
 #include "fabmem/fabric.h"
+#include "src/fabric/fabmemd.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -136,11 +137,9 @@ static int fab__is_executable(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
-/* Where fabmemd is: $FABMEM_DAEMON, else next to the library that holds this
- * code (lib/ -> ../bin, lib/fabmem/ -> ../../bin), else $PATH. */
 static const char fab__anchor = 0; /* an object of this library, for dladdr */
 
-static int fab__fabmemd_find(char *buf, size_t cap)
+int fab__fabmemd_find(char *buf, size_t cap)
 {
     const char *env = getenv("FABMEM_DAEMON");
     if (env != NULL && *env != '\0') {
@@ -154,11 +153,13 @@ static int fab__fabmemd_find(char *buf, size_t cap)
         char *slash = strrchr(dir, '/');
         if (slash != NULL) {
             *slash = '\0';
-            /* Installed (lib/, lib/fabmem/), side by side, then the build
-             * tree (libfabmem.so at its top, libcuda.so.1 in lib/fabmem/). */
+            /* Installed (lib/, lib/fabmem/; a program in bin/), then the
+             * build tree (libfabmem.so at its top, libcuda.so.1 in
+             * lib/fabmem/, the fabmem program in tools/). */
             static const char *const rel[] = {"/../bin/fabmemd", "/../../bin/fabmemd",
                                               "/fabmemd", "/src/daemon/fabmemd",
-                                              "/../../src/daemon/fabmemd"};
+                                              "/../../src/daemon/fabmemd",
+                                              "/../src/daemon/fabmemd"};
             for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
                 if ((size_t)snprintf(buf, cap, "%s%s", dir, rel[i]) < cap && fab__is_executable(buf))
                     return 0;

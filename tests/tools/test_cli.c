@@ -25,9 +25,9 @@ static int run_tool(const char *const *args, char *out)
     assert_non_null(tool);
     int pipefd[2];
     assert_int_equal(pipe(pipefd), 0);
-    const char *argv[8] = {tool};
+    const char *argv[24] = {tool};
     size_t k = 1;
-    for (size_t i = 0; args[i] && k < 7; i++)
+    for (size_t i = 0; args[i] && k < 23; i++)
         argv[k++] = args[i];
     argv[k] = NULL;
     pid_t pid = fork();
@@ -325,6 +325,99 @@ static void nodes_without_a_daemon_says_so(void **state)
     free(dir);
 }
 
+/* ---- fabmem run ---- */
+
+static void run_gives_the_program_a_daemon_serving_the_config(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    char *config = fab_test_config_file(fab_test_example_config("nvl72.ini"), &dir);
+    const char *tool = getenv("FABMEM_TOOL");
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--config", config, "--node", "tray07", "--", tool, "nodes", NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    if (!strstr(out, "IMEX domain  nvl72-rack0, 18 node(s), this process on tray07 (#7)"))
+        fail_msg("the program did not see the daemon's topology:\n%s", out);
+    fab_test_rmtree(dir);
+    free(dir);
+    free(config);
+}
+
+static void run_ends_with_the_programs_status_and_leaves_nothing(void **state)
+{
+    (void)state;
+    char out[OUT_MAX];
+    /* The program says where its daemon is and which pid it has, and exits 7. */
+    const char *args[] = {"run", "--", "sh", "-c",
+                          "echo socket=$FABMEM_SOCKET; \"$0\" status --json | grep '\"pid\"'; exit 7",
+                          getenv("FABMEM_TOOL"), NULL};
+    assert_int_equal(run_tool(args, out), 7);
+    const char *s = strstr(out, "socket=");
+    const char *p = strstr(out, "\"pid\": ");
+    assert_non_null(s);
+    assert_non_null(p);
+    char socket[512];
+    assert_int_equal(sscanf(s, "socket=%511s", socket), 1);
+    long pid = strtol(p + 7, NULL, 10);
+    assert_true(pid > 0);
+    /* The daemon is gone (reaped by fabmem run, so not even a zombie), and so
+     * are its socket and its directory. */
+    assert_int_equal(kill((pid_t)pid, 0), -1);
+    assert_int_equal(access(socket, F_OK), -1);
+    *strrchr(socket, '/') = '\0';
+    assert_int_equal(access(socket, F_OK), -1);
+}
+
+static void run_puts_the_emulation_first_on_the_library_path(void **state)
+{
+    (void)state;
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--", "sh", "-c",
+                          "d=${LD_LIBRARY_PATH%%:*}; test -e \"$d/libcuda.so.1\" && echo first=$d",
+                          NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    if (!strstr(out, "first=") || !strstr(out, "/lib/fabmem"))
+        fail_msg("the emulation is not first on LD_LIBRARY_PATH:\n%s", out);
+}
+
+static void run_runs_a_cuda_program_unchanged(void **state)
+{
+    (void)state;
+    const char *example = getenv("FABMEM_EXAMPLE_EXCHANGE");
+    if (example == NULL || *example == '\0')
+        skip(); /* built only with the driver emulation */
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--", example, NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    if (!strstr(out, "the importer answered \"and back again\""))
+        fail_msg("the exchange did not complete:\n%s", out);
+}
+
+static void run_with_a_bad_config_names_it_and_runs_nothing(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    char *config = fab_test_config_file("[node a]\ncolour = blue\n", &dir);
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--config", config, "--", "sh", "-c", "echo ran", NULL};
+    assert_int_equal(run_tool(args, out), 1);
+    if (!strstr(out, "fabmem.ini:2") || !strstr(out, "fabmemd did not start") || strstr(out, "ran\n"))
+        fail_msg("unexpected output:\n%s", out);
+    fab_test_rmtree(dir);
+    free(dir);
+    free(config);
+}
+
+static void run_without_a_program_is_a_usage_error(void **state)
+{
+    (void)state;
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--config", "x.ini", NULL};
+    assert_int_equal(run_tool(args, out), 2);
+    if (!strstr(out, "no program after --"))
+        fail_msg("unexpected output:\n%s", out);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(status_shows_the_daemons_counters, fab_test_teardown),
     cmocka_unit_test(status_without_a_daemon_says_so),
@@ -333,6 +426,12 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(status_json_has_the_counters_and_the_daemons_topology,
                               fab_test_teardown),
     cmocka_unit_test(nodes_without_a_daemon_says_so),
+    cmocka_unit_test(run_gives_the_program_a_daemon_serving_the_config),
+    cmocka_unit_test(run_ends_with_the_programs_status_and_leaves_nothing),
+    cmocka_unit_test(run_puts_the_emulation_first_on_the_library_path),
+    cmocka_unit_test(run_runs_a_cuda_program_unchanged),
+    cmocka_unit_test(run_with_a_bad_config_names_it_and_runs_nothing),
+    cmocka_unit_test(run_without_a_program_is_a_usage_error),
     cmocka_unit_test_teardown(status_shows_the_daemons_topology_not_its_own_config, fab_test_teardown),
     cmocka_unit_test_teardown(verify_says_live_for_a_live_handle, fab_test_teardown),
     cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fab_test_teardown),
