@@ -32,11 +32,12 @@ man -w fabmem >/dev/null 2>&1 || [ -f /usr/share/man/man1/fabmem.1 ]
   /usr/bin/fabmem nodes | grep -q "IMEX domain  nvl72-rack0, 18 node(s), this process on tray07"
 echo "package: fabmem run gave an installed program the installed nvl72.ini"
 
+# docs/ci.md's worked example, copied out of the page and run as written.
 if [ -f /usr/local/cuda/include/cuda.h ]; then
-  cc -o "$work/exchange" /usr/share/doc/fabmem/examples/cuda_fabric_exchange.c \
-     -I/usr/local/cuda/include -L/usr/lib/fabmem -lcuda
-  /usr/bin/fabmem run -- "$work/exchange"
-  echo "package: the installed example ran through fabmem run on the installed emulation"
+  sed -n '/^<!-- ci-example/,/^```$/p' docs/ci.md | sed '1,2d;$d' > "$work/ci-example.sh"
+  [ -s "$work/ci-example.sh" ] || { echo "package: no ci-example block in docs/ci.md" >&2; exit 1; }
+  (cd "$work" && PATH=/usr/bin:$PATH bash -euo pipefail ci-example.sh)
+  echo "package: docs/ci.md's example ran as written"
 else
-  echo "package: no NVIDIA cuda.h here; the cuda.h example was not built"
+  echo "package: no NVIDIA cuda.h here; docs/ci.md's example was not run"
 fi
