@@ -156,6 +156,20 @@ FAB_API fab_status_t fab_topology_device(const fab_topology_t *topology, int nod
  * Returns the length it needs without the NUL, or -1 for a NULL argument. */
 FAB_API int fab_device_pci_bus_id(const fab_device_info_t *info, char *buf, size_t len);
 
+/* Read a PCI bus id as CUDA and NVML accept it: hex "domain:bus:device.function"
+ * (a domain of up to 8 digits, so NVML's long form too), or "bus:device.function"
+ * with domain 0; the function may be left off, and must be 0. Returns 0, or -1
+ * for text of another form or a NULL argument. */
+FAB_API int fab_pci_bus_id_parse(const char *text, uint32_t *domain, uint32_t *bus,
+                                 uint32_t *device);
+
+/* Write the device's uuid as nvidia-smi, NVML and CUDA_VISIBLE_DEVICES spell
+ * it, "GPU-" and 32 lower-case hex digits grouped 8-4-4-4-12, into buf (len
+ * bytes, at least FAB_UUID_STRING_MAX). Returns the length it needs without
+ * the NUL (40), or -1 for a NULL argument. */
+#define FAB_UUID_STRING_MAX 41
+FAB_API int fab_device_uuid_string(const fab_uuid_t *uuid, char *buf, size_t len);
+
 /* The CUDA driver version the emulation reports (config [driver] version;
  * default 13000). */
 FAB_API int fab_topology_driver_version(const fab_topology_t *topology);

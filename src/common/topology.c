@@ -587,9 +587,11 @@ fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, i
     for (const char *s = topology->nodes[node].info.name; *s != '\0'; s++)
         h = (h ^ (uint8_t)*s) * 1099511628211ull;
     uint64_t h2 = (h ^ (uint64_t)ordinal) * 1099511628211ull;
+    /* The ordinal's hash first: a short prefix of the "GPU-..." text (as
+     * CUDA_VISIBLE_DEVICES takes) then tells a node's GPUs apart. */
     for (int i = 0; i < 8; i++) {
-        u.bytes[i] = (uint8_t)(h >> (8 * i));
-        u.bytes[8 + i] = (uint8_t)(h2 >> (8 * i));
+        u.bytes[i] = (uint8_t)(h2 >> (8 * i));
+        u.bytes[8 + i] = (uint8_t)(h >> (8 * i));
     }
     u.bytes[6] = (uint8_t)((u.bytes[6] & 0x0f) | 0x40); /* RFC 4122 version 4 shape */
     u.bytes[8] = (uint8_t)((u.bytes[8] & 0x3f) | 0x80);
@@ -620,6 +622,79 @@ int fab_device_pci_bus_id(const fab_device_info_t *info, char *buf, size_t len)
         return -1;
     return snprintf(buf, len, "%04X:%02X:%02X.0", (unsigned)info->pci_domain,
                     (unsigned)info->pci_bus, (unsigned)info->pci_device);
+}
+
+/* One hex field of at most max_digits digits ending at one of stops. */
+static const char *fab__hex_field(const char *s, int max_digits, uint32_t *out)
+{
+    uint32_t v = 0;
+    int n = 0;
+    for (; n < max_digits + 1; n++, s++) {
+        int d;
+        if (*s >= '0' && *s <= '9')
+            d = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            d = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            d = *s - 'A' + 10;
+        else
+            break;
+        v = v << 4 | (uint32_t)d;
+    }
+    if (n == 0 || n > max_digits)
+        return NULL;
+    *out = v;
+    return s;
+}
+
+int fab_pci_bus_id_parse(const char *text, uint32_t *domain, uint32_t *bus, uint32_t *device)
+{
+    if (text == NULL || domain == NULL || bus == NULL || device == NULL)
+        return -1;
+    uint32_t f[3], function = 0;
+    int nfields = 0;
+    const char *s = text;
+    for (;;) {
+        s = fab__hex_field(s, nfields == 0 ? 8 : 2, &f[nfields]);
+        if (s == NULL)
+            return -1;
+        nfields++;
+        if (*s != ':' || nfields == 3)
+            break;
+        s++;
+    }
+    if (nfields < 2)
+        return -1;
+    if (*s == '.') {
+        s = fab__hex_field(s + 1, 1, &function);
+        if (s == NULL)
+            return -1;
+    }
+    if (*s != '\0' || function != 0)
+        return -1;
+    if (nfields == 3) {
+        *domain = f[0];
+        *bus = f[1];
+        *device = f[2];
+    } else {
+        if (f[0] > 0xff)
+            return -1;
+        *domain = 0;
+        *bus = f[0];
+        *device = f[1];
+    }
+    return *bus <= 0xff && *device <= 0x1f ? 0 : -1;
+}
+
+int fab_device_uuid_string(const fab_uuid_t *uuid, char *buf, size_t len)
+{
+    if (uuid == NULL || buf == NULL)
+        return -1;
+    const uint8_t *b = uuid->bytes;
+    return snprintf(buf, len,
+                    "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                    b[12], b[13], b[14], b[15]);
 }
 
 int fab_topology_driver_version(const fab_topology_t *topology)
