@@ -121,7 +121,8 @@ static nvmlReturn_t fab__nvml_load(void)
 
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
-    if ((flags & ~(unsigned)(NVML_INIT_FLAG_NO_GPUS | NVML_INIT_FLAG_NO_ATTACH)) != 0)
+    const unsigned known = NVML_INIT_FLAG_NO_GPUS | NVML_INIT_FLAG_NO_ATTACH | NVML_INIT_FLAG_FORCE_INIT;
+    if ((flags & ~known) != 0)
         return NVML_ERROR_INVALID_ARGUMENT;
     pthread_mutex_lock(&fab__nvml.lock);
     nvmlReturn_t r = NVML_SUCCESS;
@@ -624,12 +625,15 @@ nvmlReturn_t nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t *
 /* ---- NVLink and peers ----------------------------------------------------- */
 
 /* The node's GPUs have NVLink unless its config says they have no fabric:
- * all NVML_NVLINK_MAX_LINKS links up, each to an NVSwitch. */
+ * 18 links, as a Hopper or Blackwell GPU has, all up, each to an NVSwitch.
+ * A link past them (nvml.h allows up to NVML_NVLINK_MAX_LINKS) is no link. */
+#define FAB__NVML_LINKS 18u
+
 static nvmlReturn_t fab__nvml_link(nvmlDevice_t device, unsigned int link,
                                    const struct nvmlDevice_st **out)
 {
     FAB__NVML_TRY(fab__nvml_device(device, out));
-    if (link >= NVML_NVLINK_MAX_LINKS)
+    if (link >= FAB__NVML_LINKS)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (fab__nvml.node.fabric_state == FAB_FABRIC_STATE_NOT_SUPPORTED)
         return NVML_ERROR_NOT_SUPPORTED;

@@ -46,7 +46,7 @@
     XX(ERROR_IN_USE, 19, "The GPU is in use")                                          \
     XX(ERROR_MEMORY, 20, "Out of memory")                                              \
     XX(ERROR_NO_DATA, 21, "No data")                                                   \
-    XX(ERROR_VGPU_ECC_NOT_ENABLED, 22, "ECC is not enabled (vGPU)")                    \
+    XX(ERROR_VGPU_ECC_NOT_SUPPORTED, 22, "Not available on a vGPU with ECC enabled")                    \
     XX(ERROR_INSUFFICIENT_RESOURCES, 23, "Insufficient resources")                     \
     XX(ERROR_FREQ_NOT_SUPPORTED, 24, "Frequency not supported")                        \
     XX(ERROR_ARGUMENT_VERSION_MISMATCH, 25, "The structure's version is not supported") \
@@ -54,6 +54,7 @@
     XX(ERROR_NOT_READY, 27, "Not ready")                                               \
     XX(ERROR_GPU_NOT_FOUND, 28, "GPU not found")                                       \
     XX(ERROR_INVALID_STATE, 29, "Invalid state")                                       \
+    XX(ERROR_RESET_TYPE_NOT_SUPPORTED, 30, "Reset type not supported")                 \
     XX(ERROR_UNKNOWN, 999, "Unknown error")
 
 typedef enum FAB_NVML(nvmlReturn_enum) {
@@ -117,7 +118,7 @@ typedef enum FAB_NVML(nvmlGpuP2PCapsIndex_enum) {
 #define FAB_NVML_CONSTANT_LIST(XX)                                     \
     XX(NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE, 32)                         \
     XX(NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE, 16)                      \
-    XX(NVML_NVLINK_MAX_LINKS, 18)                                      \
+    XX(NVML_NVLINK_MAX_LINKS, 36)                                      \
     XX(NVML_DEVICE_UUID_BUFFER_SIZE, 80)                               \
     XX(NVML_DEVICE_UUID_V2_BUFFER_SIZE, 96)                            \
     XX(NVML_DEVICE_NAME_BUFFER_SIZE, 64)                               \
@@ -126,6 +127,7 @@ typedef enum FAB_NVML(nvmlGpuP2PCapsIndex_enum) {
     XX(NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE, 80)                       \
     XX(NVML_INIT_FLAG_NO_GPUS, 1)                                      \
     XX(NVML_INIT_FLAG_NO_ATTACH, 2)                                    \
+    XX(NVML_INIT_FLAG_FORCE_INIT, 4)                                   \
     XX(NVML_GPU_FABRIC_UUID_LEN, 16)                                   \
     XX(NVML_GPU_FABRIC_STATE_NOT_SUPPORTED, 0)                         \
     XX(NVML_GPU_FABRIC_STATE_NOT_STARTED, 1)                           \
