@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
@@ -709,6 +710,67 @@ nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int lin
     default:
         *capResult = 0;
         break;
+    }
+    return NVML_SUCCESS;
+}
+
+/* NVLink's per-link speed each way, MB/s: NVLink 5 (Blackwell) 50 GB/s,
+ * NVLink 4 (Hopper) 25 GB/s. */
+static unsigned fab__nvml_link_version(const struct nvmlDevice_st *d)
+{
+    return d->info.compute_major >= 10 ? 5u : 4u;
+}
+
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_device(device, &d));
+    if (values == NULL || valuesCount <= 0)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    bool nvlink = fab__nvml.node.fabric_state != FAB_FABRIC_STATE_NOT_SUPPORTED;
+    unsigned speed = fab__nvml_link_version(d) == 5 ? 50000u : 25000u;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    /* The NVLink fields UCX and NCCL read; every other field is answered
+     * NOT_SUPPORTED in its own status, as NVML does per field. */
+    for (int i = 0; i < valuesCount; i++) {
+        nvmlFieldValue_t *v = &values[i];
+        v->timestamp = (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+        v->latencyUsec = 0;
+        v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+        v->nvmlReturn = NVML_SUCCESS;
+        memset(&v->value, 0, sizeof(v->value));
+        bool link_field = v->fieldId == NVML_FI_DEV_NVLINK_GET_SPEED ||
+                          v->fieldId == NVML_FI_DEV_NVLINK_GET_STATE ||
+                          v->fieldId == NVML_FI_DEV_NVLINK_GET_VERSION;
+        if (!nvlink && v->fieldId != NVML_FI_DEV_NVLINK_LINK_COUNT &&
+            v->fieldId != NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT) {
+            v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+            continue;
+        }
+        if (link_field && v->scopeId >= FAB__NVML_LINKS) {
+            v->nvmlReturn = NVML_ERROR_INVALID_ARGUMENT;
+            continue;
+        }
+        switch (v->fieldId) {
+        case NVML_FI_DEV_NVLINK_LINK_COUNT:
+        case NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT:
+            v->value.uiVal = nvlink ? FAB__NVML_LINKS : 0;
+            break;
+        case NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON:
+        case NVML_FI_DEV_NVLINK_GET_SPEED:
+            v->value.uiVal = speed;
+            break;
+        case NVML_FI_DEV_NVLINK_GET_STATE:
+            v->value.uiVal = NVML_FEATURE_ENABLED;
+            break;
+        case NVML_FI_DEV_NVLINK_GET_VERSION:
+            v->value.uiVal = fab__nvml_link_version(d);
+            break;
+        default:
+            v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+            break;
+        }
     }
     return NVML_SUCCESS;
 }

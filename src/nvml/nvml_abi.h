@@ -156,10 +156,50 @@ typedef enum FAB_NVML(nvmlGpuP2PCapsIndex_enum) {
     XX(NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED, 0)                \
     XX(NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY, 1)                      \
     XX(NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY, 2)                    \
-    XX(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY, 3)
+    XX(NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY, 3)             \
+    XX(NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON, 90)                       \
+    XX(NVML_FI_DEV_NVLINK_LINK_COUNT, 91)                              \
+    XX(NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT, 147)                 \
+    XX(NVML_FI_DEV_NVLINK_GET_SPEED, 164)                              \
+    XX(NVML_FI_DEV_NVLINK_GET_STATE, 165)                              \
+    XX(NVML_FI_DEV_NVLINK_GET_VERSION, 166)
 
 #define FAB__NVML_CONSTANT_ENUMERATOR(name, value) FAB_NVML(FAB__NVML_##name) = (value),
 enum { FAB_NVML_CONSTANT_LIST(FAB__NVML_CONSTANT_ENUMERATOR) };
+
+#define FAB_NVML_VALUE_TYPE_LIST(XX)          \
+    XX(NVML_VALUE_TYPE_DOUBLE, 0)             \
+    XX(NVML_VALUE_TYPE_UNSIGNED_INT, 1)       \
+    XX(NVML_VALUE_TYPE_UNSIGNED_LONG, 2)      \
+    XX(NVML_VALUE_TYPE_UNSIGNED_LONG_LONG, 3) \
+    XX(NVML_VALUE_TYPE_SIGNED_LONG_LONG, 4)   \
+    XX(NVML_VALUE_TYPE_SIGNED_INT, 5)         \
+    XX(NVML_VALUE_TYPE_UNSIGNED_SHORT, 6)
+typedef enum FAB_NVML(nvmlValueType_enum) {
+    FAB_NVML_VALUE_TYPE_LIST(FAB__NVML_ENUMERATOR)
+    FAB_NVML(NVML_VALUE_TYPE_COUNT)
+} FAB_NVML(nvmlValueType_t);
+
+typedef union FAB_NVML(nvmlValue_st) {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+} FAB_NVML(nvmlValue_t);
+
+/* One nvmlDeviceGetFieldValues request and its answer. */
+typedef struct FAB_NVML(nvmlFieldValue_st) {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    FAB_NVML(nvmlValueType_t) valueType;
+    FAB_NVML(nvmlReturn_t) nvmlReturn;
+    FAB_NVML(nvmlValue_t) value;
+} FAB_NVML(nvmlFieldValue_t);
 
 /* NVML's struct version tag: the size in the low 24 bits, the version above. */
 #define FAB_NVML_STRUCT_VERSION(size, ver) ((unsigned int)(size) | ((unsigned int)(ver) << 24U))

@@ -377,6 +377,30 @@ static void nvlinks_are_up_and_reach_switches(void **state)
     NV_OK(nvmlShutdown());
 }
 
+static void field_values_give_nvlink_count_and_speed(void **state)
+{
+    (void)state;
+    start_on(fab_test_example_config("nvl72.ini"), "tray04");
+    NV_OK(nvmlInit());
+    nvmlFieldValue_t v[4];
+    memset(v, 0, sizeof(v));
+    v[0].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
+    v[1].fieldId = NVML_FI_DEV_NVLINK_GET_SPEED;
+    v[1].scopeId = 3;
+    v[2].fieldId = NVML_FI_DEV_NVLINK_GET_VERSION;
+    v[3].fieldId = 1; /* ECC mode: not emulated */
+    NV_OK(nvmlDeviceGetFieldValues(handle(0), 4, v));
+    assert_int_equal(v[0].nvmlReturn, NVML_SUCCESS);
+    assert_int_equal(v[0].valueType, NVML_VALUE_TYPE_UNSIGNED_INT);
+    assert_int_equal(v[0].value.uiVal, 18);
+    assert_int_equal(v[1].value.uiVal, 50000); /* compute capability 10.0: NVLink 5 */
+    assert_int_equal(v[2].value.uiVal, 5);
+    assert_int_equal(v[3].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+    NV_IS(nvmlDeviceGetFieldValues(handle(0), 0, v), NVML_ERROR_INVALID_ARGUMENT);
+    NV_IS(nvmlDeviceGetFieldValues(handle(0), 1, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    NV_OK(nvmlShutdown());
+}
+
 static void system_versions_follow_the_topologys_cuda_version(void **state)
 {
     (void)state;
@@ -528,6 +552,7 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(platform_info_places_the_gpu_in_its_rack, fab_test_teardown),
     cmocka_unit_test_teardown(nvlinks_are_up_and_reach_switches, fab_test_teardown),
+    cmocka_unit_test_teardown(field_values_give_nvlink_count_and_speed, fab_test_teardown),
     cmocka_unit_test_teardown(system_versions_follow_the_topologys_cuda_version,
                               fab_test_teardown),
     cmocka_unit_test(calls_before_init_are_uninitialized),

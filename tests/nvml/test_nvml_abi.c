@@ -28,6 +28,7 @@ FAB_NVML_TOPOLOGY_LEVEL_LIST(SAME_VALUE)
 FAB_NVML_P2P_STATUS_LIST(SAME_VALUE)
 FAB_NVML_P2P_CAPS_LIST(SAME_VALUE)
 FAB_NVML_CONSTANT_LIST(SAME_CONSTANT)
+FAB_NVML_VALUE_TYPE_LIST(SAME_VALUE)
 _Static_assert((long long)NVML_NVLINK_CAP_COUNT == (long long)abi_NVML_NVLINK_CAP_COUNT,
                "NVML_NVLINK_CAP_COUNT");
 
@@ -103,6 +104,16 @@ SAME_FIELD(nvmlPlatformInfo_v2_t, hostId);
 SAME_FIELD(nvmlPlatformInfo_v2_t, peerType);
 SAME_FIELD(nvmlPlatformInfo_v2_t, moduleId);
 SAME_TYPE(nvmlPlatformInfo_t);
+SAME_TYPE(nvmlValueType_t);
+SAME_TYPE(nvmlValue_t);
+SAME_TYPE(nvmlFieldValue_t);
+SAME_FIELD(nvmlFieldValue_t, fieldId);
+SAME_FIELD(nvmlFieldValue_t, scopeId);
+SAME_FIELD(nvmlFieldValue_t, timestamp);
+SAME_FIELD(nvmlFieldValue_t, latencyUsec);
+SAME_FIELD(nvmlFieldValue_t, valueType);
+SAME_FIELD(nvmlFieldValue_t, nvmlReturn);
+SAME_FIELD(nvmlFieldValue_t, value);
 
 /* The version tags NVIDIA's macros compute, against the emulation's. */
 _Static_assert(nvmlGpuFabricInfo_v2 == FAB_NVML_GPU_FABRIC_INFO_V2, "nvmlGpuFabricInfo_v2");

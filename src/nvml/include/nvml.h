@@ -61,6 +61,13 @@ extern "C" {
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_UNHEALTHY 2
 #define NVML_GPU_FABRIC_HEALTH_SUMMARY_LIMITED_CAPACITY 3
 
+#define NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON 90
+#define NVML_FI_DEV_NVLINK_LINK_COUNT 91
+#define NVML_FI_DEV_NVSWITCH_CONNECTED_LINK_COUNT 147
+#define NVML_FI_DEV_NVLINK_GET_SPEED 164
+#define NVML_FI_DEV_NVLINK_GET_STATE 165
+#define NVML_FI_DEV_NVLINK_GET_VERSION 166
+
 #define NVML_GPU_FABRIC_HEALTH_GET(var, type) \
     (((var) >> NVML_GPU_FABRIC_HEALTH_MASK_SHIFT##type) & NVML_GPU_FABRIC_HEALTH_MASK_WIDTH##type)
 #define NVML_GPU_FABRIC_HEALTH_TEST(var, type, val) \
@@ -115,6 +122,8 @@ nvmlReturn_t DECLDIR nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned
 nvmlReturn_t DECLDIR nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
                                             nvmlGpuP2PCapsIndex_t p2pIndex,
                                             nvmlGpuP2PStatus_t *p2pStatus);
+nvmlReturn_t DECLDIR nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
+                                              nvmlFieldValue_t *values);
 nvmlReturn_t DECLDIR nvmlDeviceGetPlatformInfo(nvmlDevice_t device, nvmlPlatformInfo_t *platformInfo);
 nvmlReturn_t DECLDIR nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t device1, nvmlDevice_t device2,
                                                          nvmlGpuTopologyLevel_t *pathInfo);
