@@ -207,7 +207,11 @@ static size_t fab__node_encode(const fab__node_t *node, uint8_t *p)
     fab__le_put32(p + at, node->info.fabric_status);
     fab__le_put32(p + at + 4, node->info.fabric_health);
     at += 8;
-    at += fab__put_name(p + at, node->info.chassis_serial);
+    /* The serial's array holds 16 bytes and a NUL: never read past it. */
+    size_t serial = strnlen(node->info.chassis_serial, FAB_CHASSIS_SERIAL_MAX);
+    p[at] = (uint8_t)serial;
+    memcpy(p + at + 1, node->info.chassis_serial, serial);
+    at += 1 + serial;
     p[at] = node->info.slot_number;
     p[at + 1] = node->info.tray_index;
     p[at + 2] = node->info.host_id;
