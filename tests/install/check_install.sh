@@ -16,7 +16,10 @@ want=(include/fabmem.h include/fabmem/status.h include/fabmem/handle.h include/f
       "$libdir/pkgconfig/fabmem.pc")
 [ -x "$build/src/daemon/fabmemd" ] && want+=(bin/fabmemd)
 [ -x "$build/tools/fabmem" ] && want+=(bin/fabmem)
-[ -e "$build/src/cuda/libcuda.so.1" ] && want+=("$libdir/fabmem/libcuda.so.1" "$libdir/fabmem/libcuda.so")
+# The emulations are built into lib/fabmem of the build tree.
+[ -e "$build/lib/fabmem/libcuda.so.1" ] && want+=("$libdir/fabmem/libcuda.so.1" "$libdir/fabmem/libcuda.so")
+[ -e "$build/lib/fabmem/libnvidia-ml.so.1" ] &&
+  want+=("$libdir/fabmem/libnvidia-ml.so.1" "$libdir/fabmem/libnvidia-ml.so")
 for f in "${want[@]}"; do
   if [ ! -e "$prefix/$f" ]; then
     echo "check_install: $f is not installed" >&2
