@@ -240,6 +240,23 @@ static void nvl72_example_is_eighteen_nodes_of_four(void **state)
     fab_topology_destroy(t);
 }
 
+static void fault_example_loads_with_one_fault_per_node(void **state)
+{
+    (void)state;
+    fab_topology_t *t;
+    assert_int_equal(fab_topology_load(FABMEM_EXAMPLES_DIR "/fabric_faults.ini", &t), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node_count(t), 8);
+    int index;
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_find_node(t, "no-fabric", &index), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node(t, index, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_NOT_SUPPORTED);
+    assert_int_equal(fab_topology_find_node(t, "degraded", &index), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node(t, index, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_health & 3u, FAB_FABRIC_HEALTH_FIELD_TRUE);
+    fab_topology_destroy(t);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(default_topology_is_one_node_of_eight_gpus),
     cmocka_unit_test(config_values_are_read),
@@ -248,6 +265,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(config_errors_name_file_and_line),
     cmocka_unit_test(fabmem_node_picks_the_node),
     cmocka_unit_test(nvl72_example_is_eighteen_nodes_of_four),
+    cmocka_unit_test(fault_example_loads_with_one_fault_per_node),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("fabric", tests)

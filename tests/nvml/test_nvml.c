@@ -131,6 +131,53 @@ static void nvml_and_cuda_agree_on_every_nvl72_device(void **state)
     }
 }
 
+/* helper "fabric": this node's GPU 0 fabric info at v3, as one word. */
+static int helper_fabric(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    nvmlDevice_t d;
+    nvmlGpuFabricInfoV_t info;
+    memset(&info, 0, sizeof(info));
+    info.version = nvmlGpuFabricInfo_v3;
+    if (nvmlInit() != NVML_SUCCESS || nvmlDeviceGetHandleByIndex(0, &d) != NVML_SUCCESS ||
+        nvmlDeviceGetGpuFabricInfoV(d, &info) != NVML_SUCCESS || nvmlShutdown() != NVML_SUCCESS)
+        return 10;
+    char word[128];
+    snprintf(word, sizeof(word), "state=%u status=%u clique=%u cluster=%02x summary=%u",
+             (unsigned)info.state, (unsigned)info.status, info.cliqueId, info.clusterUuid[15],
+             (unsigned)info.healthSummary);
+    return fab_test_send_word(sock, word) == 0 ? 0 : 11;
+}
+
+static void fault_example_shows_each_fault_in_fabric_info(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *node, *want;
+    } cases[] = {
+        {"healthy", "state=3 status=0 clique=1 cluster=0f summary=1"},
+        {"degraded", "state=3 status=0 clique=1 cluster=0f summary=3"},
+        {"registering", "state=2 status=0 clique=1 cluster=0f summary=1"},
+        {"unregistered", "state=1 status=0 clique=0 cluster=00 summary=1"},
+        {"probe-error", "state=3 status=999 clique=1 cluster=0f summary=1"},
+        {"other-clique", "state=3 status=0 clique=2 cluster=0f summary=1"},
+        {"other-cluster", "state=3 status=0 clique=1 cluster=f0 summary=1"},
+        {"no-fabric", "state=0 status=0 clique=0 cluster=00 summary=0"},
+    };
+    assert_non_null(fab_test_daemon_start(fab_test_example_config("fabric_faults.ini"), NULL));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char env[64];
+        snprintf(env, sizeof(env), "FABMEM_NODE=%s", cases[i].node);
+        const char *const extra[] = {env, NULL};
+        fab_test_child_t child;
+        assert_int_equal(fab_test_spawn("fabric", NULL, extra, &child), 0);
+        if (fab_test_expect_word(child.sock, cases[i].want) != 0)
+            fail_msg("node %s: wanted \"%s\"", cases[i].node, cases[i].want);
+        assert_int_equal(fab_test_reap(&child), 0);
+    }
+}
+
 static void nvml_ignores_cuda_visible_devices(void **state)
 {
     (void)state;
@@ -540,6 +587,7 @@ static void error_strings_name_every_code(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(nvml_and_cuda_agree_on_every_nvl72_device, fab_test_teardown),
+    cmocka_unit_test_teardown(fault_example_shows_each_fault_in_fabric_info, fab_test_teardown),
     cmocka_unit_test_teardown(nvml_ignores_cuda_visible_devices, fab_test_teardown),
     cmocka_unit_test_teardown(devices_are_found_by_uuid_and_pci_bus_id, fab_test_teardown),
     cmocka_unit_test_teardown(pci_info_is_the_topologys_address, fab_test_teardown),
@@ -565,6 +613,7 @@ static const struct CMUnitTest tests[] = {
 
 static const fab_test_helper_t helpers[] = {
     {"compare", helper_compare},
+    {"fabric", helper_fabric},
 };
 
 FAB_TEST_MAIN("nvml", tests, helpers)
