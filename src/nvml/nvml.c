@@ -176,10 +176,14 @@ static nvmlReturn_t fab__nvml_device(nvmlDevice_t device, const struct nvmlDevic
 {
     if (!fab__nvml_initialized())
         return NVML_ERROR_UNINITIALIZED;
-    const struct nvmlDevice_st *d = device;
-    if (d == NULL || d < fab__nvml.devices || d >= fab__nvml.devices + fab__nvml.count)
+    /* Compared as integers: a foreign pointer is no element of the table,
+     * and C orders only pointers into one array. */
+    uintptr_t at = (uintptr_t)device, first = (uintptr_t)fab__nvml.devices;
+    if (device == NULL || at < first ||
+        at >= first + fab__nvml.count * sizeof(fab__nvml.devices[0]) ||
+        (at - first) % sizeof(fab__nvml.devices[0]) != 0)
         return NVML_ERROR_INVALID_ARGUMENT;
-    *out = d;
+    *out = device;
     return NVML_SUCCESS;
 }
 

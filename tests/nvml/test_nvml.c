@@ -478,6 +478,15 @@ static void calls_before_init_are_uninitialized(void **state)
     NV_IS(nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
 }
 
+static void unknown_node_is_driver_not_loaded(void **state)
+{
+    (void)state;
+    start_on(NULL, "no-such-node");
+    NV_IS(nvmlInit(), NVML_ERROR_DRIVER_NOT_LOADED);
+    unsigned count;
+    NV_IS(nvmlDeviceGetCount(&count), NVML_ERROR_UNINITIALIZED);
+}
+
 static void shutdown_is_reference_counted(void **state)
 {
     (void)state;
@@ -505,6 +514,7 @@ static void null_arguments_and_foreign_handles_are_invalid(void **state)
     NV_OK(nvmlInit());
     nvmlDevice_t d = handle(0);
     nvmlDevice_t foreign = (nvmlDevice_t)(void *)&d;
+    nvmlDevice_t inside = (nvmlDevice_t)(void *)((char *)d + 1); /* not an element's start */
     unsigned u;
     int major, minor;
     nvmlPciInfo_t pci;
@@ -518,6 +528,7 @@ static void null_arguments_and_foreign_handles_are_invalid(void **state)
     NV_IS(nvmlDeviceGetIndex(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
     NV_IS(nvmlDeviceGetIndex(NULL, &u), NVML_ERROR_INVALID_ARGUMENT);
     NV_IS(nvmlDeviceGetIndex(foreign, &u), NVML_ERROR_INVALID_ARGUMENT);
+    NV_IS(nvmlDeviceGetIndex(inside, &u), NVML_ERROR_INVALID_ARGUMENT);
     NV_IS(nvmlDeviceGetPciInfo(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
     NV_IS(nvmlDeviceGetPciInfo(foreign, &pci), NVML_ERROR_INVALID_ARGUMENT);
     NV_IS(nvmlDeviceGetMemoryInfo(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
@@ -604,6 +615,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(system_versions_follow_the_topologys_cuda_version,
                               fab_test_teardown),
     cmocka_unit_test(calls_before_init_are_uninitialized),
+    cmocka_unit_test_teardown(unknown_node_is_driver_not_loaded, fab_test_teardown),
     cmocka_unit_test_teardown(shutdown_is_reference_counted, fab_test_teardown),
     cmocka_unit_test_teardown(null_arguments_and_foreign_handles_are_invalid, fab_test_teardown),
     cmocka_unit_test_teardown(wrong_struct_versions_are_mismatches, fab_test_teardown),
