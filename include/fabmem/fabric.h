@@ -69,6 +69,22 @@ typedef enum fab_fabric_state {
     FAB_FABRIC_STATE_COMPLETED = 3,
 } fab_fabric_state_t;
 
+/* NVML's fabric health mask: four 2-bit fields (degraded bandwidth at bit 0,
+ * route recovery at 2, unhealthy route at 4, access-timeout recovery at 6),
+ * each 0 (not supported), 1 (true: the problem is present) or 2 (false). */
+#define FAB_FABRIC_HEALTH_FIELD_NOT_SUPPORTED 0u
+#define FAB_FABRIC_HEALTH_FIELD_TRUE 1u
+#define FAB_FABRIC_HEALTH_FIELD_FALSE 2u
+#define FAB_FABRIC_HEALTH_SHIFT_DEGRADED_BW 0
+#define FAB_FABRIC_HEALTH_SHIFT_ROUTE_RECOVERY 2
+#define FAB_FABRIC_HEALTH_SHIFT_ROUTE_UNHEALTHY 4
+#define FAB_FABRIC_HEALTH_SHIFT_ACCESS_TIMEOUT_RECOVERY 6
+/* Every field false: a healthy fabric (the default). */
+#define FAB_FABRIC_HEALTH_HEALTHY 0xaau
+
+#define FAB_CHASSIS_SERIAL_MAX 16 /* NVML's chassis serial field, bytes */
+#define FAB_PCI_BUS_ID_MAX 32     /* "00000000:01:00.0" and its NUL fit */
+
 /* One emulated GPU. */
 typedef struct fab_device_info {
     char name[FAB_NAME_MAX];  /* "fabmem H100 (emulated)" */
@@ -79,6 +95,13 @@ typedef struct fab_device_info {
     int compute_major;
     int compute_minor;
     int sm_count;
+    /* Where the GPU sits on its node's PCI bus: domain from the node's
+     * pci_domain (default: the node's index, so that no two GPUs of a
+     * topology share an address), bus 1 + ordinal, device 0, function 0. */
+    uint32_t pci_domain;
+    uint32_t pci_bus;
+    uint32_t pci_device;
+    uint32_t pci_device_id; /* PCI device id << 16 | vendor id (NVML's pciDeviceId) */
 } fab_device_info_t;
 
 /* One emulated OS instance. */
@@ -88,7 +111,14 @@ typedef struct fab_node_info {
     fab_uuid_t cluster_uuid;        /* with clique_id: NVLink reachability */
     uint32_t clique_id;
     fab_fabric_state_t fabric_state;
+    uint32_t fabric_status; /* NVML return code of the fabric probe (0: success) */
+    uint32_t fabric_health; /* FAB_FABRIC_HEALTH_* fields */
     int device_count;
+    /* Platform: where the node sits in its rack (NVML's nvmlPlatformInfo). */
+    char chassis_serial[FAB_CHASSIS_SERIAL_MAX + 1]; /* NUL-terminated */
+    uint8_t slot_number; /* physical slot in the rack; default: node index */
+    uint8_t tray_index;  /* compute tray; default: node index */
+    uint8_t host_id;     /* host within the tray; default 0 */
 } fab_node_info_t;
 
 typedef struct fab_topology fab_topology_t;
@@ -120,6 +150,25 @@ FAB_API fab_status_t fab_topology_node(const fab_topology_t *topology, int node_
  *         FAB_ERROR_INVALID_DEVICE (no such device on that node). */
 FAB_API fab_status_t fab_topology_device(const fab_topology_t *topology, int node_index,
                                          int device_ordinal, fab_device_info_t *info_out);
+
+/* Write the device's PCI bus id as CUDA's cuDeviceGetPCIBusId does,
+ * "dddd:bb:dd.0" in upper-case hex, into buf (len bytes, at least 13).
+ * Returns the length it needs without the NUL, or -1 for a NULL argument. */
+FAB_API int fab_device_pci_bus_id(const fab_device_info_t *info, char *buf, size_t len);
+
+/* Read a PCI bus id as CUDA and NVML accept it: hex "domain:bus:device.function"
+ * (a domain of up to 8 digits, so NVML's long form too), or "bus:device.function"
+ * with domain 0; the function may be left off, and must be 0. Returns 0, or -1
+ * for text of another form or a NULL argument. */
+FAB_API int fab_pci_bus_id_parse(const char *text, uint32_t *domain, uint32_t *bus,
+                                 uint32_t *device);
+
+/* Write the device's uuid as nvidia-smi, NVML and CUDA_VISIBLE_DEVICES spell
+ * it, "GPU-" and 32 lower-case hex digits grouped 8-4-4-4-12, into buf (len
+ * bytes, at least FAB_UUID_STRING_MAX). Returns the length it needs without
+ * the NUL (40), or -1 for a NULL argument. */
+#define FAB_UUID_STRING_MAX 41
+FAB_API int fab_device_uuid_string(const fab_uuid_t *uuid, char *buf, size_t len);
 
 /* The CUDA driver version the emulation reports (config [driver] version;
  * default 13000). */

@@ -203,7 +203,21 @@ static size_t fab__node_encode(const fab__node_t *node, uint8_t *p)
     fab__le_put32(p + at + 20, (uint32_t)node->device.compute_major);
     fab__le_put32(p + at + 24, (uint32_t)node->device.compute_minor);
     fab__le_put32(p + at + 28, (uint32_t)node->device.sm_count);
-    return at + 32;
+    at += 32;
+    fab__le_put32(p + at, node->info.fabric_status);
+    fab__le_put32(p + at + 4, node->info.fabric_health);
+    at += 8;
+    /* The serial's array holds 16 bytes and a NUL: never read past it. */
+    size_t serial = strnlen(node->info.chassis_serial, FAB_CHASSIS_SERIAL_MAX);
+    p[at] = (uint8_t)serial;
+    memcpy(p + at + 1, node->info.chassis_serial, serial);
+    at += 1 + serial;
+    p[at] = node->info.slot_number;
+    p[at + 1] = node->info.tray_index;
+    p[at + 2] = node->info.host_id;
+    fab__le_put32(p + at + 3, node->device.pci_domain);
+    fab__le_put32(p + at + 7, node->device.pci_device_id);
+    return at + 11;
 }
 
 /* Read a name; 0 when it does not fit in len. */
@@ -233,7 +247,7 @@ static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *
     at += 25;
     size_t c = fab__get_name(p + at, len - at, node->device.name);
     at += c;
-    if (c == 0 || len - at != 32 || node->info.device_count < 0)
+    if (c == 0 || len - at < 32 + 8 || node->info.device_count < 0)
         return FAB_ERROR_INVALID_VALUE;
     node->device.total_memory = fab__le_get64(p + at);
     node->device.granularity = fab__le_get64(p + at + 8);
@@ -241,6 +255,21 @@ static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *
     node->device.compute_major = (int)fab__le_get32(p + at + 20);
     node->device.compute_minor = (int)fab__le_get32(p + at + 24);
     node->device.sm_count = (int)fab__le_get32(p + at + 28);
+    at += 32;
+    node->info.fabric_status = fab__le_get32(p + at);
+    node->info.fabric_health = fab__le_get32(p + at + 4);
+    at += 8;
+    char serial[FAB_NAME_MAX];
+    size_t d = fab__get_name(p + at, len - at, serial);
+    at += d;
+    if (d == 0 || d - 1 > FAB_CHASSIS_SERIAL_MAX || len - at != 11)
+        return FAB_ERROR_INVALID_VALUE;
+    memcpy(node->info.chassis_serial, serial, d);
+    node->info.slot_number = p[at];
+    node->info.tray_index = p[at + 1];
+    node->info.host_id = p[at + 2];
+    node->device.pci_domain = fab__le_get32(p + at + 3);
+    node->device.pci_device_id = fab__le_get32(p + at + 7);
     return FAB_SUCCESS;
 }
 
@@ -272,7 +301,9 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *   RELEASE   16 uuid, u32 exports never imported
  *   STATS     six u64: pid, clients, allocations, references, bytes, rss
  *   VERIFY    u8 live
- *   TOPOLOGY  u32 node count, u32 driver version, the node record */
+ *   TOPOLOGY  u32 node count, u32 driver version, the node record (its
+ *             fabric status and health, chassis serial, slot, tray, host id,
+ *             PCI domain and device id last) */
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;

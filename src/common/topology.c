@@ -4,9 +4,11 @@
  *   [driver]        version
  *   [daemon]        socket_mode, idle_exit, state_file, max_connections_per_uid,
  *                   max_allocations_per_uid, max_bytes_per_uid
- *   [node NAME]     imex_domain, cluster_uuid, clique_id, fabric_state, gpus,
- *                   gpu_name, gpu_memory, granularity, handle_types,
- *                   compute_capability, sm_count
+ *   [node NAME]     imex_domain, cluster_uuid, clique_id, fabric_state,
+ *                   fabric_status, fabric_health, gpus, gpu_name, gpu_memory,
+ *                   granularity, handle_types, compute_capability, sm_count,
+ *                   pci_domain, pci_device_id, chassis_serial, slot_number,
+ *                   tray_index, host_id
  *   [channel N]     uids, gids
  *
  * Nodes keep the order in which they first appear. An unknown section or key,
@@ -33,10 +35,26 @@ typedef struct fab__parse {
     int oom;
 } fab__parse_t;
 
-static void fab__node_defaults(fab__node_t *node, const char *name)
+/* The default PCI device id: H100 SXM5's (0x2330) with NVIDIA's vendor id,
+ * to match the default GPU name. */
+#define FAB__PCI_DEVICE_ID_DEFAULT 0x233010deu
+
+/* Defaults of the node at index: the platform place and the PCI domain come
+ * from the index, so that every node of a rack has its own tray and no two
+ * GPUs of one topology share a PCI address (NCCL, for one, takes two ranks
+ * with one host and one bus id for the same GPU). */
+static void fab__node_defaults(fab__node_t *node, const char *name, int index)
 {
     memset(node, 0, sizeof(*node));
     snprintf(node->info.name, sizeof(node->info.name), "%s", name);
+    node->info.fabric_status = 0;
+    node->info.fabric_health = FAB_FABRIC_HEALTH_HEALTHY;
+    snprintf(node->info.chassis_serial, sizeof(node->info.chassis_serial), "FABMEM-RACK0");
+    node->info.slot_number = (uint8_t)index;
+    node->info.tray_index = (uint8_t)index;
+    node->info.host_id = 0;
+    node->device.pci_domain = (uint32_t)index;
+    node->device.pci_device_id = FAB__PCI_DEVICE_ID_DEFAULT;
     snprintf(node->info.imex_domain, sizeof(node->info.imex_domain), "default");
     node->info.clique_id = 0;
     node->info.fabric_state = FAB_FABRIC_STATE_COMPLETED;
@@ -89,7 +107,7 @@ static fab__node_t *fab__node_get(fab__parse_t *p, const char *name)
         return NULL;
     }
     t->nodes = grown;
-    fab__node_defaults(&t->nodes[t->nnodes], name);
+    fab__node_defaults(&t->nodes[t->nnodes], name, t->nnodes);
     return &t->nodes[t->nnodes++];
 }
 
@@ -195,6 +213,55 @@ static int fab__parse_state(const char *text, fab_fabric_state_t *out)
     return -1;
 }
 
+/* The fabric health mask: a number, or a list of the problems present
+ * (degraded_bw, route_recovery, route_unhealthy, access_timeout_recovery),
+ * each field not named being false; "healthy" names none, and
+ * "not_supported" gives a mask whose every field is not supported. */
+static int fab__parse_health(const char *text, uint32_t *out)
+{
+    static const struct {
+        const char *name;
+        int shift;
+    } fields[] = {
+        {"degraded_bw", FAB_FABRIC_HEALTH_SHIFT_DEGRADED_BW},
+        {"route_recovery", FAB_FABRIC_HEALTH_SHIFT_ROUTE_RECOVERY},
+        {"route_unhealthy", FAB_FABRIC_HEALTH_SHIFT_ROUTE_UNHEALTHY},
+        {"access_timeout_recovery", FAB_FABRIC_HEALTH_SHIFT_ACCESS_TIMEOUT_RECOVERY},
+    };
+    unsigned long long v;
+    if (fab__parse_u64(text, &v) == 0) {
+        if (v > UINT32_MAX)
+            return -1;
+        *out = (uint32_t)v;
+        return 0;
+    }
+    char buf[256];
+    if (snprintf(buf, sizeof(buf), "%s", text) >= (int)sizeof(buf))
+        return -1;
+    uint32_t mask = FAB_FABRIC_HEALTH_HEALTHY;
+    int words = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ", |", &save); tok != NULL; tok = strtok_r(NULL, ", |", &save)) {
+        words++;
+        if (strcasecmp(tok, "healthy") == 0)
+            continue;
+        if (strcasecmp(tok, "not_supported") == 0) {
+            mask = 0;
+            continue;
+        }
+        size_t i = 0;
+        while (i < sizeof(fields) / sizeof(fields[0]) && strcasecmp(tok, fields[i].name) != 0)
+            i++;
+        if (i == sizeof(fields) / sizeof(fields[0]))
+            return -1;
+        mask = (mask & ~(3u << fields[i].shift)) | (FAB_FABRIC_HEALTH_FIELD_TRUE << fields[i].shift);
+    }
+    if (words == 0)
+        return -1;
+    *out = mask;
+    return 0;
+}
+
 static int fab__parse_handle_types(const char *text, uint32_t *out)
 {
     char buf[256];
@@ -255,6 +322,36 @@ static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, co
         if (fab__parse_state(value, &node->info.fabric_state) != 0)
             return FAB__BAD("fabric_state: not one of not_supported, not_started, "
                             "in_progress, completed: %s", value);
+    } else if (strcmp(key, "fabric_status") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v > UINT32_MAX)
+            return FAB__BAD("fabric_status: not an NVML return code: %s", value);
+        node->info.fabric_status = (uint32_t)v;
+    } else if (strcmp(key, "fabric_health") == 0) {
+        if (fab__parse_health(value, &node->info.fabric_health) != 0)
+            return FAB__BAD("fabric_health: not a number or a list of healthy, degraded_bw, "
+                            "route_recovery, route_unhealthy, access_timeout_recovery, "
+                            "not_supported: %s", value);
+    } else if (strcmp(key, "chassis_serial") == 0) {
+        if (strlen(value) > FAB_CHASSIS_SERIAL_MAX)
+            return FAB__BAD("chassis_serial: longer than %d bytes: %s", FAB_CHASSIS_SERIAL_MAX,
+                            value);
+        snprintf(node->info.chassis_serial, sizeof(node->info.chassis_serial), "%s", value);
+    } else if (strcmp(key, "slot_number") == 0 || strcmp(key, "tray_index") == 0 ||
+               strcmp(key, "host_id") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v > UINT8_MAX)
+            return FAB__BAD("%s: not a number from 0 to 255: %s", key, value);
+        uint8_t *field = key[0] == 's' ? &node->info.slot_number
+                         : key[0] == 't' ? &node->info.tray_index
+                                         : &node->info.host_id;
+        *field = (uint8_t)v;
+    } else if (strcmp(key, "pci_domain") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v > 0xffff)
+            return FAB__BAD("pci_domain: not a number from 0 to 0xffff: %s", value);
+        node->device.pci_domain = (uint32_t)v;
+    } else if (strcmp(key, "pci_device_id") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v > UINT32_MAX)
+            return FAB__BAD("pci_device_id: not a 32-bit number: %s", value);
+        node->device.pci_device_id = (uint32_t)v;
     } else if (strcmp(key, "gpus") == 0) {
         if (fab__parse_u64(value, &v) != 0 || v > 64)
             return FAB__BAD("gpus: not a count from 0 to 64: %s", value);
@@ -505,9 +602,11 @@ fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, i
     for (const char *s = topology->nodes[node].info.name; *s != '\0'; s++)
         h = (h ^ (uint8_t)*s) * 1099511628211ull;
     uint64_t h2 = (h ^ (uint64_t)ordinal) * 1099511628211ull;
+    /* The ordinal's hash first: a short prefix of the "GPU-..." text (as
+     * CUDA_VISIBLE_DEVICES takes) then tells a node's GPUs apart. */
     for (int i = 0; i < 8; i++) {
-        u.bytes[i] = (uint8_t)(h >> (8 * i));
-        u.bytes[8 + i] = (uint8_t)(h2 >> (8 * i));
+        u.bytes[i] = (uint8_t)(h2 >> (8 * i));
+        u.bytes[8 + i] = (uint8_t)(h >> (8 * i));
     }
     u.bytes[6] = (uint8_t)((u.bytes[6] & 0x0f) | 0x40); /* RFC 4122 version 4 shape */
     u.bytes[8] = (uint8_t)((u.bytes[8] & 0x3f) | 0x80);
@@ -524,8 +623,93 @@ fab_status_t fab_topology_device(const fab_topology_t *topology, int node_index,
         return FAB_ERROR_INVALID_DEVICE;
     fab_device_info_t info = node->device;
     info.uuid = fab__topology_device_uuid(topology, node_index, device_ordinal);
+    /* Bus 0 is the root complex's; one bus per GPU after it, as a switch
+     * below the root gives each GPU its own. At most 64 GPUs: bus <= 0x40. */
+    info.pci_bus = 1u + (uint32_t)device_ordinal;
+    info.pci_device = 0;
     *info_out = info;
     return FAB_SUCCESS;
+}
+
+int fab_device_pci_bus_id(const fab_device_info_t *info, char *buf, size_t len)
+{
+    if (info == NULL || buf == NULL)
+        return -1;
+    return snprintf(buf, len, "%04X:%02X:%02X.0", (unsigned)info->pci_domain,
+                    (unsigned)info->pci_bus, (unsigned)info->pci_device);
+}
+
+/* One hex field of at most max_digits digits ending at one of stops. */
+static const char *fab__hex_field(const char *s, int max_digits, uint32_t *out)
+{
+    uint32_t v = 0;
+    int n = 0;
+    for (; n < max_digits + 1; n++, s++) {
+        int d;
+        if (*s >= '0' && *s <= '9')
+            d = *s - '0';
+        else if (*s >= 'a' && *s <= 'f')
+            d = *s - 'a' + 10;
+        else if (*s >= 'A' && *s <= 'F')
+            d = *s - 'A' + 10;
+        else
+            break;
+        v = v << 4 | (uint32_t)d;
+    }
+    if (n == 0 || n > max_digits)
+        return NULL;
+    *out = v;
+    return s;
+}
+
+int fab_pci_bus_id_parse(const char *text, uint32_t *domain, uint32_t *bus, uint32_t *device)
+{
+    if (text == NULL || domain == NULL || bus == NULL || device == NULL)
+        return -1;
+    uint32_t f[3], function = 0;
+    int nfields = 0;
+    const char *s = text;
+    for (;;) {
+        s = fab__hex_field(s, nfields == 0 ? 8 : 2, &f[nfields]);
+        if (s == NULL)
+            return -1;
+        nfields++;
+        if (*s != ':' || nfields == 3)
+            break;
+        s++;
+    }
+    if (nfields < 2)
+        return -1;
+    if (*s == '.') {
+        s = fab__hex_field(s + 1, 1, &function);
+        if (s == NULL)
+            return -1;
+    }
+    if (*s != '\0' || function != 0)
+        return -1;
+    if (nfields == 3) {
+        *domain = f[0];
+        *bus = f[1];
+        *device = f[2];
+    } else {
+        if (f[0] > 0xff)
+            return -1;
+        *domain = 0;
+        *bus = f[0];
+        *device = f[1];
+    }
+    return *bus <= 0xff && *device <= 0x1f ? 0 : -1;
+}
+
+int fab_device_uuid_string(const fab_uuid_t *uuid, char *buf, size_t len)
+{
+    if (uuid == NULL || buf == NULL)
+        return -1;
+    const uint8_t *b = uuid->bytes;
+    return snprintf(buf, len,
+                    "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                    b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                    b[12], b[13], b[14], b[15]);
 }
 
 int fab_topology_driver_version(const fab_topology_t *topology)

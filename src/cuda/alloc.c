@@ -216,7 +216,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
      * so that two threads cannot both take the last of them. */
     pthread_rwlock_wrlock(&fab__cu.lock);
     CUresult r = fab__cu_from_status(fab__topology_alloc_check(
-        fab__cu.topology, fab__cu.node, dev, size, types, fab__cu_used[dev]));
+        fab__cu.topology, fab__cu.node, fab__cu.devices[dev].ordinal, size, types,
+        fab__cu_used[dev]));
     if (r == CUDA_SUCCESS) {
         a->counted = true;
         fab__cu_used[dev] += size;
@@ -231,7 +232,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         fab_client_t *client;
         r = fab__cu_client(&client);
         if (r == CUDA_SUCCESS) {
-            fab_alloc_props_t fp = {.device_ordinal = dev, .size = size,
+            fab_alloc_props_t fp = {.device_ordinal = fab__cu.devices[dev].ordinal, .size = size,
                                     .peer_access = FAB_ACCESS_READ_WRITE,
                                     .handle_type = (fab_handle_type_t)types};
             fab_region_t *region = NULL;
@@ -397,7 +398,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
             fab_handle_t h;
             memcpy(h.bytes, ((const CUmemFabricHandle *)osHandle)->data, FAB_HANDLE_BYTES);
             fab_region_t *region = NULL;
-            r = fab__cu_from_status(fab_client_import(client, &h, a->device, &region));
+            r = fab__cu_from_status(
+                fab_client_import(client, &h, fab__cu.devices[a->device].ordinal, &region));
             if (r == CUDA_SUCCESS) {
                 a->region = region;
                 a->fd = fab_region_fd(region);

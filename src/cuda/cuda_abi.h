@@ -148,7 +148,9 @@ typedef enum FAB_CU(CUmemAllocationGranularity_flags_enum) {
     XX(CU_DEVICE_ATTRIBUTE_NUMA_ID, 131)                                  \
     XX(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 132)                      \
     XX(CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 133)                              \
-    XX(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, 134)
+    XX(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, 134)                             \
+    XX(CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID, 139)                        \
+    XX(CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID, 140)
 typedef enum FAB_CU(CUdevice_attribute_enum) {
     FAB_CU_DEVICE_ATTRIBUTE_LIST(FAB__CU_ENUMERATOR)
 } FAB_CU(CUdevice_attribute);

@@ -148,8 +148,38 @@ CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
     return r;
 }
 
-static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice dev, CUdevice_attribute attrib,
-                             bool *known)
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    FAB__CU_ENTER_DEVICE(dev);
+    if (!pciBusId || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* As cuDeviceGetName: a short buffer gets what fits. */
+    fab_device_info_t di = {.pci_domain = fab__cu.devices[dev].pci_domain,
+                            .pci_bus = fab__cu.devices[dev].pci_bus,
+                            .pci_device = fab__cu.devices[dev].pci_device};
+    fab_device_pci_bus_id(&di, pciBusId, (size_t)len);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+    FAB__CU_ENTER();
+    if (!dev || !pciBusId)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint32_t domain, bus, device;
+    if (fab_pci_bus_id_parse(pciBusId, &domain, &bus, &device) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < fab__cu.device_count; i++) {
+        const fab__cu_device_t *d = &fab__cu.devices[i];
+        if (d->pci_domain == domain && d->pci_bus == bus && d->pci_device == device) {
+            *dev = i;
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_INVALID_DEVICE;
+}
+
+static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attrib, bool *known)
 {
     *known = true;
     switch (attrib) {
@@ -171,15 +201,17 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice dev, CUdevice_a
     case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return 0;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return 1;
-    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return 0x10 + dev;
-    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return 0;
+    /* The topology's PCI address (docs/fabric.md), as cuDeviceGetPCIBusId
+     * writes it and NVML reports it. */
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return (int)d->pci_bus;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return (int)d->pci_device;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 2619000;
     case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 50331648;
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 2048;
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 3;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
-    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return 0;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return (int)d->pci_domain;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return d->compute_major;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return d->compute_minor;
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
@@ -210,6 +242,8 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice dev, CUdevice_a
     case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return -1;
+    case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: return (int)d->pci_device_id;
+    case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: return 0;
     }
     *known = false;
     return 0;
@@ -221,7 +255,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     if (!pi)
         return CUDA_ERROR_INVALID_VALUE;
     bool known;
-    int v = fab__cu_attribute(&fab__cu.devices[dev], dev, attrib, &known);
+    int v = fab__cu_attribute(&fab__cu.devices[dev], attrib, &known);
     if (!known) {
         /* Attributes a real device has but the emulation does not model read
          * as 0 ("not supported"), as for a device without the feature; values

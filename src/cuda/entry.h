@@ -24,6 +24,8 @@ FAB__CU_API cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
 FAB__CU_API cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
 FAB__CU_API cuDeviceTotalMem(unsigned int *bytes, CUdevice dev);
 FAB__CU_API cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev);
+FAB__CU_API cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev);
+FAB__CU_API cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId);
 FAB__CU_API cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev);
 FAB__CU_API cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
 FAB__CU_API cuDeviceComputeCapability(int *major, int *minor, CUdevice dev);

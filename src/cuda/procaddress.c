@@ -41,6 +41,8 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuDeviceTotalMem", 2000, cuDeviceTotalMem),
     P("cuDeviceTotalMem", 3020, cuDeviceTotalMem_v2),
     P("cuDeviceGetAttribute", 2000, cuDeviceGetAttribute),
+    P("cuDeviceGetPCIBusId", 4010, cuDeviceGetPCIBusId),
+    P("cuDeviceGetByPCIBusId", 4010, cuDeviceGetByPCIBusId),
     P("cuDeviceComputeCapability", 2000, cuDeviceComputeCapability),
     P("cuDeviceCanAccessPeer", 4000, cuDeviceCanAccessPeer),
     P("cuDevicePrimaryCtxRetain", 7000, cuDevicePrimaryCtxRetain),

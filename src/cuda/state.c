@@ -10,7 +10,9 @@
 #include "src/cuda/entry.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
@@ -38,8 +40,84 @@ static pthread_once_t fab__cu_once = PTHREAD_ONCE_INIT;
 static CUresult fab__cu_load_result = CUDA_ERROR_NOT_INITIALIZED;
 static fab_status_t fab__cu_no_daemon; /* why the local config applies */
 
-/* Copy node's devices out of topology; in local mode only what needs no
- * daemon (POSIX_FD) is offered. */
+/* The node ordinal that one CUDA_VISIBLE_DEVICES entry names among
+ * count devices: an index, or a prefix of a device's "GPU-..." uuid that
+ * fits one device alone; -1 for anything else. */
+static int fab__cu_visible_entry(const char *entry, size_t len, const fab_topology_t *topo,
+                                 int node, int count)
+{
+    while (len > 0 && (*entry == ' ' || *entry == '\t')) {
+        entry++;
+        len--;
+    }
+    while (len > 0 && (entry[len - 1] == ' ' || entry[len - 1] == '\t'))
+        len--;
+    if (len == 0)
+        return -1;
+    if (entry[0] >= '0' && entry[0] <= '9') {
+        long v = 0;
+        for (size_t i = 0; i < len; i++) {
+            if (entry[i] < '0' || entry[i] > '9' || v > 100000)
+                return -1;
+            v = v * 10 + (entry[i] - '0');
+        }
+        return v < count ? (int)v : -1;
+    }
+    if (len < 5 || strncasecmp(entry, "GPU-", 4) != 0)
+        return -1;
+    int found = -1;
+    for (int i = 0; i < count; i++) {
+        fab_device_info_t di;
+        char text[FAB_UUID_STRING_MAX];
+        if (fab_topology_device(topo, node, i, &di) != FAB_SUCCESS)
+            continue;
+        fab_device_uuid_string(&di.uuid, text, sizeof(text));
+        if (len <= strlen(text) && strncasecmp(text, entry, len) == 0) {
+            if (found >= 0)
+                return -1; /* a prefix that fits two devices names neither */
+            found = i;
+        }
+    }
+    return found;
+}
+
+/* The node ordinals CUDA_VISIBLE_DEVICES selects, in its order, as CUDA reads
+ * it: a comma list whose first invalid entry (not a device, or one already
+ * listed) ends it. Unset: every device. Returns how many. */
+static int fab__cu_visible(const fab_topology_t *topo, int node, int count,
+                           int ordinals[FAB__CU_MAX_DEVICES])
+{
+    const char *env = getenv("CUDA_VISIBLE_DEVICES");
+    if (env == NULL) {
+        for (int i = 0; i < count; i++)
+            ordinals[i] = i;
+        return count;
+    }
+    int n = 0;
+    for (const char *at = env; n < count;) {
+        const char *comma = strchr(at, ',');
+        size_t len = comma ? (size_t)(comma - at) : strlen(at);
+        int ordinal = fab__cu_visible_entry(at, len, topo, node, count);
+        for (int k = 0; k < n && ordinal >= 0; k++) {
+            if (ordinals[k] == ordinal)
+                ordinal = -1;
+        }
+        if (ordinal < 0)
+            break;
+        ordinals[n++] = ordinal;
+        if (!comma)
+            break;
+        at = comma + 1;
+    }
+    if (n < count && env[0] != '\0')
+        fab__log(FAB__LOG_INFO, "CUDA_VISIBLE_DEVICES=%s: %d of the node's %d devices visible",
+                 env, n, count);
+    return n;
+}
+
+/* Copy node's devices out of topology, those CUDA_VISIBLE_DEVICES selects
+ * and in its order; in local mode only what needs no daemon (POSIX_FD) is
+ * offered. */
 static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *topo, int node)
 {
     fab_node_info_t info;
@@ -51,14 +129,17 @@ static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *
                  info.name, count, FAB__CU_MAX_DEVICES);
         count = FAB__CU_MAX_DEVICES;
     }
+    int ordinals[FAB__CU_MAX_DEVICES];
+    count = fab__cu_visible(topo, node, count, ordinals);
     for (int i = 0; i < count; i++) {
         fab_device_info_t di;
-        if (fab_topology_device(topo, node, i, &di) != FAB_SUCCESS) {
+        if (fab_topology_device(topo, node, ordinals[i], &di) != FAB_SUCCESS) {
             count = i;
             break;
         }
         fab__cu_device_t *d = &st->devices[i];
         memset(d, 0, sizeof(*d));
+        d->ordinal = ordinals[i];
         snprintf(d->name, sizeof(d->name), "%s", di.name);
         memcpy(d->uuid.bytes, di.uuid.bytes, 16);
         d->total_memory = di.total_memory;
@@ -69,6 +150,10 @@ static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *
         d->compute_major = di.compute_major;
         d->compute_minor = di.compute_minor;
         d->sm_count = di.sm_count;
+        d->pci_domain = di.pci_domain;
+        d->pci_bus = di.pci_bus;
+        d->pci_device = di.pci_device;
+        d->pci_device_id = di.pci_device_id;
     }
     st->device_count = count;
     st->topology = topo;

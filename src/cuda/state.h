@@ -57,6 +57,7 @@
 #define FAB__CU_MAX_DEVICES 64
 
 typedef struct fab__cu_device {
+    int ordinal; /* on the node: what the daemon and the topology call it */
     char name[256];
     CUuuid uuid;
     uint64_t total_memory;
@@ -65,6 +66,8 @@ typedef struct fab__cu_device {
     int compute_major;
     int compute_minor;
     int sm_count;
+    uint32_t pci_domain, pci_bus, pci_device;
+    uint32_t pci_device_id; /* device id << 16 | vendor id */
 } fab__cu_device_t;
 
 typedef struct fab__cu_state {

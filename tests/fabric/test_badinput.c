@@ -358,10 +358,49 @@ static void daemon_out_of_fds_refuses_and_recovers(void **state)
     assert_true(fab_test_daemon_log_contains(daemon, "pausing new connections"));
 }
 
+/* A TOPOLOGY reply round-trips every node field, and a node record whose
+ * chassis serial is longer than NVML's 16 bytes does not decode. */
+static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
+{
+    (void)state;
+    fab_topology_t *t = NULL;
+    unsetenv("FABMEM_CONFIG");
+    assert_int_equal(fab_topology_load(NULL, &t), FAB_SUCCESS);
+    fab__reply_t reply;
+    memset(&reply, 0, sizeof(reply));
+    reply.type = FAB__MSG_TOPOLOGY;
+    reply.u.topology.node_count = 1;
+    reply.u.topology.driver_version = 13000;
+    reply.u.topology.node = t->nodes[0];
+    snprintf(reply.u.topology.node.info.chassis_serial, FAB_CHASSIS_SERIAL_MAX + 1,
+             "0123456789ABCDEF");
+    reply.u.topology.node.info.fabric_health = 0x61;
+    reply.u.topology.node.info.tray_index = 200;
+    reply.u.topology.node.device.pci_domain = 0x1234;
+    uint8_t buf[FAB__PROTO_MAX + 1];
+    size_t n = fab__reply_encode(&reply, buf);
+    fab__reply_t back;
+    assert_int_equal(fab__reply_decode(buf, n, &back), FAB_SUCCESS);
+    assert_string_equal(back.u.topology.node.info.chassis_serial, "0123456789ABCDEF");
+    assert_int_equal(back.u.topology.node.info.fabric_health, 0x61);
+    assert_int_equal(back.u.topology.node.info.tray_index, 200);
+    assert_int_equal(back.u.topology.node.device.pci_domain, 0x1234);
+    /* The serial's length byte sits before its 16 bytes and the 11 fixed
+     * bytes after; make it 17 and add a byte. */
+    size_t at = n - 11 - 16 - 1;
+    assert_int_equal(buf[at], 16);
+    memmove(buf + at + 2, buf + at + 1, n - at - 1);
+    buf[at] = 17;
+    buf[at + 1] = 'X';
+    assert_int_equal(fab__reply_decode(buf, n + 1, &back), FAB_ERROR_INVALID_VALUE);
+    fab_topology_destroy(t);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(daemon_out_of_fds_refuses_and_recovers, fab_test_teardown),
     cmocka_unit_test_teardown(adopt_needs_proof_and_the_same_memory, fab_test_teardown),
     cmocka_unit_test_teardown(malformed_message_closes_the_connection, fab_test_teardown),
+    cmocka_unit_test(topology_record_round_trips_and_refuses_a_long_serial),
     cmocka_unit_test_teardown(truncated_message_closes_the_connection, fab_test_teardown),
     cmocka_unit_test_teardown(oversized_or_empty_message_closes_the_connection, fab_test_teardown),
     cmocka_unit_test_teardown(out_of_order_requests_get_an_error_reply, fab_test_teardown),

@@ -518,6 +518,42 @@ static void client_learns_the_topology_from_the_daemon(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+static void platform_fabric_and_pci_fields_arrive_through_topology(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start("[channel 0]\nuids = 0\n[node a]\ngpus = 2\n"
+                                          "[node b]\ngpus = 2\nfabric_state = not_started\n"
+                                          "fabric_status = 27\nfabric_health = degraded_bw\n"
+                                          "chassis_serial = SN-B\nslot_number = 12\n"
+                                          "tray_index = 5\nhost_id = 2\npci_domain = 0x19\n"
+                                          "pci_device_id = 0x294110de\n",
+                                          NULL));
+    fab_client_t *client = connect_node("b");
+    const fab_topology_t *topology = NULL;
+    assert_int_equal(fab_client_topology(client, &topology), FAB_SUCCESS);
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(topology, 1, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_NOT_STARTED);
+    assert_int_equal(node.fabric_status, 27);
+    assert_int_equal(node.fabric_health, (FAB_FABRIC_HEALTH_HEALTHY & ~3u) | 1u);
+    assert_string_equal(node.chassis_serial, "SN-B");
+    assert_int_equal(node.slot_number, 12);
+    assert_int_equal(node.tray_index, 5);
+    assert_int_equal(node.host_id, 2);
+    fab_device_info_t device;
+    assert_int_equal(fab_topology_device(topology, 1, 1, &device), FAB_SUCCESS);
+    char id[FAB_PCI_BUS_ID_MAX];
+    fab_device_pci_bus_id(&device, id, sizeof(id));
+    assert_string_equal(id, "0019:02:00.0");
+    assert_int_equal(device.pci_device_id, 0x294110de);
+    /* node a keeps the defaults of index 0 */
+    assert_int_equal(fab_topology_node(topology, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.tray_index, 0);
+    assert_int_equal(node.fabric_health, FAB_FABRIC_HEALTH_HEALTHY);
+    assert_string_equal(node.chassis_serial, "FABMEM-RACK0");
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static void restarted_daemon_is_asked_for_its_topology_again(void **state)
 {
     (void)state;
@@ -544,6 +580,8 @@ static void restarted_daemon_is_asked_for_its_topology_again(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(client_learns_the_topology_from_the_daemon, fab_test_teardown),
+    cmocka_unit_test_teardown(platform_fabric_and_pci_fields_arrive_through_topology,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(restarted_daemon_is_asked_for_its_topology_again, fab_test_teardown),
     cmocka_unit_test_teardown(daemon_exits_cleanly_on_sigint_freeing_everything, fab_test_teardown),
     cmocka_unit_test_teardown(forged_or_altered_handles_are_invalid, fab_test_teardown),

@@ -91,6 +91,67 @@ static void config_values_are_read(void **state)
     fab_topology_destroy(t);
 }
 
+static void platform_and_pci_defaults_come_from_the_node_index(void **state)
+{
+    (void)state;
+    char log[1024];
+    fab_topology_t *t;
+    assert_int_equal(load_text("[node a]\ngpus = 2\n[node b]\ngpus = 2\n", &t, log, sizeof(log)),
+                     FAB_SUCCESS);
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(t, 1, &node), FAB_SUCCESS);
+    assert_int_equal(node.tray_index, 1);
+    assert_int_equal(node.slot_number, 1);
+    assert_int_equal(node.host_id, 0);
+    assert_string_equal(node.chassis_serial, "FABMEM-RACK0");
+    assert_int_equal(node.fabric_status, 0);
+    assert_int_equal(node.fabric_health, FAB_FABRIC_HEALTH_HEALTHY);
+    fab_device_info_t a0, b1;
+    assert_int_equal(fab_topology_device(t, 0, 0, &a0), FAB_SUCCESS);
+    assert_int_equal(fab_topology_device(t, 1, 1, &b1), FAB_SUCCESS);
+    char id[FAB_PCI_BUS_ID_MAX];
+    assert_int_equal(fab_device_pci_bus_id(&a0, id, sizeof(id)), 12);
+    assert_string_equal(id, "0000:01:00.0");
+    assert_int_equal(fab_device_pci_bus_id(&b1, id, sizeof(id)), 12);
+    assert_string_equal(id, "0001:02:00.0");
+    assert_int_equal(b1.pci_device_id, 0x233010de);
+    assert_int_equal(fab_device_pci_bus_id(NULL, id, sizeof(id)), -1);
+    fab_topology_destroy(t);
+}
+
+static void platform_fabric_and_pci_keys_are_read(void **state)
+{
+    (void)state;
+    char log[1024];
+    fab_topology_t *t;
+    assert_int_equal(load_text("[node x]\nfabric_state = not_supported\nfabric_status = 3\n"
+                               "fabric_health = degraded_bw, route_unhealthy\n"
+                               "chassis_serial = 1821323000042\nslot_number = 9\ntray_index = 7\n"
+                               "host_id = 1\npci_domain = 0x18\npci_device_id = 0x294110de\n",
+                               &t, log, sizeof(log)),
+                     FAB_SUCCESS);
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_node(t, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_NOT_SUPPORTED);
+    assert_int_equal(node.fabric_status, 3);
+    /* degraded bandwidth and unhealthy route true, the other two false */
+    assert_int_equal(node.fabric_health, 0x1u | 0x2u << 2 | 0x1u << 4 | 0x2u << 6);
+    assert_string_equal(node.chassis_serial, "1821323000042");
+    assert_int_equal(node.slot_number, 9);
+    assert_int_equal(node.tray_index, 7);
+    assert_int_equal(node.host_id, 1);
+    fab_device_info_t dev;
+    assert_int_equal(fab_topology_device(t, 0, 3, &dev), FAB_SUCCESS);
+    assert_int_equal(dev.pci_domain, 0x18);
+    assert_int_equal(dev.pci_bus, 4);
+    assert_int_equal(dev.pci_device_id, 0x294110de);
+    fab_topology_destroy(t);
+    assert_int_equal(load_text("[node x]\nfabric_health = 0\n", &t, log, sizeof(log)), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node(t, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_health, 0);
+    fab_topology_destroy(t);
+}
+
 static void config_errors_name_file_and_line(void **state)
 {
     (void)state;
@@ -110,6 +171,14 @@ static void config_errors_name_file_and_line(void **state)
         {"[daemon]\n\nwhat\n", ":3: syntax error"},
         {"[node a]\nhandle_types = win32\n", ":2: handle_types"},
         {"[node a]\ngpu_memory = 12Q\n", ":2: gpu_memory"},
+        {"[node a]\nfabric_health = sickly\n", ":2: fabric_health"},
+        {"[node a]\nfabric_status = -1\n", ":2: fabric_status"},
+        {"[node a]\nchassis_serial = 12345678901234567\n", ":2: chassis_serial"},
+        {"[node a]\ntray_index = 256\n", ":2: tray_index"},
+        {"[node a]\nslot_number = x\n", ":2: slot_number"},
+        {"[node a]\nhost_id = -1\n", ":2: host_id"},
+        {"[node a]\npci_domain = 0x10000\n", ":2: pci_domain"},
+        {"[node a]\npci_device_id = 0x100000000\n", ":2: pci_device_id"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char log[1024];
@@ -160,12 +229,32 @@ static void nvl72_example_is_eighteen_nodes_of_four(void **state)
     fab_topology_destroy(t);
 }
 
+static void fault_example_loads_with_one_fault_per_node(void **state)
+{
+    (void)state;
+    fab_topology_t *t;
+    assert_int_equal(fab_topology_load(FABMEM_EXAMPLES_DIR "/fabric_faults.ini", &t), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node_count(t), 8);
+    int index;
+    fab_node_info_t node;
+    assert_int_equal(fab_topology_find_node(t, "no-fabric", &index), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node(t, index, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_state, FAB_FABRIC_STATE_NOT_SUPPORTED);
+    assert_int_equal(fab_topology_find_node(t, "degraded", &index), FAB_SUCCESS);
+    assert_int_equal(fab_topology_node(t, index, &node), FAB_SUCCESS);
+    assert_int_equal(node.fabric_health & 3u, FAB_FABRIC_HEALTH_FIELD_TRUE);
+    fab_topology_destroy(t);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(default_topology_is_one_node_of_eight_gpus),
     cmocka_unit_test(config_values_are_read),
+    cmocka_unit_test(platform_and_pci_defaults_come_from_the_node_index),
+    cmocka_unit_test(platform_fabric_and_pci_keys_are_read),
     cmocka_unit_test(config_errors_name_file_and_line),
     cmocka_unit_test(fabmem_node_picks_the_node),
     cmocka_unit_test(nvl72_example_is_eighteen_nodes_of_four),
+    cmocka_unit_test(fault_example_loads_with_one_fault_per_node),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("fabric", tests)

@@ -18,7 +18,10 @@ want=(include/fabmem.h include/fabmem/status.h include/fabmem/handle.h include/f
       "$libdir/pkgconfig/fabmem.pc")
 [ -x "$build/src/daemon/fabmemd" ] && want+=(bin/fabmemd)
 [ -x "$build/tools/fabmem" ] && want+=(bin/fabmem)
+# The emulations are built into lib/fabmem of the build tree.
 [ -e "$build/lib/fabmem/libcuda.so.1" ] && want+=("$libdir/fabmem/libcuda.so.1" "$libdir/fabmem/libcuda.so")
+[ -e "$build/lib/fabmem/libnvidia-ml.so.1" ] &&
+  want+=("$libdir/fabmem/libnvidia-ml.so.1" "$libdir/fabmem/libnvidia-ml.so")
 [ -e "$build/man/fabmem.1" ] && want+=(share/man/man1/fabmem.1 share/man/man8/fabmemd.8)
 want+=("$libdir/cmake/fabmem/fabmemConfig.cmake" include/fabmem/version.h)
 for f in "${want[@]}"; do
