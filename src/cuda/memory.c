@@ -115,38 +115,46 @@ static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned
     fab__cu_mem_t *m = calloc(1, sizeof(*m));
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    m->fd = -1;
     m->size = size;
     m->map_len = fab__cu_pages(size);
     m->kind = kind;
     m->device = dev;
     m->ctx = ctx;
     m->flags = flags;
-    if (fab__memfd_create(kind == FAB__CU_MEM_DEVICE ? "cuMemAlloc" : "cuMemHostAlloc", m->map_len,
-                          &m->fd) != FAB_SUCCESS) {
-        free(m);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    void *p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
-    if (p == MAP_FAILED) {
-        close(m->fd);
-        free(m);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    m->node.key = (uintptr_t)p;
+    /* The bytes are counted first, so that two threads cannot both take the
+     * last of them, and a refused size costs no memfd. */
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
     if (kind == FAB__CU_MEM_DEVICE) {
+        pthread_rwlock_wrlock(&fab__cu.lock);
         r = fab__cu_alloc_charge(dev, size);
+        pthread_rwlock_unlock(&fab__cu.lock);
         m->counted = r == CUDA_SUCCESS;
     }
+    void *p = MAP_FAILED;
+    if (r == CUDA_SUCCESS &&
+        fab__memfd_create(kind == FAB__CU_MEM_DEVICE ? "cuMemAlloc" : "cuMemHostAlloc", m->map_len,
+                          &m->fd) != FAB_SUCCESS) {
+        m->fd = -1;
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
     if (r == CUDA_SUCCESS) {
+        p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+        if (p == MAP_FAILED)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (r == CUDA_SUCCESS) {
+        m->node.key = (uintptr_t)p;
         m->id = fab__cu_alloc_new_id();
         fab__cu_tree_insert(&fab__cu_mems, &m->node);
+    } else if (m->counted) {
+        fab__cu_alloc_uncharge(dev, size);
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS) {
-        munmap(p, m->map_len);
-        close(m->fd);
+        if (m->fd >= 0)
+            close(m->fd);
         free(m);
         return r;
     }
