@@ -218,6 +218,7 @@ static fab__cu_ctxq_t *fab__cu_ctxq(CUcontext ctx)
 /* pthread key destructor: the thread's per-thread streams end with it. */
 static void fab__cu_ptds_exit(void *list)
 {
+    fab__cu_tls_ptds = NULL;
     pthread_mutex_lock(&fab__cu_sq.mu);
     for (fab__cu_ptds_t *p = list, *next; p; p = next) {
         next = p->next;

@@ -1,7 +1,8 @@
 /* Streams and events against cuda.h only: order within a stream, waits
  * between streams, the legacy and per-thread default streams, events and
- * their times, stream memory operations, host functions, handles after
- * destroy, and a process that exits with work still queued.
+ * their times, stream memory operations (within a process and between two
+ * sharing memory), host functions, handles after destroy, and a process
+ * that exits with work still queued.
  *
  * A stream is held back with cuStreamWaitValue32 on a word of page-locked
  * host memory; the test releases it by writing that word from the host, the
@@ -11,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 /* A word the host writes and streams wait on. */
 typedef struct gate {
@@ -541,6 +543,69 @@ static void a_process_exits_with_work_still_queued(void **state)
     assert_int_equal(fab_test_reap(&child), 0);
 }
 
+/* helper "waiter": import the fd it is sent, hold a stream on the word at
+ * offset 0 until it reads 7, say "waiting", and "done" once the stream ran. */
+static int helper_waiter(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    HELPER_CU(cuInit(0), 10);
+    CUcontext ctx;
+    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
+    HELPER_CU(cuCtxSetCurrent(ctx), 12);
+    int fd = fab_test_recv_fd(sock);
+    if (fd < 0)
+        return 13;
+    CUmemGenericAllocationHandle h;
+    HELPER_CU(cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), 14);
+    close(fd);
+    size_t size = 2u << 20;
+    CUdeviceptr ptr = cut_map_rw(h, size);
+    CUstream s;
+    HELPER_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 15);
+    HELPER_CU(cuStreamWaitValue32(s, ptr, 7, CU_STREAM_WAIT_VALUE_EQ), 16);
+    HELPER_CU(cuStreamWriteValue32(s, ptr + 4, 8, 0), 17); /* the answer, after the wait */
+    if (cuStreamQuery(s) != CUDA_ERROR_NOT_READY)
+        return 18;
+    if (fab_test_send_word(sock, "waiting") != 0)
+        return 19;
+    HELPER_CU(cuStreamSynchronize(s), 20);
+    HELPER_CU(cuStreamDestroy(s), 21);
+    cut_unmap_free(ptr, size);
+    HELPER_CU(cuMemRelease(h), 22);
+    return fab_test_send_word(sock, "done") == 0 ? 0 : 23;
+}
+
+static void stream_memory_operations_signal_between_processes(void **state)
+{
+    (void)state;
+    cut_init(0);
+    size_t size = 2u << 20;
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CUmemGenericAllocationHandle h;
+    CU_OK(cuMemCreate(&h, size, &prop, 0));
+    CUdeviceptr ptr = cut_map_rw(h, size);
+    CU_OK(cuMemsetD32(ptr, 0, 2));
+    int fd = -1;
+    CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("waiter", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_send_fd(child.sock, fd), 0);
+    close(fd);
+    assert_int_equal(fab_test_expect_word(child.sock, "waiting"), 0);
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuStreamWriteValue32(s, ptr, 7, 0));
+    CU_OK(cuStreamWaitValue32(s, ptr + 4, 8, CU_STREAM_WAIT_VALUE_EQ)); /* the helper's answer */
+    CU_OK(cuStreamSynchronize(s));
+    assert_int_equal(fab_test_expect_word(child.sock, "done"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    CU_OK(cuStreamDestroy(s));
+    cut_unmap_free(ptr, size);
+    CU_OK(cuMemRelease(h));
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(async_work_on_one_stream_runs_in_order),
     cmocka_unit_test(stream_query_is_not_ready_while_a_wait_value_blocks),
@@ -557,10 +622,12 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(write_value_releases_a_wait_value_on_another_stream),
     cmocka_unit_test(stream_properties_and_callbacks),
     cmocka_unit_test(a_process_exits_with_work_still_queued),
+    cmocka_unit_test(stream_memory_operations_signal_between_processes),
 };
 
 static const fab_test_helper_t helpers[] = {
     {"exit_queued", helper_exit_queued},
+    {"waiter", helper_waiter},
 };
 
 FAB_TEST_MAIN("cuda", tests, helpers)
