@@ -1,4 +1,5 @@
-/* Copies and memsets: cuMemcpy*, cuMemcpyPeer*, cuMemcpy2D*, cuMemsetD*.
+/* Copies and memsets: cuMemcpy*, cuMemcpyPeer*, cuMemcpy2D*, cuMemcpy3D*,
+ * cuMemsetD*.
  * Device memory is host memory, so a copy is a memmove, run as an operation
  * of a stream (stream.h): the Async forms on the stream they name, the
  * synchronous forms on the default stream (the legacy one, or the
@@ -37,11 +38,13 @@ typedef enum { FAB__CU_HOST, FAB__CU_DEVICE, FAB__CU_INFER } fab__cu_side_t;
 #define FAB__CU_XFER_ASYNC 0x1u
 #define FAB__CU_XFER_PTDS 0x2u
 
-/* One copy or memset: height rows of width bytes, each pitch apart. */
+/* One copy or memset: depth slices, each slice bytes apart, of height rows
+ * of width bytes, each pitch apart (depth 1 for 1D and 2D). */
 typedef struct fab__cu_xfer {
     uintptr_t dst, src;
     fab__cu_side_t dst_side, src_side;
     size_t width, height, dpitch, spitch;
+    size_t depth, dslice, sslice;
     bool set;                 /* a memset of pattern (pat_width bytes) */
     unsigned char pattern[4];
     size_t pat_width;
@@ -51,9 +54,27 @@ typedef struct fab__cu_xfer {
     void *staging; /* the pageable source, copied at the call */
 } fab__cu_xfer_t;
 
-static size_t fab__cu_span(size_t width, size_t height, size_t pitch)
+/* The bytes from the first to the last byte touched; 0 when that does not
+ * fit in a size_t. */
+static size_t fab__cu_span(const fab__cu_xfer_t *x, size_t pitch, size_t slice)
 {
-    return (height - 1) * pitch + width;
+    size_t rows = x->height - 1, slices = x->depth - 1;
+    if ((pitch && rows > SIZE_MAX / pitch) || (slice && slices > SIZE_MAX / slice))
+        return 0;
+    size_t a = rows * pitch, b = slices * slice;
+    if (a > SIZE_MAX - b || a + b > SIZE_MAX - x->width)
+        return 0;
+    return a + b + x->width;
+}
+
+static size_t fab__cu_dspan(const fab__cu_xfer_t *x)
+{
+    return fab__cu_span(x, x->dpitch, x->dslice);
+}
+
+static size_t fab__cu_sspan(const fab__cu_xfer_t *x)
+{
+    return fab__cu_span(x, x->spitch, x->sslice);
 }
 
 /* Check one side (lock held); *pageable says it is host memory the driver
@@ -72,26 +93,24 @@ static void fab__cu_xfer_run(void *arg)
     fab__cu_xfer_t *x = arg;
     uintptr_t src = x->staging ? (uintptr_t)x->staging : x->src;
     size_t spitch = x->staging ? x->width : x->spitch;
+    size_t sslice = x->staging ? x->width * x->height : x->sslice;
     pthread_rwlock_rdlock(&fab__cu.lock);
     /* Again, now: the memory may have gone since the call. */
     CUresult r = CUDA_SUCCESS;
     if (!x->dst_pageable)
-        r = fab__cu_mem_check(x->dst, fab__cu_span(x->width, x->height, x->dpitch), x->device,
-                              true);
+        r = fab__cu_mem_check(x->dst, fab__cu_dspan(x), x->device, true);
     if (r == CUDA_SUCCESS && !x->set && !x->src_pageable)
-        r = fab__cu_mem_check(x->src, fab__cu_span(x->width, x->height, x->spitch), x->device,
-                              false);
-    if (r == CUDA_SUCCESS) {
-        for (size_t row = 0; row < x->height; row++) {
-            unsigned char *d = (unsigned char *)(x->dst + row * x->dpitch);
-            if (!x->set) {
-                memmove(d, (const void *)(src + row * spitch), x->width);
-            } else if (x->pat_width == 1) {
-                memset(d, x->pattern[0], x->width);
-            } else {
-                for (size_t i = 0; i < x->width; i += x->pat_width)
-                    memcpy(d + i, x->pattern, x->pat_width);
-            }
+        r = fab__cu_mem_check(x->src, fab__cu_sspan(x), x->device, false);
+    for (size_t k = 0; r == CUDA_SUCCESS && k < x->depth * x->height; k++) {
+        size_t z = k / x->height, row = k % x->height;
+        unsigned char *d = (unsigned char *)(x->dst + z * x->dslice + row * x->dpitch);
+        if (!x->set) {
+            memmove(d, (const void *)(src + z * sslice + row * spitch), x->width);
+        } else if (x->pat_width == 1) {
+            memset(d, x->pattern[0], x->width);
+        } else {
+            for (size_t i = 0; i < x->width; i += x->pat_width)
+                memcpy(d + i, x->pattern, x->pat_width);
         }
     }
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -114,14 +133,20 @@ static CUresult fab__cu_xfer(const fab__cu_xfer_t *req, CUstream stream, unsigne
     bool async = mode & FAB__CU_XFER_ASYNC;
     if (!async)
         stream = NULL;
-    if (req->width == 0 || req->height == 0) /* nothing to move; the stream must still be one */
+    /* Nothing to move: the stream must still be one. */
+    if (req->width == 0 || req->height == 0 || req->depth == 0)
         return async ? fab__cu_stream_check(stream) : CUDA_SUCCESS;
     if (!req->dst || (!req->set && !req->src))
         return CUDA_ERROR_INVALID_VALUE;
+    /* Rows and slices may not overlap their neighbours. */
     if (req->height > 1 && (req->dpitch < req->width || (!req->set && req->spitch < req->width)))
         return CUDA_ERROR_INVALID_VALUE;
-    if (req->height > 1 && ((req->height - 1) > (SIZE_MAX - req->width) / req->dpitch ||
-                            (!req->set && (req->height - 1) > (SIZE_MAX - req->width) / req->spitch)))
+    if (req->depth > 1 && (req->dslice < req->dpitch * (req->height - 1) + req->width ||
+                           (!req->set && req->sslice < req->spitch * (req->height - 1) + req->width)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fab__cu_dspan(req) == 0 || (!req->set && fab__cu_sspan(req) == 0))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (req->width > SIZE_MAX / req->height / req->depth)
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_xfer_t *x = malloc(sizeof(*x));
     if (!x)
@@ -131,24 +156,26 @@ static CUresult fab__cu_xfer(const fab__cu_xfer_t *req, CUstream stream, unsigne
     x->staging = NULL;
     x->src_pageable = false;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    CUresult r = fab__cu_side_check(x->dst, fab__cu_span(x->width, x->height, x->dpitch),
-                                    x->dst_side, dev, true, &x->dst_pageable);
+    CUresult r = fab__cu_side_check(x->dst, fab__cu_dspan(x), x->dst_side, dev, true,
+                                    &x->dst_pageable);
     if (r == CUDA_SUCCESS && !x->set)
-        r = fab__cu_side_check(x->src, fab__cu_span(x->width, x->height, x->spitch), x->src_side,
-                               dev, false, &x->src_pageable);
+        r = fab__cu_side_check(x->src, fab__cu_sspan(x), x->src_side, dev, false,
+                               &x->src_pageable);
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS && x->set && x->dst_pageable)
         r = CUDA_ERROR_INVALID_VALUE; /* memsets take device-accessible memory only */
     if (r == CUDA_SUCCESS && async && x->src_pageable) {
         /* CUDA stages a pageable source at the call: the caller may reuse it
          * as soon as the call returns. */
-        x->staging = malloc(x->width * x->height);
+        x->staging = malloc(x->width * x->height * x->depth);
         if (!x->staging) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
         } else {
-            for (size_t row = 0; row < x->height; row++)
-                memcpy((unsigned char *)x->staging + row * x->width,
-                       (const void *)(x->src + row * x->spitch), x->width);
+            for (size_t k = 0; k < x->depth * x->height; k++) {
+                size_t z = k / x->height, row = k % x->height;
+                memcpy((unsigned char *)x->staging + k * x->width,
+                       (const void *)(x->src + z * x->sslice + row * x->spitch), x->width);
+            }
         }
     }
     if (r != CUDA_SUCCESS) {
@@ -168,7 +195,7 @@ static CUresult fab__cu_copy(uintptr_t dst, fab__cu_side_t dst_side, uintptr_t s
                              fab__cu_side_t src_side, size_t len, CUstream stream, unsigned mode)
 {
     fab__cu_xfer_t x = {.dst = dst, .src = src, .dst_side = dst_side, .src_side = src_side,
-                        .width = len, .height = 1, .dpitch = len, .spitch = len};
+                        .width = len, .height = 1, .dpitch = len, .spitch = len, .depth = 1};
     return fab__cu_xfer(&x, stream, mode);
 }
 
@@ -179,7 +206,7 @@ static CUresult fab__cu_set(uintptr_t dst, const void *value, size_t width, size
         return fab__cu_check_init() != CUDA_SUCCESS ? CUDA_ERROR_NOT_INITIALIZED
                                                     : CUDA_ERROR_INVALID_VALUE;
     fab__cu_xfer_t x = {.dst = dst, .dst_side = FAB__CU_DEVICE, .width = n * width, .height = 1,
-                        .dpitch = n * width, .set = true, .pat_width = width};
+                        .dpitch = n * width, .depth = 1, .set = true, .pat_width = width};
     memcpy(x.pattern, value, width);
     return fab__cu_xfer(&x, stream, mode);
 }
@@ -355,7 +382,7 @@ static CUresult fab__cu_2d(const CUDA_MEMCPY2D *p, CUstream stream, unsigned mod
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_xfer_t x = {.width = p->WidthInBytes, .height = p->Height, .dpitch = p->dstPitch,
-                        .spitch = p->srcPitch};
+                        .spitch = p->srcPitch, .depth = 1};
     if (x.height == 1) { /* one row: its pitch does not matter */
         x.dpitch = x.dpitch ? x.dpitch : x.width;
         x.spitch = x.spitch ? x.spitch : x.width;
@@ -400,6 +427,59 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
     return fab__cu_2d(pCopy, hStream, FAB__CU_ASYNC | FAB__CU_PTDS);
+}
+
+/* ---- 3D copies: slices of 2D copies -------------------------------------------- */
+
+static CUresult fab__cu_3d(const CUDA_MEMCPY3D *p, CUstream stream, unsigned mode)
+{
+    FAB__CU_ENTER();
+    if (!p || p->srcLOD || p->dstLOD || p->reserved0 || p->reserved1)
+        return CUDA_ERROR_INVALID_VALUE; /* LODs are for arrays; the reserved must be NULL */
+    fab__cu_xfer_t x = {.width = p->WidthInBytes, .height = p->Height, .depth = p->Depth,
+                        .dpitch = p->dstPitch, .spitch = p->srcPitch};
+    if (x.height == 1 && x.depth == 1) {
+        x.dpitch = x.dpitch ? x.dpitch : x.width;
+        x.spitch = x.spitch ? x.spitch : x.width;
+    }
+    /* A slice is the side's height (at least the copy's) of rows. */
+    size_t dh = p->dstHeight, sh = p->srcHeight;
+    if (x.depth > 1 && (dh < x.height || sh < x.height))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((dh && x.dpitch > SIZE_MAX / dh) || (sh && x.spitch > SIZE_MAX / sh))
+        return CUDA_ERROR_INVALID_VALUE;
+    x.dslice = x.dpitch * dh;
+    x.sslice = x.spitch * sh;
+    if ((sh && p->srcZ > (SIZE_MAX - p->srcY) / sh) || (dh && p->dstZ > (SIZE_MAX - p->dstY) / dh))
+        return CUDA_ERROR_INVALID_VALUE;
+    FAB__CU_TRY(fab__cu_2d_side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes,
+                                p->srcZ * sh + p->srcY, p->srcPitch, &x.src, &x.src_side));
+    FAB__CU_TRY(fab__cu_2d_side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes,
+                                p->dstZ * dh + p->dstY, p->dstPitch, &x.dst, &x.dst_side));
+    return fab__cu_xfer(&x, stream, mode);
+}
+
+FAB__CU_EXPORT CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy);
+FAB__CU_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
+{
+    return fab__cu_3d(pCopy, NULL, 0);
+}
+
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
+{
+    return fab__cu_3d(pCopy, NULL, FAB__CU_PTDS);
+}
+
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    return fab__cu_3d(pCopy, hStream, FAB__CU_ASYNC);
+}
+
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
+{
+    return fab__cu_3d(pCopy, hStream, FAB__CU_ASYNC | FAB__CU_PTDS);
 }
 
 /* ---- memsets ------------------------------------------------------------------- */

@@ -442,6 +442,34 @@ typedef struct FAB_CU(CUDA_MEMCPY2D_st) {
     size_t Height;
 } FAB_CU(CUDA_MEMCPY2D);
 
+typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    FAB_CU(CUmemorytype) srcMemoryType;
+    const void *srcHost;
+    FAB_CU(CUdeviceptr) srcDevice;
+    FAB_CU(CUarray) srcArray;
+    void *reserved0;
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    FAB_CU(CUmemorytype) dstMemoryType;
+    void *dstHost;
+    FAB_CU(CUdeviceptr) dstDevice;
+    FAB_CU(CUarray) dstArray;
+    void *reserved1;
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} FAB_CU(CUDA_MEMCPY3D);
+
 #define FAB_CU_MEMHOSTALLOC_PORTABLE 0x01
 #define FAB_CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define FAB_CU_MEMHOSTALLOC_WRITECOMBINED 0x04

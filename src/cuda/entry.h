@@ -150,6 +150,10 @@ FAB__CU_API cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdev
 FAB__CU_API cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy);
 FAB__CU_API cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy);
 FAB__CU_API cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+FAB__CU_API cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy);
+FAB__CU_API cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+FAB__CU_API cuStreamGetDevice(CUstream hStream, CUdevice *device);
+FAB__CU_API cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device);
 FAB__CU_API cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N);
 FAB__CU_API cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N);
 FAB__CU_API cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream);

@@ -138,6 +138,9 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemcpy2D", 3020, cuMemcpy2D_v2),
     P("cuMemcpy2DUnaligned", 3020, cuMemcpy2DUnaligned_v2),
     P("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2),
+    P("cuMemcpy3D", 3020, cuMemcpy3D_v2),
+    P("cuMemcpy3DAsync", 3020, cuMemcpy3DAsync_v2),
+    P("cuStreamGetDevice", 12080, cuStreamGetDevice),
     P("cuMemsetD16", 2000, cuMemsetD16),
     P("cuMemsetD16", 3020, cuMemsetD16_v2),
     P("cuMemsetD16Async", 3020, cuMemsetD16Async),
@@ -193,6 +196,8 @@ FAB__CU_PT(CUresult, cuMemcpyPeerAsync_ptsz, CUdeviceptr, CUcontext, CUdeviceptr
 FAB__CU_PT(CUresult, cuMemcpy2D_v2_ptds, const CUDA_MEMCPY2D *)
 FAB__CU_PT(CUresult, cuMemcpy2DUnaligned_v2_ptds, const CUDA_MEMCPY2D *)
 FAB__CU_PT(CUresult, cuMemcpy2DAsync_v2_ptsz, const CUDA_MEMCPY2D *, CUstream)
+FAB__CU_PT(CUresult, cuMemcpy3D_v2_ptds, const CUDA_MEMCPY3D *)
+FAB__CU_PT(CUresult, cuMemcpy3DAsync_v2_ptsz, const CUDA_MEMCPY3D *, CUstream)
 FAB__CU_PT(CUresult, cuMemsetD8_v2_ptds, CUdeviceptr, unsigned char, size_t)
 FAB__CU_PT(CUresult, cuMemsetD16_v2_ptds, CUdeviceptr, unsigned short, size_t)
 FAB__CU_PT(CUresult, cuMemsetD32_v2_ptds, CUdeviceptr, unsigned int, size_t)
@@ -228,6 +233,9 @@ static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuMemcpy2D", 7000, cuMemcpy2D_v2_ptds),
     P("cuMemcpy2DUnaligned", 7000, cuMemcpy2DUnaligned_v2_ptds),
     P("cuMemcpy2DAsync", 7000, cuMemcpy2DAsync_v2_ptsz),
+    P("cuMemcpy3D", 7000, cuMemcpy3D_v2_ptds),
+    P("cuMemcpy3DAsync", 7000, cuMemcpy3DAsync_v2_ptsz),
+    P("cuStreamGetDevice", 12080, cuStreamGetDevice_ptsz),
     P("cuMemsetD8", 7000, cuMemsetD8_v2_ptds),
     P("cuMemsetD16", 7000, cuMemsetD16_v2_ptds),
     P("cuMemsetD32", 7000, cuMemsetD32_v2_ptds),

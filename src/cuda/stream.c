@@ -667,6 +667,28 @@ FAB__CU_STREAM_GETTER(cuStreamGetId_ptsz, true, unsigned long long, id_out, id)
 FAB__CU_STREAM_GETTER(cuStreamGetCtx, false, CUcontext, ctx_out, ctx)
 FAB__CU_STREAM_GETTER(cuStreamGetCtx_ptsz, true, CUcontext, ctx_out, ctx)
 
+static CUresult fab__cu_stream_device(CUstream h, bool per_thread, CUdevice *device)
+{
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext ctx;
+    unsigned flags;
+    int priority;
+    unsigned long long id;
+    FAB__CU_TRY(fab__cu_stream_props(h, per_thread, &ctx, &flags, &priority, &id));
+    return cuCtxGetDevice_v2(device, ctx);
+}
+
+CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+    return fab__cu_stream_device(hStream, false, device);
+}
+
+CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+{
+    return fab__cu_stream_device(hStream, true, device);
+}
+
 CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
     FAB__CU_ENTER();

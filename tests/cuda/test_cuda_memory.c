@@ -353,6 +353,60 @@ static void copy_2d_moves_rows_between_pitches(void **state)
     CU_OK(cuMemFree(dev));
 }
 
+static void copy_3d_moves_a_box_between_layouts(void **state)
+{
+    (void)state;
+    cut_init(0);
+    enum { W = 16, H = 3, D = 4, PITCH = 32, ROWS = 5 }; /* device: 5 rows of 32 per slice */
+    CUdeviceptr dev;
+    CU_OK(cuMemAlloc(&dev, PITCH * ROWS * D));
+    CU_OK(cuMemsetD8(dev, 0, PITCH * ROWS * D));
+    unsigned char box[D][H][W], back[D][H][W];
+    for (int z = 0; z < D; z++)
+        for (int y = 0; y < H; y++)
+            fill(box[z][y], W, (unsigned char)(z * 16 + y));
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof(c));
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = box;
+    c.srcPitch = W;
+    c.srcHeight = H;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = dev;
+    c.dstPitch = PITCH;
+    c.dstHeight = ROWS;
+    c.dstY = 1; /* one row down in each slice */
+    c.WidthInBytes = W;
+    c.Height = H;
+    c.Depth = D;
+    CU_OK(cuMemcpy3D(&c));
+    unsigned char row[W];
+    CU_OK(cuMemcpyDtoH(row, dev + 2 * PITCH * ROWS + 3 * PITCH, W)); /* z 2, y 2 */
+    assert_memory_equal(row, box[2][2], W);
+    CU_OK(cuMemcpyDtoH(row, dev + 2 * PITCH * ROWS, W)); /* z 2, y 0: untouched */
+    assert_int_equal(row[0], 0);
+    CUDA_MEMCPY3D r;
+    memset(&r, 0, sizeof(r));
+    r.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    r.srcDevice = dev;
+    r.srcPitch = PITCH;
+    r.srcHeight = ROWS;
+    r.srcY = 1;
+    r.dstMemoryType = CU_MEMORYTYPE_HOST;
+    r.dstHost = back;
+    r.dstPitch = W;
+    r.dstHeight = H;
+    r.WidthInBytes = W;
+    r.Height = H;
+    r.Depth = D;
+    CU_OK(cuMemcpy3DAsync(&r, NULL));
+    CU_OK(cuStreamSynchronize(NULL));
+    assert_memory_equal(back, box, sizeof(box));
+    r.srcLOD = 1; /* levels of detail belong to arrays */
+    CU_IS(cuMemcpy3D(&r), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemFree(dev));
+}
+
 static void context_push_and_pop(void **state)
 {
     (void)state;
@@ -486,6 +540,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(buffer_ids_are_unique_and_never_reused),
     cmocka_unit_test(mem_get_info_counts_mem_alloc),
     cmocka_unit_test(copy_2d_moves_rows_between_pitches),
+    cmocka_unit_test(copy_3d_moves_a_box_between_layouts),
     cmocka_unit_test(context_push_and_pop),
     cmocka_unit_test(ctx_get_device_at_13000_honours_its_context),
     cmocka_unit_test(peer_copy_between_contexts_of_two_devices),

@@ -487,6 +487,9 @@ static void stream_properties_and_callbacks(void **state)
     assert_int_equal(flags, CU_STREAM_NON_BLOCKING);
     CU_OK(cuStreamGetCtx(s, &sctx));
     assert_ptr_equal(sctx, ctx);
+    CUdevice sdev = -1;
+    CU_OK(cuStreamGetDevice(s, &sdev));
+    assert_int_equal(sdev, 0);
     CU_OK(cuStreamGetId(s, &id_s));
     CU_OK(cuStreamGetId(t, &id_t));
     assert_true(id_s != id_t);

@@ -152,6 +152,7 @@ CUresult CUDAAPI cuStreamQuery(CUstream hStream);
 #define CU_MEMHOSTREGISTER_IOMEMORY FAB_CU_MEMHOSTREGISTER_IOMEMORY
 #define CU_MEMHOSTREGISTER_READ_ONLY FAB_CU_MEMHOSTREGISTER_READ_ONLY
 typedef CUDA_MEMCPY2D CUDA_MEMCPY2D_v2;
+typedef CUDA_MEMCPY3D CUDA_MEMCPY3D_v2;
 typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
 
 #define cuCtxPopCurrent cuCtxPopCurrent_v2
@@ -168,6 +169,9 @@ typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
 #define cuMemcpy2D cuMemcpy2D_v2_ptds
 #define cuMemcpy2DUnaligned cuMemcpy2DUnaligned_v2_ptds
 #define cuMemcpy2DAsync cuMemcpy2DAsync_v2_ptsz
+#define cuMemcpy3D cuMemcpy3D_v2_ptds
+#define cuMemcpy3DAsync cuMemcpy3DAsync_v2_ptsz
+#define cuStreamGetDevice cuStreamGetDevice_ptsz
 #define cuMemsetD16 cuMemsetD16_v2_ptds
 #define cuMemcpyPeer cuMemcpyPeer_ptds
 #define cuMemcpyPeerAsync cuMemcpyPeerAsync_ptsz
@@ -192,6 +196,8 @@ typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
 #define cuMemcpy2D cuMemcpy2D_v2
 #define cuMemcpy2DUnaligned cuMemcpy2DUnaligned_v2
 #define cuMemcpy2DAsync cuMemcpy2DAsync_v2
+#define cuMemcpy3D cuMemcpy3D_v2
+#define cuMemcpy3DAsync cuMemcpy3DAsync_v2
 #define cuMemsetD16 cuMemsetD16_v2
 #define cuStreamWriteValue32 cuStreamWriteValue32_v2
 #define cuStreamWaitValue32 cuStreamWaitValue32_v2
@@ -233,6 +239,9 @@ CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
 CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D *pCopy);
 CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *pCopy);
 CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D *pCopy);
+CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device);
 CUresult CUDAAPI cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N);
 CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
                                   CUstream hStream);
