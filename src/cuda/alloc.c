@@ -442,3 +442,26 @@ CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
     *bytes_free = (size_t)(u < t ? t - u : 0);
     return CUDA_SUCCESS;
 }
+
+/* ---- bytes and ids shared with memory.c (cuMemAlloc) ------------------------ */
+
+CUresult fab__cu_alloc_charge(int dev, size_t size)
+{
+    uint64_t total = fab__cu.devices[dev].total_memory, used = fab__cu_used[dev];
+    if (used > total || size > total - used)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fab__cu_used[dev] += size;
+    return CUDA_SUCCESS;
+}
+
+void fab__cu_alloc_uncharge(int dev, size_t size)
+{
+    fab__cu_used[dev] -= size;
+}
+
+uint64_t fab__cu_alloc_new_id(void)
+{
+    uint64_t id = fab__cu_next_alloc_id;
+    fab__cu_next_alloc_id += 0x10;
+    return id;
+}

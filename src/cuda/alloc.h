@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "src/cuda/cuda_abi.h"
 
@@ -45,5 +46,16 @@ void fab__cu_alloc_get_handle(fab__cu_alloc_t *alloc);
 
 /* Give back the memory of released allocations; the caller holds no lock. */
 void fab__cu_alloc_destroy(fab__cu_alloc_t *dead);
+
+/* cuMemAlloc's share (memory.c), with fab__cu.lock held for writing: count
+ * size bytes of device dev as used, so that cuMemGetInfo and cuMemCreate see
+ * them (CUDA_ERROR_OUT_OF_MEMORY, nothing counted, when the device's memory
+ * would run out), and give them back. */
+CUresult fab__cu_alloc_charge(int dev, size_t size);
+void fab__cu_alloc_uncharge(int dev, size_t size);
+/* A new id from the counter of allocation handles (never reused), so that a
+ * buffer id (CU_POINTER_ATTRIBUTE_BUFFER_ID) is unique across cuMemCreate
+ * and cuMemAlloc memory. */
+uint64_t fab__cu_alloc_new_id(void);
 
 #endif /* FAB_CUDA_ALLOC_H */

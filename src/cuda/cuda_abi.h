@@ -37,6 +37,11 @@
     XX(ERROR_OPERATING_SYSTEM, 304, "OS call failed or operation not supported on this OS") \
     XX(ERROR_PEER_ACCESS_ALREADY_ENABLED, 704, "peer access is already enabled")            \
     XX(ERROR_PEER_ACCESS_NOT_ENABLED, 705, "peer access has not been enabled")              \
+    XX(ERROR_NOT_READY, 600, "device not ready")                                            \
+    XX(ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712,                                           \
+       "part or all of the requested memory range is already mapped")                       \
+    XX(ERROR_HOST_MEMORY_NOT_REGISTERED, 713,                                               \
+       "pointer does not correspond to a registered memory region")                         \
     XX(ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")
 
 /* Every CUresult the emulation speaks: XX(name without CUDA_, number, text). */
@@ -160,13 +165,21 @@ typedef enum FAB_CU(CUdevice_attribute_enum) {
     XX(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, 2)              \
     XX(CU_POINTER_ATTRIBUTE_DEVICE_POINTER, 3)           \
     XX(CU_POINTER_ATTRIBUTE_HOST_POINTER, 4)             \
+    XX(CU_POINTER_ATTRIBUTE_P2P_TOKENS, 5)               \
+    XX(CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 6)              \
+    XX(CU_POINTER_ATTRIBUTE_BUFFER_ID, 7)                \
     XX(CU_POINTER_ATTRIBUTE_IS_MANAGED, 8)               \
     XX(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, 9)           \
+    XX(CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, 10) \
     XX(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, 11)        \
     XX(CU_POINTER_ATTRIBUTE_RANGE_SIZE, 12)              \
     XX(CU_POINTER_ATTRIBUTE_MAPPED, 13)                  \
     XX(CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES, 14)    \
+    XX(CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE, 15) \
     XX(CU_POINTER_ATTRIBUTE_ACCESS_FLAGS, 16)            \
+    XX(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, 17)          \
+    XX(CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID, 20)         \
+    XX(CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE, 21) \
     XX(CU_POINTER_ATTRIBUTE_MAPPING_SIZE, 18)            \
     XX(CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR, 19)
 typedef enum FAB_CU(CUpointer_attribute_enum) {
@@ -285,5 +298,187 @@ typedef struct FAB_CU(CUctxCreateParams_st) {
 #define FAB_CU_STREAM_LEGACY ((uintptr_t)0x1)
 #define FAB_CU_STREAM_PER_THREAD ((uintptr_t)0x2)
 #define FAB_CU_CTX_FLAGS_MASK 0xFF
+
+/* ---- memory, streams and events (memory.c, stream.c) ---------------------- */
+
+#define FAB_CU_EVENT_FLAGS_LIST(XX)       \
+    XX(CU_EVENT_DEFAULT, 0x0)             \
+    XX(CU_EVENT_BLOCKING_SYNC, 0x1)       \
+    XX(CU_EVENT_DISABLE_TIMING, 0x2)      \
+    XX(CU_EVENT_INTERPROCESS, 0x4)
+typedef enum FAB_CU(CUevent_flags_enum) {
+    FAB_CU_EVENT_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUevent_flags);
+
+#define FAB_CU_EVENT_RECORD_FLAGS_LIST(XX) \
+    XX(CU_EVENT_RECORD_DEFAULT, 0x0)       \
+    XX(CU_EVENT_RECORD_EXTERNAL, 0x1)
+typedef enum FAB_CU(CUevent_record_flags_enum) {
+    FAB_CU_EVENT_RECORD_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUevent_record_flags);
+
+#define FAB_CU_EVENT_WAIT_FLAGS_LIST(XX) \
+    XX(CU_EVENT_WAIT_DEFAULT, 0x0)       \
+    XX(CU_EVENT_WAIT_EXTERNAL, 0x1)
+typedef enum FAB_CU(CUevent_wait_flags_enum) {
+    FAB_CU_EVENT_WAIT_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUevent_wait_flags);
+
+#define FAB_CU_WAIT_VALUE_LIST(XX)          \
+    XX(CU_STREAM_WAIT_VALUE_GEQ, 0x0)       \
+    XX(CU_STREAM_WAIT_VALUE_EQ, 0x1)        \
+    XX(CU_STREAM_WAIT_VALUE_AND, 0x2)       \
+    XX(CU_STREAM_WAIT_VALUE_NOR, 0x3)       \
+    XX(CU_STREAM_WAIT_VALUE_FLUSH, 1 << 30)
+typedef enum FAB_CU(CUstreamWaitValue_flags_enum) {
+    FAB_CU_WAIT_VALUE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUstreamWaitValue_flags);
+
+#define FAB_CU_WRITE_VALUE_LIST(XX)                  \
+    XX(CU_STREAM_WRITE_VALUE_DEFAULT, 0x0)           \
+    XX(CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER, 0x1)
+typedef enum FAB_CU(CUstreamWriteValue_flags_enum) {
+    FAB_CU_WRITE_VALUE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUstreamWriteValue_flags);
+
+#define FAB_CU_MEM_OP_LIST(XX)                    \
+    XX(CU_STREAM_MEM_OP_WAIT_VALUE_32, 1)         \
+    XX(CU_STREAM_MEM_OP_WRITE_VALUE_32, 2)        \
+    XX(CU_STREAM_MEM_OP_WAIT_VALUE_64, 4)         \
+    XX(CU_STREAM_MEM_OP_WRITE_VALUE_64, 5)        \
+    XX(CU_STREAM_MEM_OP_BARRIER, 6)               \
+    XX(CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES, 3)
+typedef enum FAB_CU(CUstreamBatchMemOpType_enum) {
+    FAB_CU_MEM_OP_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUstreamBatchMemOpType);
+
+#define FAB_CU_CAPTURE_STATUS_LIST(XX)             \
+    XX(CU_STREAM_CAPTURE_STATUS_NONE, 0)           \
+    XX(CU_STREAM_CAPTURE_STATUS_ACTIVE, 1)         \
+    XX(CU_STREAM_CAPTURE_STATUS_INVALIDATED, 2)
+typedef enum FAB_CU(CUstreamCaptureStatus_enum) {
+    FAB_CU_CAPTURE_STATUS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUstreamCaptureStatus);
+
+#define FAB_CU_CAPTURE_MODE_LIST(XX)              \
+    XX(CU_STREAM_CAPTURE_MODE_GLOBAL, 0)          \
+    XX(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, 1)    \
+    XX(CU_STREAM_CAPTURE_MODE_RELAXED, 2)
+typedef enum FAB_CU(CUstreamCaptureMode_enum) {
+    FAB_CU_CAPTURE_MODE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUstreamCaptureMode);
+
+#define FAB_CU_POINTER_ACCESS_LIST(XX)                  \
+    XX(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE, 0x0)      \
+    XX(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ, 0x1)      \
+    XX(CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE, 0x3)
+typedef enum FAB_CU(CUpointer_attribute_access_flags_enum) {
+    FAB_CU_POINTER_ACCESS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUpointer_attribute_access_flags);
+
+typedef struct FAB_CU(CUevent_st) *FAB_CU(CUevent);
+typedef struct FAB_CU(CUarray_st) *FAB_CU(CUarray);
+typedef struct FAB_CU(CUgraph_st) *FAB_CU(CUgraph);
+typedef struct FAB_CU(CUgraphNode_st) *FAB_CU(CUgraphNode);
+typedef struct FAB_CU(CUmemPoolHandle_st) *FAB_CU(CUmemoryPool);
+typedef void (*FAB_CU(CUhostFn))(void *userData);
+typedef void (*FAB_CU(CUstreamCallback))(FAB_CU(CUstream) hStream, FAB_CU(CUresult) status,
+                                         void *userData);
+
+typedef struct FAB_CU(CUgraphEdgeData_st) {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} FAB_CU(CUgraphEdgeData);
+
+typedef union FAB_CU(CUstreamBatchMemOpParams_union) {
+    FAB_CU(CUstreamBatchMemOpType) operation;
+    struct FAB_CU(CUstreamMemOpWaitValueParams_st) {
+        FAB_CU(CUstreamBatchMemOpType) operation;
+        FAB_CU(CUdeviceptr) address;
+        union {
+            uint32_t value;
+            FAB_CU(cuuint64_t) value64;
+        };
+        unsigned int flags;
+        FAB_CU(CUdeviceptr) alias;
+    } waitValue;
+    struct FAB_CU(CUstreamMemOpWriteValueParams_st) {
+        FAB_CU(CUstreamBatchMemOpType) operation;
+        FAB_CU(CUdeviceptr) address;
+        union {
+            uint32_t value;
+            FAB_CU(cuuint64_t) value64;
+        };
+        unsigned int flags;
+        FAB_CU(CUdeviceptr) alias;
+    } writeValue;
+    struct FAB_CU(CUstreamMemOpFlushRemoteWritesParams_st) {
+        FAB_CU(CUstreamBatchMemOpType) operation;
+        unsigned int flags;
+    } flushRemoteWrites;
+    struct FAB_CU(CUstreamMemOpMemoryBarrierParams_st) {
+        FAB_CU(CUstreamBatchMemOpType) operation;
+        unsigned int flags;
+    } memoryBarrier;
+    FAB_CU(cuuint64_t) pad[6];
+} FAB_CU(CUstreamBatchMemOpParams);
+
+typedef struct FAB_CU(CUDA_MEMCPY2D_st) {
+    size_t srcXInBytes;
+    size_t srcY;
+    FAB_CU(CUmemorytype) srcMemoryType;
+    const void *srcHost;
+    FAB_CU(CUdeviceptr) srcDevice;
+    FAB_CU(CUarray) srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes;
+    size_t dstY;
+    FAB_CU(CUmemorytype) dstMemoryType;
+    void *dstHost;
+    FAB_CU(CUdeviceptr) dstDevice;
+    FAB_CU(CUarray) dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes;
+    size_t Height;
+} FAB_CU(CUDA_MEMCPY2D);
+
+typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
+    size_t srcXInBytes;
+    size_t srcY;
+    size_t srcZ;
+    size_t srcLOD;
+    FAB_CU(CUmemorytype) srcMemoryType;
+    const void *srcHost;
+    FAB_CU(CUdeviceptr) srcDevice;
+    FAB_CU(CUarray) srcArray;
+    void *reserved0;
+    size_t srcPitch;
+    size_t srcHeight;
+    size_t dstXInBytes;
+    size_t dstY;
+    size_t dstZ;
+    size_t dstLOD;
+    FAB_CU(CUmemorytype) dstMemoryType;
+    void *dstHost;
+    FAB_CU(CUdeviceptr) dstDevice;
+    FAB_CU(CUarray) dstArray;
+    void *reserved1;
+    size_t dstPitch;
+    size_t dstHeight;
+    size_t WidthInBytes;
+    size_t Height;
+    size_t Depth;
+} FAB_CU(CUDA_MEMCPY3D);
+
+#define FAB_CU_MEMHOSTALLOC_PORTABLE 0x01
+#define FAB_CU_MEMHOSTALLOC_DEVICEMAP 0x02
+#define FAB_CU_MEMHOSTALLOC_WRITECOMBINED 0x04
+#define FAB_CU_MEMHOSTREGISTER_PORTABLE 0x01
+#define FAB_CU_MEMHOSTREGISTER_DEVICEMAP 0x02
+#define FAB_CU_MEMHOSTREGISTER_IOMEMORY 0x04
+#define FAB_CU_MEMHOSTREGISTER_READ_ONLY 0x08
+#define FAB_CU_STREAM_CALLBACK_FLAGS 0
 
 #endif /* FAB_CUDA_ABI_H */

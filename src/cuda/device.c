@@ -1,8 +1,8 @@
-/* Devices, contexts and streams. Devices are the emulated GPUs of this
- * process's node (state.c loads them). A context is a small object naming a
- * device; the current one is per thread. There are no kernels, so every stream
- * is always idle: work given to a stream runs at once, and synchronising
- * returns at once.
+/* Devices and contexts. Devices are the emulated GPUs of this process's node
+ * (state.c loads them). A context is a small object naming a device; the
+ * current one is per thread, the top of the thread's context stack
+ * (cuCtxPushCurrent / cuCtxPopCurrent; cuCtxSetCurrent replaces the top).
+ * Streams, events and cuCtxSynchronize are stream.c's.
  *
  * Lifecycle of a context: cuCtxCreate (current in the calling thread) ...
  * cuCtxDestroy (no longer current anywhere it is the calling thread's; the
@@ -18,7 +18,6 @@
 #include <string.h>
 
 #define FAB__CU_CTX_MAGIC 0x63747874u    /* "ctxt" */
-#define FAB__CU_STREAM_MAGIC 0x7374726du /* "strm" */
 
 struct CUctx_st {
     uint32_t magic;
@@ -27,32 +26,47 @@ struct CUctx_st {
     bool primary;
     int primary_refs; /* cuDevicePrimaryCtxRetain count */
     bool destroyed;   /* a cuCtxCreate context after cuCtxDestroy */
+    unsigned long long id; /* cuCtxGetId: unique in the process, never reused */
     struct CUctx_st *next;
-};
-
-struct CUstream_st {
-    uint32_t magic;
-    struct CUctx_st *ctx;
-    unsigned flags;
-    struct CUstream_st *next;
 };
 
 /* Guarded by fab__cu.lock; contexts are never freed, so that a stale
  * CUcontext is recognised (and a thread's current one stays readable). */
 static struct CUctx_st *fab__cu_primary[FAB__CU_MAX_DEVICES];
 static struct CUctx_st *fab__cu_contexts;
-static struct CUstream_st *fab__cu_streams;
+static unsigned long long fab__cu_next_ctx_id = 1;
 
-static _Thread_local struct CUctx_st *fab__cu_tls_current;
+/* The calling thread's context stack: [0, depth); the current context is the
+ * top, or none when the stack is empty. cuCtxSetCurrent replaces the top (or
+ * pushes onto an empty stack; NULL pops it), as the driver documents. */
+#define FAB__CU_CTX_STACK 64
+static _Thread_local struct CUctx_st *fab__cu_tls_stack[FAB__CU_CTX_STACK];
+static _Thread_local int fab__cu_tls_depth;
 
 static struct CUctx_st *fab__cu_current(void)
 {
-    return fab__cu_tls_current;
+    return fab__cu_tls_depth > 0 ? fab__cu_tls_stack[fab__cu_tls_depth - 1] : NULL;
 }
 
 static void fab__cu_set_current(struct CUctx_st *ctx)
 {
-    fab__cu_tls_current = ctx;
+    if (!ctx) {
+        if (fab__cu_tls_depth > 0)
+            fab__cu_tls_depth--;
+        return;
+    }
+    if (fab__cu_tls_depth == 0)
+        fab__cu_tls_depth = 1;
+    fab__cu_tls_stack[fab__cu_tls_depth - 1] = ctx;
+}
+
+CUresult fab__cu_current_ctx(CUcontext *ctx_out)
+{
+    struct CUctx_st *ctx = fab__cu_current();
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *ctx_out = ctx;
+    return CUDA_SUCCESS;
 }
 
 CUresult fab__cu_current_device(int *dev_out)
@@ -302,6 +316,9 @@ static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
     ctx->flags = flags;
     ctx->primary = primary;
     *ctx_out = ctx;
+    /* Ids come from one counter under the lock (callers hold it or, for
+     * cuCtxCreate, take it just after): an atomic keeps it simple. */
+    ctx->id = __atomic_fetch_add(&fab__cu_next_ctx_id, 1, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
 
@@ -365,7 +382,11 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
     ctx->next = fab__cu_contexts;
     fab__cu_contexts = ctx;
     pthread_rwlock_unlock(&fab__cu.lock);
-    fab__cu_set_current(ctx);
+    /* The new context is pushed onto the thread's stack (documented). */
+    if (fab__cu_tls_depth < FAB__CU_CTX_STACK)
+        fab__cu_tls_stack[fab__cu_tls_depth++] = ctx;
+    else
+        fab__cu_set_current(ctx);
     *pctx = ctx;
     return CUDA_SUCCESS;
 }
@@ -460,12 +481,6 @@ CUresult cuCtxGetDevice(CUdevice *device)
     return CUDA_SUCCESS;
 }
 
-CUresult cuCtxSynchronize(void)
-{
-    FAB__CU_ENTER();
-    return fab__cu_current() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-}
-
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 {
     FAB__CU_ENTER();
@@ -486,84 +501,84 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
     return CUDA_SUCCESS;
 }
 
-/* ---- streams ------------------------------------------------------------ */
+/* ---- the context stack and context queries ------------------------------ */
 
-CUresult fab__cu_stream_check(CUstream stream)
+CUresult fab__cu_ctx_check(CUcontext ctx)
 {
-    uintptr_t v = (uintptr_t)stream;
-    if (v == 0 || v == FAB_CU_STREAM_LEGACY || v == FAB_CU_STREAM_PER_THREAD)
-        return CUDA_SUCCESS;
-    for (const struct CUstream_st *s = fab__cu_streams; s; s = s->next) {
-        if (s == stream)
-            return CUDA_SUCCESS;
-    }
-    return CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool ok = fab__cu_ctx_valid(ctx);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
-CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
 {
     FAB__CU_ENTER();
-    if (!phStream || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+    if (!ctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    FAB__CU_TRY(fab__cu_ctx_check(ctx));
+    if (fab__cu_tls_depth == FAB__CU_CTX_STACK)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fab__cu_tls_stack[fab__cu_tls_depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent(CUcontext ctx)
+{
+    return cuCtxPushCurrent_v2(ctx);
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    FAB__CU_ENTER();
+    if (fab__cu_tls_depth == 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct CUctx_st *ctx = fab__cu_tls_stack[--fab__cu_tls_depth];
+    if (pctx)
+        *pctx = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
+    return cuCtxPopCurrent_v2(pctx);
+}
+
+/* The 13.0 ABI: the device of ctx, or of the current context when NULL. */
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
+    FAB__CU_ENTER();
+    if (!device)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx)
+        return cuCtxGetDevice(device);
+    FAB__CU_TRY(fab__cu_ctx_check(ctx));
+    *device = ctx->device;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    FAB__CU_ENTER();
+    if (!flags)
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx = fab__cu_current();
     if (!ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    struct CUstream_st *s = calloc(1, sizeof(*s));
-    if (!s)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    s->magic = FAB__CU_STREAM_MAGIC;
-    s->ctx = ctx;
-    s->flags = Flags;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    s->next = fab__cu_streams;
-    fab__cu_streams = s;
-    pthread_rwlock_unlock(&fab__cu.lock);
-    *phStream = s;
+    *flags = ctx->flags;
     return CUDA_SUCCESS;
 }
 
-CUresult cuStreamDestroy_v2(CUstream hStream)
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
     FAB__CU_ENTER();
-    if (!hStream || (uintptr_t)hStream == FAB_CU_STREAM_LEGACY ||
-        (uintptr_t)hStream == FAB_CU_STREAM_PER_THREAD)
-        return CUDA_ERROR_INVALID_HANDLE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    CUresult r = CUDA_ERROR_INVALID_HANDLE;
-    for (struct CUstream_st **p = &fab__cu_streams; *p; p = &(*p)->next) {
-        if (*p == hStream) {
-            *p = hStream->next;
-            free(hStream);
-            r = CUDA_SUCCESS;
-            break;
-        }
-    }
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return r;
-}
-
-CUresult cuStreamDestroy(CUstream hStream)
-{
-    return cuStreamDestroy_v2(hStream);
-}
-
-CUresult cuStreamSynchronize(CUstream hStream)
-{
-    FAB__CU_ENTER();
-    if (!fab__cu_current())
+    if (!ctxId)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx)
+        ctx = fab__cu_current();
+    if (!ctx)
         return CUDA_ERROR_INVALID_CONTEXT;
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    CUresult r = fab__cu_stream_check(hStream);
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return r;
+    FAB__CU_TRY(fab__cu_ctx_check(ctx));
+    *ctxId = ctx->id;
+    return CUDA_SUCCESS;
 }
-
-CUresult cuStreamQuery(CUstream hStream)
-{
-    return cuStreamSynchronize(hStream);
-}
-
-/* Per-thread-default-stream names: every stream is idle, so they are the same. */
-FAB__CU_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
-    __attribute__((alias("cuStreamSynchronize")));
-FAB__CU_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream) __attribute__((alias("cuStreamQuery")));

@@ -1,6 +1,6 @@
-/* Contexts and streams (device.c), as the other modules need them: the
- * calling thread's current context, which decides the device of a copy, an
- * import and an access query, and the check that a stream handle is one. */
+/* Contexts (device.c), as the other modules need them: the calling thread's
+ * current context, which decides the device of a copy, an import and an
+ * access query, and the check that a context handle is a live one. */
 #ifndef FAB_CUDA_DEVICE_H
 #define FAB_CUDA_DEVICE_H
 
@@ -11,8 +11,13 @@
  * none. */
 CUresult fab__cu_current_device(int *dev_out);
 
-/* CUDA_SUCCESS for 0, the legacy and per-thread default streams and any live
- * stream, else CUDA_ERROR_INVALID_HANDLE. The caller holds fab__cu.lock. */
-CUresult fab__cu_stream_check(CUstream stream);
+/* The calling thread's current context in *ctx_out, or
+ * CUDA_ERROR_INVALID_CONTEXT when it has none. */
+CUresult fab__cu_current_ctx(CUcontext *ctx_out);
+
+/* CUDA_SUCCESS for a live context (a primary one, or a cuCtxCreate one not
+ * destroyed), else CUDA_ERROR_INVALID_CONTEXT. Takes fab__cu.lock for
+ * reading: the caller must not hold it for writing. */
+CUresult fab__cu_ctx_check(CUcontext ctx);
 
 #endif /* FAB_CUDA_DEVICE_H */

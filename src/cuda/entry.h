@@ -108,4 +108,135 @@ FAB__CU_API cuStreamDestroy_v2(CUstream hStream);
 FAB__CU_API cuStreamSynchronize(CUstream hStream);
 FAB__CU_API cuStreamQuery(CUstream hStream);
 
+/* Contexts, memory, streams and events (device.c, memory.c, copy.c, memop.c,
+ * stream.c; docs/cuda.md, "Memory, streams and events"). */
+FAB__CU_API cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
+FAB__CU_API cuCtxSynchronize_v2(CUcontext ctx);
+FAB__CU_API cuCtxPushCurrent(CUcontext ctx);
+FAB__CU_API cuCtxPushCurrent_v2(CUcontext ctx);
+FAB__CU_API cuCtxPopCurrent(CUcontext *pctx);
+FAB__CU_API cuCtxPopCurrent_v2(CUcontext *pctx);
+FAB__CU_API cuCtxGetFlags(unsigned int *flags);
+FAB__CU_API cuCtxGetId(CUcontext ctx, unsigned long long *ctxId);
+FAB__CU_API cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+FAB__CU_API cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode);
+
+FAB__CU_API cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize);
+FAB__CU_API cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize);
+FAB__CU_API cuMemFree(CUdeviceptr_v1 dptr);
+FAB__CU_API cuMemFree_v2(CUdeviceptr dptr);
+FAB__CU_API cuMemGetInfo(unsigned int *free, unsigned int *total);
+FAB__CU_API cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,
+                            unsigned int Height, unsigned int ElementSizeBytes);
+FAB__CU_API cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                               size_t Height, unsigned int ElementSizeBytes);
+FAB__CU_API cuMemAllocHost(void **pp, unsigned int bytesize);
+FAB__CU_API cuMemAllocHost_v2(void **pp, size_t bytesize);
+FAB__CU_API cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+FAB__CU_API cuMemFreeHost(void *p);
+FAB__CU_API cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+FAB__CU_API cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags);
+FAB__CU_API cuMemHostUnregister(void *p);
+FAB__CU_API cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags);
+FAB__CU_API cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
+FAB__CU_API cuMemHostGetFlags(unsigned int *pFlags, void *p);
+FAB__CU_API cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+                                   void **data, CUdeviceptr ptr);
+FAB__CU_API cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
+                                  CUdeviceptr ptr);
+
+FAB__CU_API cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                         CUcontext srcContext, size_t ByteCount);
+FAB__CU_API cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                              CUcontext srcContext, size_t ByteCount, CUstream hStream);
+FAB__CU_API cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy);
+FAB__CU_API cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy);
+FAB__CU_API cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+FAB__CU_API cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy);
+FAB__CU_API cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+FAB__CU_API cuStreamGetDevice(CUstream hStream, CUdevice *device);
+FAB__CU_API cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device);
+FAB__CU_API cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N);
+FAB__CU_API cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N);
+FAB__CU_API cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream);
+
+FAB__CU_API cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority);
+FAB__CU_API cuStreamSynchronize_ptsz(CUstream hStream);
+FAB__CU_API cuStreamQuery_ptsz(CUstream hStream);
+FAB__CU_API cuStreamGetFlags(CUstream hStream, unsigned int *flags);
+FAB__CU_API cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags);
+FAB__CU_API cuStreamGetPriority(CUstream hStream, int *priority);
+FAB__CU_API cuStreamGetPriority_ptsz(CUstream hStream, int *priority);
+FAB__CU_API cuStreamGetId(CUstream hStream, unsigned long long *streamId);
+FAB__CU_API cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId);
+FAB__CU_API cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
+FAB__CU_API cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx);
+FAB__CU_API cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
+FAB__CU_API cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags);
+FAB__CU_API cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+FAB__CU_API cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+FAB__CU_API cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                   cuuint64_t *id_out);
+FAB__CU_API cuStreamGetCaptureInfo_ptsz(CUstream hStream,
+                                        CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out);
+FAB__CU_API cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                      cuuint64_t *id_out, CUgraph *graph_out,
+                                      const CUgraphNode **dependencies_out,
+                                      size_t *numDependencies_out);
+FAB__CU_API cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+                                           CUstreamCaptureStatus *captureStatus_out,
+                                           cuuint64_t *id_out, CUgraph *graph_out,
+                                           const CUgraphNode **dependencies_out,
+                                           size_t *numDependencies_out);
+FAB__CU_API cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                      cuuint64_t *id_out, CUgraph *graph_out,
+                                      const CUgraphNode **dependencies_out,
+                                      const CUgraphEdgeData **edgeData_out,
+                                      size_t *numDependencies_out);
+FAB__CU_API cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
+                                           CUstreamCaptureStatus *captureStatus_out,
+                                           cuuint64_t *id_out, CUgraph *graph_out,
+                                           const CUgraphNode **dependencies_out,
+                                           const CUgraphEdgeData **edgeData_out,
+                                           size_t *numDependencies_out);
+FAB__CU_API cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+FAB__CU_API cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData);
+FAB__CU_API cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
+                                unsigned int flags);
+FAB__CU_API cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback,
+                                     void *userData, unsigned int flags);
+FAB__CU_API cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, uint32_t value,
+                                 unsigned int flags);
+FAB__CU_API cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, uint32_t value,
+                                    unsigned int flags);
+FAB__CU_API cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, uint32_t value,
+                                unsigned int flags);
+FAB__CU_API cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, uint32_t value,
+                                   unsigned int flags);
+FAB__CU_API cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                 unsigned int flags);
+FAB__CU_API cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                    unsigned int flags);
+FAB__CU_API cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                unsigned int flags);
+FAB__CU_API cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                   unsigned int flags);
+FAB__CU_API cuStreamBatchMemOp(CUstream stream, unsigned int count,
+                               CUstreamBatchMemOpParams *paramArray, unsigned int flags);
+FAB__CU_API cuStreamBatchMemOp_v2(CUstream stream, unsigned int count,
+                                  CUstreamBatchMemOpParams *paramArray, unsigned int flags);
+
+FAB__CU_API cuEventCreate(CUevent *phEvent, unsigned int Flags);
+FAB__CU_API cuEventRecord(CUevent hEvent, CUstream hStream);
+FAB__CU_API cuEventRecord_ptsz(CUevent hEvent, CUstream hStream);
+FAB__CU_API cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags);
+FAB__CU_API cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags);
+FAB__CU_API cuEventQuery(CUevent hEvent);
+FAB__CU_API cuEventSynchronize(CUevent hEvent);
+FAB__CU_API cuEventDestroy(CUevent hEvent);
+FAB__CU_API cuEventDestroy_v2(CUevent hEvent);
+FAB__CU_API cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+FAB__CU_API cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+
 #endif /* FAB_CUDA_ENTRY_H */

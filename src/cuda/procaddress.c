@@ -9,8 +9,9 @@
  *   known, but only newer ABIs   CUDA_SUCCESS, *pfn = NULL, VERSION_NOT_SUFFICIENT
  *   cudaVersion > driver version, bad flags, NULL symbol/pfn
  *                                CUDA_ERROR_INVALID_VALUE, nothing written
- * The per-thread-default-stream flag picks the same functions: every copy is
- * synchronous, so the legacy and per-thread default streams behave alike. */
+ * The per-thread-default-stream flag picks the _ptds/_ptsz ABI of a name
+ * where it has one (the second table), as NVIDIA's loader does for a program
+ * built with CUDA_API_PER_THREAD_DEFAULT_STREAM. */
 #include "src/cuda/entry.h"
 
 #include <stdbool.h>
@@ -58,7 +59,9 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     P("cuCtxGetCurrent", 4000, cuCtxGetCurrent),
     P("cuCtxGetDevice", 2000, cuCtxGetDevice),
+    P("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
     P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    P("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
     P("cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess),
     P("cuGetProcAddress", 11030, cuGetProcAddress),
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
@@ -103,9 +106,189 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuStreamDestroy", 4000, cuStreamDestroy_v2),
     P("cuStreamSynchronize", 2000, cuStreamSynchronize),
     P("cuStreamQuery", 2000, cuStreamQuery),
+    /* contexts, memory, streams and events (docs/cuda.md, "Memory, streams
+     * and events"); versions as NVIDIA's cudaTypedefs.h names them */
+    P("cuCtxPushCurrent", 2000, cuCtxPushCurrent),
+    P("cuCtxPushCurrent", 4000, cuCtxPushCurrent_v2),
+    P("cuCtxPopCurrent", 2000, cuCtxPopCurrent),
+    P("cuCtxPopCurrent", 4000, cuCtxPopCurrent_v2),
+    P("cuCtxGetFlags", 7000, cuCtxGetFlags),
+    P("cuCtxGetId", 12000, cuCtxGetId),
+    P("cuCtxGetStreamPriorityRange", 5050, cuCtxGetStreamPriorityRange),
+    P("cuThreadExchangeStreamCaptureMode", 10010, cuThreadExchangeStreamCaptureMode),
+    P("cuMemAlloc", 2000, cuMemAlloc),
+    P("cuMemAlloc", 3020, cuMemAlloc_v2),
+    P("cuMemFree", 2000, cuMemFree),
+    P("cuMemFree", 3020, cuMemFree_v2),
+    P("cuMemGetInfo", 2000, cuMemGetInfo),
+    P("cuMemAllocPitch", 2000, cuMemAllocPitch),
+    P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
+    P("cuMemAllocHost", 2000, cuMemAllocHost),
+    P("cuMemAllocHost", 3020, cuMemAllocHost_v2),
+    P("cuMemHostAlloc", 2020, cuMemHostAlloc),
+    P("cuMemFreeHost", 2000, cuMemFreeHost),
+    P("cuMemHostRegister", 4000, cuMemHostRegister),
+    P("cuMemHostRegister", 6050, cuMemHostRegister_v2),
+    P("cuMemHostUnregister", 4000, cuMemHostUnregister),
+    P("cuMemHostGetDevicePointer", 2020, cuMemHostGetDevicePointer),
+    P("cuMemHostGetDevicePointer", 3020, cuMemHostGetDevicePointer_v2),
+    P("cuMemHostGetFlags", 2030, cuMemHostGetFlags),
+    P("cuPointerGetAttributes", 7000, cuPointerGetAttributes),
+    P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
+    P("cuMemcpyPeer", 4000, cuMemcpyPeer),
+    P("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync),
+    P("cuMemcpy2D", 3020, cuMemcpy2D_v2),
+    P("cuMemcpy2DUnaligned", 3020, cuMemcpy2DUnaligned_v2),
+    P("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2),
+    P("cuMemcpy3D", 3020, cuMemcpy3D_v2),
+    P("cuMemcpy3DAsync", 3020, cuMemcpy3DAsync_v2),
+    P("cuStreamGetDevice", 12080, cuStreamGetDevice),
+    P("cuMemsetD16", 2000, cuMemsetD16),
+    P("cuMemsetD16", 3020, cuMemsetD16_v2),
+    P("cuMemsetD16Async", 3020, cuMemsetD16Async),
+    P("cuStreamCreateWithPriority", 5050, cuStreamCreateWithPriority),
+    P("cuStreamGetFlags", 5050, cuStreamGetFlags),
+    P("cuStreamGetPriority", 5050, cuStreamGetPriority),
+    P("cuStreamGetId", 12000, cuStreamGetId),
+    P("cuStreamGetCtx", 9020, cuStreamGetCtx),
+    P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
+    P("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
+    P("cuStreamGetCaptureInfo", 10010, cuStreamGetCaptureInfo),
+    P("cuStreamGetCaptureInfo", 11030, cuStreamGetCaptureInfo_v2),
+    P("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3),
+    P("cuLaunchHostFunc", 10000, cuLaunchHostFunc),
+    P("cuStreamAddCallback", 5000, cuStreamAddCallback),
+    P("cuStreamWriteValue32", 8000, cuStreamWriteValue32),
+    P("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2),
+    P("cuStreamWaitValue32", 8000, cuStreamWaitValue32),
+    P("cuStreamWaitValue32", 11070, cuStreamWaitValue32_v2),
+    P("cuStreamWriteValue64", 9000, cuStreamWriteValue64),
+    P("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2),
+    P("cuStreamWaitValue64", 9000, cuStreamWaitValue64),
+    P("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2),
+    P("cuStreamBatchMemOp", 8000, cuStreamBatchMemOp),
+    P("cuStreamBatchMemOp", 11070, cuStreamBatchMemOp_v2),
+    P("cuEventCreate", 2000, cuEventCreate),
+    P("cuEventRecord", 2000, cuEventRecord),
+    P("cuEventRecordWithFlags", 11010, cuEventRecordWithFlags),
+    P("cuEventQuery", 2000, cuEventQuery),
+    P("cuEventSynchronize", 2000, cuEventSynchronize),
+    P("cuEventDestroy", 2000, cuEventDestroy),
+    P("cuEventDestroy", 4000, cuEventDestroy_v2),
+    P("cuEventElapsedTime", 2000, cuEventElapsedTime),
+    P("cuEventElapsedTime", 12080, cuEventElapsedTime_v2),
+};
+
+/* The per-thread-default-stream ABIs (_ptds, _ptsz), which
+ * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM asks for; a name without one
+ * resolves through the table above. Defined in copy.c, memop.c and
+ * stream.c. */
+#define FAB__CU_PT(ret, name, ...) ret name(__VA_ARGS__);
+FAB__CU_PT(CUresult, cuMemcpy_ptds, CUdeviceptr, CUdeviceptr, size_t)
+FAB__CU_PT(CUresult, cuMemcpyAsync_ptsz, CUdeviceptr, CUdeviceptr, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemcpyHtoD_v2_ptds, CUdeviceptr, const void *, size_t)
+FAB__CU_PT(CUresult, cuMemcpyDtoH_v2_ptds, void *, CUdeviceptr, size_t)
+FAB__CU_PT(CUresult, cuMemcpyDtoD_v2_ptds, CUdeviceptr, CUdeviceptr, size_t)
+FAB__CU_PT(CUresult, cuMemcpyHtoDAsync_v2_ptsz, CUdeviceptr, const void *, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemcpyDtoHAsync_v2_ptsz, void *, CUdeviceptr, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemcpyDtoDAsync_v2_ptsz, CUdeviceptr, CUdeviceptr, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemcpyPeer_ptds, CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)
+FAB__CU_PT(CUresult, cuMemcpyPeerAsync_ptsz, CUdeviceptr, CUcontext, CUdeviceptr, CUcontext,
+           size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemcpy2D_v2_ptds, const CUDA_MEMCPY2D *)
+FAB__CU_PT(CUresult, cuMemcpy2DUnaligned_v2_ptds, const CUDA_MEMCPY2D *)
+FAB__CU_PT(CUresult, cuMemcpy2DAsync_v2_ptsz, const CUDA_MEMCPY2D *, CUstream)
+FAB__CU_PT(CUresult, cuMemcpy3D_v2_ptds, const CUDA_MEMCPY3D *)
+FAB__CU_PT(CUresult, cuMemcpy3DAsync_v2_ptsz, const CUDA_MEMCPY3D *, CUstream)
+FAB__CU_PT(CUresult, cuMemsetD8_v2_ptds, CUdeviceptr, unsigned char, size_t)
+FAB__CU_PT(CUresult, cuMemsetD16_v2_ptds, CUdeviceptr, unsigned short, size_t)
+FAB__CU_PT(CUresult, cuMemsetD32_v2_ptds, CUdeviceptr, unsigned int, size_t)
+FAB__CU_PT(CUresult, cuMemsetD8Async_ptsz, CUdeviceptr, unsigned char, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemsetD16Async_ptsz, CUdeviceptr, unsigned short, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemsetD32Async_ptsz, CUdeviceptr, unsigned int, size_t, CUstream)
+FAB__CU_PT(CUresult, cuStreamWriteValue32_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamWriteValue32_v2_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamWaitValue32_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamWaitValue32_v2_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamWriteValue64_ptsz, CUstream, CUdeviceptr, cuuint64_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamWriteValue64_v2_ptsz, CUstream, CUdeviceptr, cuuint64_t,
+           unsigned int)
+FAB__CU_PT(CUresult, cuStreamWaitValue64_ptsz, CUstream, CUdeviceptr, cuuint64_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamWaitValue64_v2_ptsz, CUstream, CUdeviceptr, cuuint64_t, unsigned int)
+FAB__CU_PT(CUresult, cuStreamBatchMemOp_ptsz, CUstream, unsigned int, CUstreamBatchMemOpParams *,
+           unsigned int)
+FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
+           CUstreamBatchMemOpParams *, unsigned int)
+#undef FAB__CU_PT
+
+static const fab__cu_proc_t fab__cu_procs_ptds[] = {
+    P("cuMemcpy", 7000, cuMemcpy_ptds),
+    P("cuMemcpyAsync", 7000, cuMemcpyAsync_ptsz),
+    P("cuMemcpyHtoD", 7000, cuMemcpyHtoD_v2_ptds),
+    P("cuMemcpyDtoH", 7000, cuMemcpyDtoH_v2_ptds),
+    P("cuMemcpyDtoD", 7000, cuMemcpyDtoD_v2_ptds),
+    P("cuMemcpyHtoDAsync", 7000, cuMemcpyHtoDAsync_v2_ptsz),
+    P("cuMemcpyDtoHAsync", 7000, cuMemcpyDtoHAsync_v2_ptsz),
+    P("cuMemcpyDtoDAsync", 7000, cuMemcpyDtoDAsync_v2_ptsz),
+    P("cuMemcpyPeer", 7000, cuMemcpyPeer_ptds),
+    P("cuMemcpyPeerAsync", 7000, cuMemcpyPeerAsync_ptsz),
+    P("cuMemcpy2D", 7000, cuMemcpy2D_v2_ptds),
+    P("cuMemcpy2DUnaligned", 7000, cuMemcpy2DUnaligned_v2_ptds),
+    P("cuMemcpy2DAsync", 7000, cuMemcpy2DAsync_v2_ptsz),
+    P("cuMemcpy3D", 7000, cuMemcpy3D_v2_ptds),
+    P("cuMemcpy3DAsync", 7000, cuMemcpy3DAsync_v2_ptsz),
+    P("cuStreamGetDevice", 12080, cuStreamGetDevice_ptsz),
+    P("cuMemsetD8", 7000, cuMemsetD8_v2_ptds),
+    P("cuMemsetD16", 7000, cuMemsetD16_v2_ptds),
+    P("cuMemsetD32", 7000, cuMemsetD32_v2_ptds),
+    P("cuMemsetD8Async", 7000, cuMemsetD8Async_ptsz),
+    P("cuMemsetD16Async", 7000, cuMemsetD16Async_ptsz),
+    P("cuMemsetD32Async", 7000, cuMemsetD32Async_ptsz),
+    P("cuStreamSynchronize", 7000, cuStreamSynchronize_ptsz),
+    P("cuStreamQuery", 7000, cuStreamQuery_ptsz),
+    P("cuStreamGetFlags", 7000, cuStreamGetFlags_ptsz),
+    P("cuStreamGetPriority", 7000, cuStreamGetPriority_ptsz),
+    P("cuStreamGetId", 12000, cuStreamGetId_ptsz),
+    P("cuStreamGetCtx", 9020, cuStreamGetCtx_ptsz),
+    P("cuStreamWaitEvent", 7000, cuStreamWaitEvent_ptsz),
+    P("cuStreamIsCapturing", 10000, cuStreamIsCapturing_ptsz),
+    P("cuStreamGetCaptureInfo", 10010, cuStreamGetCaptureInfo_ptsz),
+    P("cuStreamGetCaptureInfo", 11030, cuStreamGetCaptureInfo_v2_ptsz),
+    P("cuStreamGetCaptureInfo", 12030, cuStreamGetCaptureInfo_v3_ptsz),
+    P("cuLaunchHostFunc", 10000, cuLaunchHostFunc_ptsz),
+    P("cuStreamAddCallback", 7000, cuStreamAddCallback_ptsz),
+    P("cuEventRecord", 7000, cuEventRecord_ptsz),
+    P("cuEventRecordWithFlags", 11010, cuEventRecordWithFlags_ptsz),
+    P("cuStreamWriteValue32", 8000, cuStreamWriteValue32_ptsz),
+    P("cuStreamWriteValue32", 11070, cuStreamWriteValue32_v2_ptsz),
+    P("cuStreamWaitValue32", 8000, cuStreamWaitValue32_ptsz),
+    P("cuStreamWaitValue32", 11070, cuStreamWaitValue32_v2_ptsz),
+    P("cuStreamWriteValue64", 9000, cuStreamWriteValue64_ptsz),
+    P("cuStreamWriteValue64", 11070, cuStreamWriteValue64_v2_ptsz),
+    P("cuStreamWaitValue64", 9000, cuStreamWaitValue64_ptsz),
+    P("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2_ptsz),
+    P("cuStreamBatchMemOp", 8000, cuStreamBatchMemOp_ptsz),
+    P("cuStreamBatchMemOp", 11070, cuStreamBatchMemOp_v2_ptsz),
 };
 
 #undef P
+
+/* The newest ABI of symbol in table not newer than version; *named is set
+ * when the table has the name at all. */
+static const fab__cu_proc_t *fab__cu_proc_find(const fab__cu_proc_t *table, size_t n,
+                                               const char *symbol, int version, bool *named)
+{
+    const fab__cu_proc_t *best = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const fab__cu_proc_t *p = &table[i];
+        if (strcmp(p->name, symbol) != 0)
+            continue;
+        *named = true;
+        if (p->version <= version && (!best || p->version > best->version))
+            best = p;
+    }
+    return best;
+}
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus)
@@ -121,14 +304,13 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
 
     const fab__cu_proc_t *best = NULL;
     bool named = false;
-    for (size_t i = 0; i < sizeof(fab__cu_procs) / sizeof(fab__cu_procs[0]); i++) {
-        const fab__cu_proc_t *p = &fab__cu_procs[i];
-        if (strcmp(p->name, symbol) != 0)
-            continue;
-        named = true;
-        if (p->version <= cudaVersion && (!best || p->version > best->version))
-            best = p;
-    }
+    if (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+        best = fab__cu_proc_find(fab__cu_procs_ptds,
+                                 sizeof(fab__cu_procs_ptds) / sizeof(fab__cu_procs_ptds[0]),
+                                 symbol, cudaVersion, &named);
+    if (!best)
+        best = fab__cu_proc_find(fab__cu_procs, sizeof(fab__cu_procs) / sizeof(fab__cu_procs[0]),
+                                 symbol, cudaVersion, &named);
     void *found = NULL;
     if (best) /* ISO C has no cast from function to object pointer; copy the bits */
         memcpy(&found, &best->fn, sizeof(found));

@@ -11,20 +11,30 @@
  *                      containers that know nothing of CUDA (tree.c,
  *                      idtable.c)
  *   state.h            this context, cuInit, the error names (state.c)
- *   device.h           contexts, streams, the current context (device.c)
+ *   device.h           contexts, the context stack, the current context
+ *                      (device.c)
+ *   stream.h           streams, their queues and workers, events,
+ *                      cuCtxSynchronize (stream.c; its own lock, taken
+ *                      after fab__cu.lock, never before)
  *   alloc.h            allocations, their handles and their one reference
  *                      count (alloc.c; uses the fabric client)
  *   vmm.h              reservations, mappings, access, and the retain that
  *                      finds an allocation by a mapped address (vmm.c)
- *   copy.c             copies and memsets (uses vmm's range check)
+ *   memory.h           cuMemAlloc, host allocations and registrations,
+ *                      pointer attributes of every kind (memory.c)
+ *   copy.c             copies and memsets, as stream operations (uses
+ *                      memory's range check)
+ *   memop.c            stream memory operations (cuStreamWaitValue32 ...)
  *   procaddress.c      cuGetProcAddress (knows every entry point)
  *
  * entry.h, apart, holds the prototypes of the exported cu* entry points:
  * each file that defines some includes it, so that the compiler checks them,
  * and procaddress.c to list them all.
  *
- * Each module keeps its own tables (device.c the contexts and streams,
- * alloc.c the handles, vmm.c the reservations), all guarded by fab__cu.lock.
+ * Each module keeps its own tables (device.c the contexts, alloc.c the
+ * handles, vmm.c the reservations, memory.c its records), all guarded by
+ * fab__cu.lock; stream.c's streams and events are guarded by its own mutex
+ * (stream.c's top comment has the order).
  *
  * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
  * take it for writing; copies and memsets take it for reading and hold it

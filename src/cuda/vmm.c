@@ -1,6 +1,7 @@
 /* Virtual address ranges, mappings and access: cuMemAddressReserve,
  * cuMemAddressFree, cuMemMap, cuMemUnmap, cuMemSetAccess, cuMemGetAccess,
- * cuMemGetAddressRange, cuPointerGetAttribute, cuMemRetainAllocationHandle
+ * the mapping and pointer attributes of VMM memory (memory.c answers
+ * cuMemGetAddressRange and cuPointerGetAttribute), cuMemRetainAllocationHandle
  * (which finds an allocation by a mapped address), and the range check that
  * copies and memsets use.
  *
@@ -543,48 +544,35 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* The mapping that holds ptr (NCCL frees cuMem memory by asking this). */
-CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+/* The mapping that holds addr, for memory.c's cuMemGetAddressRange (NCCL
+ * frees cuMem memory by asking it); the caller holds fab__cu.lock. */
+bool fab__cu_vmm_mapping(uintptr_t addr, uintptr_t *base_out, size_t *size_out)
 {
-    FAB__CU_ENTER();
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)dptr, NULL);
-    if (p) {
-        uintptr_t base;
-        size_t size;
-        fab__cu_mapping_of(p, &base, &size);
-        if (pbase)
-            *pbase = base;
-        if (psize)
-            *psize = size;
-    }
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+    const fab__cu_piece_t *p = fab__cu_piece_at(addr, NULL);
+    if (p)
+        fab__cu_mapping_of(p, base_out, size_out);
+    return p != NULL;
 }
 
 /* ---- pointer attributes ---------------------------------------------------------- */
 
-CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+/* An attribute of VMM memory, for memory.c's cuPointerGetAttribute(s);
+ * the caller holds fab__cu.lock. */
+CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
-    FAB__CU_ENTER();
-    if (!data)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_range_t *range = NULL;
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, &range);
-    CUresult r = CUDA_SUCCESS;
     if (attribute == CU_POINTER_ATTRIBUTE_MAPPED && fab__cu_range_find((uintptr_t)ptr)) {
         *(bool *)data = p != NULL;
-        goto out;
+        return CUDA_SUCCESS;
     }
-    if (!p) {
-        r = CUDA_ERROR_INVALID_VALUE; /* not memory the driver knows */
-        goto out;
-    }
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE; /* not memory the driver knows */
     const fab__cu_alloc_t *a = p->alloc;
     int dev = a->device; /* with no current context, the memory's own */
     (void)fab__cu_current_device(&dev);
     switch (attribute) {
+    /* VMM memory belongs to no context. */
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = NULL; break;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned int *)data = CU_MEMORYTYPE_DEVICE; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
@@ -612,12 +600,23 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
             *(size_t *)data = size;
         break;
     }
-    default:
-        r = CUDA_ERROR_INVALID_VALUE; /* not emulated, or not an attribute */
+    /* The allocation's handle id: unique, never reused (alloc.c), and shared
+     * by every mapping of the same physical memory. */
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: *(unsigned long long *)data = a->id; break;
+    /* cuIpcGetMemHandle takes cuMemAlloc memory only; VMM memory is shared
+     * through its shareable handles. */
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *(CUmemoryPool *)data = NULL; break;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return CUDA_ERROR_NOT_SUPPORTED;
+    /* Device memory has no host address the driver gives out. */
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    default: return CUDA_ERROR_INVALID_VALUE;
     }
-out:
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return r;
+    return CUDA_SUCCESS;
 }
 
 /* ---- handles by address ------------------------------------------------------------ */

@@ -18,4 +18,13 @@ bool fab__cu_reserved(uintptr_t addr);
  * one reservation) or CUDA_ERROR_ILLEGAL_ADDRESS (mapped, access missing). */
 CUresult fab__cu_range_check(uintptr_t addr, size_t len, int device, bool write);
 
+/* Pointer attribute attribute of VMM memory at ptr into data (memory.c's
+ * cuPointerGetAttribute): CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE (not mapped
+ * memory, or an attribute it has none of) or CUDA_ERROR_NOT_SUPPORTED. */
+CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+
+/* The whole cuMemMap mapping that holds addr: true and its base and size,
+ * or false when addr is not mapped. */
+bool fab__cu_vmm_mapping(uintptr_t addr, uintptr_t *base_out, size_t *size_out);
+
 #endif /* FAB_CUDA_VMM_H */

@@ -172,7 +172,7 @@ static void contexts_create_destroy_and_current(void **state)
     CU_IS(cuDevicePrimaryCtxRelease(0), CUDA_ERROR_INVALID_CONTEXT);
 }
 
-static void streams_run_work_at_once(void **state)
+static void idle_streams_synchronise_at_once(void **state)
 {
     (void)state;
     cut_init(0);
@@ -515,7 +515,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(calls_before_init_are_refused),
     cmocka_unit_test(attributes_nccl_queries_answer),
     cmocka_unit_test(contexts_create_destroy_and_current),
-    cmocka_unit_test(streams_run_work_at_once),
+    cmocka_unit_test(idle_streams_synchronise_at_once),
     cmocka_unit_test(vmm_round_trip),
     cmocka_unit_test(release_while_mapped_keeps_memory),
     cmocka_unit_test(one_allocation_mapped_twice),

@@ -17,6 +17,7 @@ extern "C" {
 
 #define CUDA_VERSION 13000
 #define CUDAAPI
+#define CUDA_CB
 #define CU_IPC_HANDLE_SIZE FAB_CU_IPC_HANDLE_SIZE
 #define CU_STREAM_LEGACY ((CUstream)0x1)
 #define CU_STREAM_PER_THREAD ((CUstream)0x2)
@@ -143,6 +144,157 @@ CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags);
 CUresult CUDAAPI cuStreamDestroy(CUstream hStream);
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream);
 CUresult CUDAAPI cuStreamQuery(CUstream hStream);
+
+/* Contexts, memory, streams and events. */
+#define CU_MEMHOSTALLOC_PORTABLE FAB_CU_MEMHOSTALLOC_PORTABLE
+#define CU_MEMHOSTALLOC_DEVICEMAP FAB_CU_MEMHOSTALLOC_DEVICEMAP
+#define CU_MEMHOSTALLOC_WRITECOMBINED FAB_CU_MEMHOSTALLOC_WRITECOMBINED
+#define CU_MEMHOSTREGISTER_PORTABLE FAB_CU_MEMHOSTREGISTER_PORTABLE
+#define CU_MEMHOSTREGISTER_DEVICEMAP FAB_CU_MEMHOSTREGISTER_DEVICEMAP
+#define CU_MEMHOSTREGISTER_IOMEMORY FAB_CU_MEMHOSTREGISTER_IOMEMORY
+#define CU_MEMHOSTREGISTER_READ_ONLY FAB_CU_MEMHOSTREGISTER_READ_ONLY
+typedef CUDA_MEMCPY2D CUDA_MEMCPY2D_v2;
+typedef CUDA_MEMCPY3D CUDA_MEMCPY3D_v2;
+typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
+
+#define cuCtxPopCurrent cuCtxPopCurrent_v2
+#define cuCtxPushCurrent cuCtxPushCurrent_v2
+#define cuMemAlloc cuMemAlloc_v2
+#define cuMemAllocPitch cuMemAllocPitch_v2
+#define cuMemFree cuMemFree_v2
+#define cuMemAllocHost cuMemAllocHost_v2
+#define cuMemHostGetDevicePointer cuMemHostGetDevicePointer_v2
+#define cuMemHostRegister cuMemHostRegister_v2
+#define cuEventDestroy cuEventDestroy_v2
+#define cuEventElapsedTime cuEventElapsedTime_v2
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuMemcpy2D cuMemcpy2D_v2_ptds
+#define cuMemcpy2DUnaligned cuMemcpy2DUnaligned_v2_ptds
+#define cuMemcpy2DAsync cuMemcpy2DAsync_v2_ptsz
+#define cuMemcpy3D cuMemcpy3D_v2_ptds
+#define cuMemcpy3DAsync cuMemcpy3DAsync_v2_ptsz
+#define cuStreamGetDevice cuStreamGetDevice_ptsz
+#define cuMemsetD16 cuMemsetD16_v2_ptds
+#define cuMemcpyPeer cuMemcpyPeer_ptds
+#define cuMemcpyPeerAsync cuMemcpyPeerAsync_ptsz
+#define cuMemsetD16Async cuMemsetD16Async_ptsz
+#define cuStreamWriteValue32 cuStreamWriteValue32_v2_ptsz
+#define cuStreamWaitValue32 cuStreamWaitValue32_v2_ptsz
+#define cuStreamWriteValue64 cuStreamWriteValue64_v2_ptsz
+#define cuStreamWaitValue64 cuStreamWaitValue64_v2_ptsz
+#define cuStreamBatchMemOp cuStreamBatchMemOp_v2_ptsz
+#define cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v3_ptsz
+#define cuStreamGetPriority cuStreamGetPriority_ptsz
+#define cuStreamGetId cuStreamGetId_ptsz
+#define cuStreamGetFlags cuStreamGetFlags_ptsz
+#define cuStreamGetCtx cuStreamGetCtx_ptsz
+#define cuStreamWaitEvent cuStreamWaitEvent_ptsz
+#define cuStreamIsCapturing cuStreamIsCapturing_ptsz
+#define cuStreamAddCallback cuStreamAddCallback_ptsz
+#define cuEventRecord cuEventRecord_ptsz
+#define cuEventRecordWithFlags cuEventRecordWithFlags_ptsz
+#define cuLaunchHostFunc cuLaunchHostFunc_ptsz
+#else
+#define cuMemcpy2D cuMemcpy2D_v2
+#define cuMemcpy2DUnaligned cuMemcpy2DUnaligned_v2
+#define cuMemcpy2DAsync cuMemcpy2DAsync_v2
+#define cuMemcpy3D cuMemcpy3D_v2
+#define cuMemcpy3DAsync cuMemcpy3DAsync_v2
+#define cuMemsetD16 cuMemsetD16_v2
+#define cuStreamWriteValue32 cuStreamWriteValue32_v2
+#define cuStreamWaitValue32 cuStreamWaitValue32_v2
+#define cuStreamWriteValue64 cuStreamWriteValue64_v2
+#define cuStreamWaitValue64 cuStreamWaitValue64_v2
+#define cuStreamBatchMemOp cuStreamBatchMemOp_v2
+#define cuStreamGetCaptureInfo cuStreamGetCaptureInfo_v3
+#endif
+
+CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
+CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags);
+CUresult CUDAAPI cuCtxGetId(CUcontext ctx, unsigned long long *ctxId);
+CUresult CUDAAPI cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority);
+CUresult CUDAAPI cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode);
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
+CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                                 size_t Height, unsigned int ElementSizeBytes);
+CUresult CUDAAPI cuMemFree(CUdeviceptr dptr);
+CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize);
+CUresult CUDAAPI cuMemFreeHost(void *p);
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
+CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Flags);
+CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p);
+CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags);
+CUresult CUDAAPI cuMemHostUnregister(void *p);
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes,
+                                        CUpointer_attribute *attributes, void **data,
+                                        CUdeviceptr ptr);
+CUresult CUDAAPI cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
+                                       CUdeviceptr ptr);
+CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
+                              CUcontext srcContext, size_t ByteCount);
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                   CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
+                                   CUstream hStream);
+CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D *pCopy);
+CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D *pCopy);
+CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D *pCopy);
+CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
+CUresult CUDAAPI cuStreamGetDevice(CUstream hStream, CUdevice *device);
+CUresult CUDAAPI cuMemsetD16(CUdeviceptr dstDevice, unsigned short us, size_t N);
+CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N,
+                                  CUstream hStream);
+CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority);
+CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int *priority);
+CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int *flags);
+CUresult CUDAAPI cuStreamGetId(CUstream hStream, unsigned long long *streamId);
+CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
+CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
+CUresult CUDAAPI cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
+                                     unsigned int flags);
+CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+CUresult CUDAAPI cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+                                        cuuint64_t *id_out, CUgraph *graph_out,
+                                        const CUgraphNode **dependencies_out,
+                                        const CUgraphEdgeData **edgeData_out,
+                                        size_t *numDependencies_out);
+CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
+CUresult CUDAAPI cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                     unsigned int flags);
+CUresult CUDAAPI cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                     unsigned int flags);
+CUresult CUDAAPI cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, cuuint32_t value,
+                                      unsigned int flags);
+CUresult CUDAAPI cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value,
+                                      unsigned int flags);
+CUresult CUDAAPI cuStreamBatchMemOp(CUstream stream, unsigned int count,
+                                    CUstreamBatchMemOpParams *paramArray, unsigned int flags);
+CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags);
+CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream);
+CUresult CUDAAPI cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags);
+CUresult CUDAAPI cuEventQuery(CUevent hEvent);
+CUresult CUDAAPI cuEventSynchronize(CUevent hEvent);
+CUresult CUDAAPI cuEventDestroy(CUevent hEvent);
+CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+/* As NVIDIA's cuda.h: with neither stream flag, a per-thread build asks for
+ * the per-thread ABIs. */
+static inline CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **funcPtr,
+                                                int driverVersion, cuuint64_t flags,
+                                                CUdriverProcAddressQueryResult *symbolStatus)
+{
+    if ((flags & (CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                  CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)) == 0)
+        flags |= CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    return cuGetProcAddress_v2(symbol, funcPtr, driverVersion, flags, symbolStatus);
+}
+#undef cuGetProcAddress
+#define cuGetProcAddress cuGetProcAddress_v2_ptsz
+#endif
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,567 @@
+/* Memory outside the VMM API: cuMemAlloc (and Pitch), cuMemFree,
+ * cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister,
+ * cuMemHostUnregister, cuMemHostGetDevicePointer, cuMemHostGetFlags,
+ * cuMemGetInfo's 3.1 ABI, cuMemGetAddressRange, and the pointer attributes
+ * of every kind of memory (cuPointerGetAttribute(s), cuPointerSetAttribute;
+ * vmm.c answers for VMM memory).
+ *
+ * Device memory is host memory. Each cuMemAlloc is a sealed memfd
+ * (src/common/memfd.h, as cuMemCreate's) mapped MAP_SHARED read-write in a
+ * range of its own, and its record keeps the fd: legacy IPC
+ * (cuIpcGetMemHandle) shares exactly that memory with other processes. Its
+ * bytes count against the device's memory (alloc.c's count, which
+ * cuMemGetInfo and cuMemCreate read). cuMemAllocHost / cuMemHostAlloc memory
+ * is made the same way and counts against nothing. A registration records a
+ * range of the caller's own memory. With unified addressing every address is
+ * the same on host and device, so a device pointer of host memory is the
+ * host pointer.
+ *
+ * Lifecycle of a record: allocate or register (memory made with no lock
+ * held, then the record inserted under fab__cu.lock for writing) ─▶ use
+ * (copies hold the lock for reading while they touch it) ─▶ free or
+ * unregister (the record removed and the bytes uncounted under the lock;
+ * the mapping and the fd go after unlocking). Records are one AVL tree keyed
+ * by base address (tree.h); they never overlap, because allocations are
+ * mappings of their own and a registration overlapping any record is
+ * refused. Buffer ids come from alloc.c's id counter and are never reused. */
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/alloc.h"
+#include "src/cuda/vmm.h"
+#include "src/cuda/memory.h"
+#include "src/cuda/entry.h"
+#include "src/cuda/tree.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "src/common/memfd.h"
+
+/* cuMemAllocPitch's row alignment: the driver documents none but returns
+ * multiples of the texture pitch alignment; 512 bytes is what current GPUs
+ * give, and any multiple is correct for callers, who must use the pitch. */
+#define FAB__CU_PITCH_ALIGN 512
+
+typedef enum { FAB__CU_MEM_DEVICE, FAB__CU_MEM_HOST, FAB__CU_MEM_REGISTERED } fab__cu_mem_kind_t;
+
+typedef struct fab__cu_mem {
+    fab__cu_tnode_t node; /* first; node.key is the base */
+    size_t size;          /* as asked: the range the attributes report */
+    size_t map_len;       /* the mapping (whole pages); 0 for a registration */
+    int fd;               /* the memfd; -1 for a registration */
+    fab__cu_mem_kind_t kind;
+    int device;
+    CUcontext ctx;
+    unsigned flags; /* CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_* as given */
+    uint64_t id;    /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
+    bool sync_memops;
+    bool counted; /* size is in the device's used bytes */
+} fab__cu_mem_t;
+
+_Static_assert(offsetof(fab__cu_mem_t, node) == 0, "a node is its record");
+
+/* Guarded by fab__cu.lock. */
+static fab__cu_tree_t fab__cu_mems;
+
+static fab__cu_mem_t *fab__cu_mem_find(uintptr_t addr)
+{
+    fab__cu_mem_t *m = (fab__cu_mem_t *)fab__cu_tree_floor(&fab__cu_mems, addr);
+    return m && addr - m->node.key < m->size ? m : NULL;
+}
+
+fab__cu_where_t fab__cu_mem_where(uintptr_t addr)
+{
+    const fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (m)
+        return m->kind == FAB__CU_MEM_DEVICE ? FAB__CU_WHERE_DEVICE : FAB__CU_WHERE_PINNED;
+    return fab__cu_reserved(addr) ? FAB__CU_WHERE_DEVICE : FAB__CU_WHERE_PAGEABLE;
+}
+
+CUresult fab__cu_mem_check(uintptr_t addr, size_t len, int device, bool write)
+{
+    if (len == 0)
+        return CUDA_SUCCESS;
+    const fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (!m)
+        return fab__cu_range_check(addr, len, device, write);
+    if (len > m->size - (addr - m->node.key))
+        return CUDA_ERROR_INVALID_VALUE; /* runs past the end */
+    if (write && m->kind == FAB__CU_MEM_REGISTERED && (m->flags & FAB_CU_MEMHOSTREGISTER_READ_ONLY))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+static size_t fab__cu_pages(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (size + page - 1) / page * page;
+}
+
+/* ---- allocate / free ------------------------------------------------------------ */
+
+static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned flags,
+                                  void **out)
+{
+    CUcontext ctx;
+    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    if (size > SIZE_MAX / 2)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fab__cu_mem_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->fd = -1;
+    m->size = size;
+    m->map_len = fab__cu_pages(size);
+    m->kind = kind;
+    m->device = dev;
+    m->ctx = ctx;
+    m->flags = flags;
+    /* The bytes are counted first, so that two threads cannot both take the
+     * last of them, and a refused size costs no memfd. */
+    CUresult r = CUDA_SUCCESS;
+    if (kind == FAB__CU_MEM_DEVICE) {
+        pthread_rwlock_wrlock(&fab__cu.lock);
+        r = fab__cu_alloc_charge(dev, size);
+        pthread_rwlock_unlock(&fab__cu.lock);
+        m->counted = r == CUDA_SUCCESS;
+    }
+    void *p = MAP_FAILED;
+    if (r == CUDA_SUCCESS &&
+        fab__memfd_create(kind == FAB__CU_MEM_DEVICE ? "cuMemAlloc" : "cuMemHostAlloc", m->map_len,
+                          &m->fd) != FAB_SUCCESS) {
+        m->fd = -1;
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (r == CUDA_SUCCESS) {
+        p = mmap(NULL, m->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+        if (p == MAP_FAILED)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (r == CUDA_SUCCESS) {
+        m->node.key = (uintptr_t)p;
+        m->id = fab__cu_alloc_new_id();
+        fab__cu_tree_insert(&fab__cu_mems, &m->node);
+    } else if (m->counted) {
+        fab__cu_alloc_uncharge(dev, size);
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS) {
+        if (m->fd >= 0)
+            close(m->fd);
+        free(m);
+        return r;
+    }
+    *out = p;
+    return CUDA_SUCCESS;
+}
+
+/* Remove the record of kind based exactly at addr; free its memory after
+ * unlocking. CUDA_ERROR_INVALID_VALUE when there is none. */
+static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresult not_found)
+{
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (!m || m->node.key != addr || m->kind != kind) {
+        pthread_rwlock_unlock(&fab__cu.lock);
+        return not_found;
+    }
+    fab__cu_tree_remove(&fab__cu_mems, &m->node);
+    if (m->counted)
+        fab__cu_alloc_uncharge(m->device, m->size);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (m->map_len)
+        munmap((void *)m->node.key, m->map_len);
+    if (m->fd >= 0)
+        close(m->fd);
+    free(m);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    FAB__CU_ENTER();
+    if (!dptr || bytesize == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p;
+    FAB__CU_TRY(fab__cu_mem_alloc(FAB__CU_MEM_DEVICE, bytesize, 0, &p));
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* The CUDA 3.1 ABI: 32-bit pointers, which 64-bit addresses do not fit. */
+CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+    (void)dptr;
+    (void)bytesize;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    FAB__CU_ENTER();
+    if (dptr == 0)
+        return CUDA_SUCCESS; /* as free(NULL) */
+    return fab__cu_mem_free((uintptr_t)dptr, FAB__CU_MEM_DEVICE, CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+    return cuMemFree_v2(dptr);
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
+                            size_t Height, unsigned int ElementSizeBytes)
+{
+    FAB__CU_ENTER();
+    if (!dptr || !pPitch || WidthInBytes == 0 || Height == 0 ||
+        (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (WidthInBytes > SIZE_MAX - FAB__CU_PITCH_ALIGN)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t pitch = (WidthInBytes + FAB__CU_PITCH_ALIGN - 1) / FAB__CU_PITCH_ALIGN *
+                   FAB__CU_PITCH_ALIGN;
+    if (Height > SIZE_MAX / pitch)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    FAB__CU_TRY(cuMemAlloc_v2(dptr, pitch * Height));
+    *pPitch = pitch;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,
+                         unsigned int Height, unsigned int ElementSizeBytes)
+{
+    (void)dptr;
+    (void)pPitch;
+    (void)WidthInBytes;
+    (void)Height;
+    (void)ElementSizeBytes;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED; /* 32-bit pointers */
+}
+
+CUresult cuMemGetInfo(unsigned int *free_bytes, unsigned int *total_bytes)
+{
+    size_t f, t;
+    CUresult r = cuMemGetInfo_v2(free_bytes ? &f : NULL, total_bytes ? &t : NULL);
+    if (r == CUDA_SUCCESS) {
+        *free_bytes = f > 0xffffffffu ? 0xffffffffu : (unsigned int)f;
+        *total_bytes = t > 0xffffffffu ? 0xffffffffu : (unsigned int)t;
+    }
+    return r;
+}
+
+/* ---- host memory ------------------------------------------------------------------ */
+
+CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    FAB__CU_ENTER();
+    const unsigned known = FAB_CU_MEMHOSTALLOC_PORTABLE | FAB_CU_MEMHOSTALLOC_DEVICEMAP |
+                           FAB_CU_MEMHOSTALLOC_WRITECOMBINED;
+    if (!pp || bytesize == 0 || (Flags & ~known))
+        return CUDA_ERROR_INVALID_VALUE;
+    return fab__cu_mem_alloc(FAB__CU_MEM_HOST, bytesize, Flags, pp);
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
+{
+    return cuMemAllocHost_v2(pp, bytesize);
+}
+
+CUresult cuMemFreeHost(void *p)
+{
+    FAB__CU_ENTER();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fab__cu_mem_free((uintptr_t)p, FAB__CU_MEM_HOST, CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    FAB__CU_ENTER();
+    const unsigned known = FAB_CU_MEMHOSTREGISTER_PORTABLE | FAB_CU_MEMHOSTREGISTER_DEVICEMAP |
+                           FAB_CU_MEMHOSTREGISTER_IOMEMORY | FAB_CU_MEMHOSTREGISTER_READ_ONLY;
+    if (!p || bytesize == 0 || (Flags & ~known) || (uintptr_t)p > UINTPTR_MAX - bytesize)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* I/O memory is device memory of a third party: none to emulate. */
+    if (Flags & FAB_CU_MEMHOSTREGISTER_IOMEMORY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    CUcontext ctx;
+    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    fab__cu_mem_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    uintptr_t addr = (uintptr_t)p;
+    m->node.key = addr;
+    m->size = bytesize;
+    m->fd = -1;
+    m->kind = FAB__CU_MEM_REGISTERED;
+    m->device = dev;
+    m->ctx = ctx;
+    m->flags = Flags;
+    CUresult r = CUDA_SUCCESS;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    /* Any record starting before the end must end before the start. */
+    const fab__cu_mem_t *below =
+        (const fab__cu_mem_t *)fab__cu_tree_floor(&fab__cu_mems, addr + bytesize - 1);
+    if (below && below->node.key + below->size > addr)
+        r = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    else if (fab__cu_reserved(addr) || fab__cu_reserved(addr + bytesize - 1))
+        r = CUDA_ERROR_INVALID_VALUE; /* device memory is not host memory to register */
+    if (r == CUDA_SUCCESS) {
+        m->id = fab__cu_alloc_new_id();
+        fab__cu_tree_insert(&fab__cu_mems, &m->node);
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        free(m);
+    return r;
+}
+
+CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    return cuMemHostRegister_v2(p, bytesize, Flags);
+}
+
+CUresult cuMemHostUnregister(void *p)
+{
+    FAB__CU_ENTER();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fab__cu_mem_free((uintptr_t)p, FAB__CU_MEM_REGISTERED,
+                            CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+}
+
+/* The host record holding p (caller holds the lock), or NULL. */
+static const fab__cu_mem_t *fab__cu_host_record(const void *p)
+{
+    const fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)p);
+    return m && m->kind != FAB__CU_MEM_DEVICE ? m : NULL;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    FAB__CU_ENTER();
+    if (!pdptr || !p || Flags != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool ok = fab__cu_host_record(p) != NULL;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = (CUdeviceptr)(uintptr_t)p; /* unified addressing: the same address */
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
+{
+    (void)pdptr;
+    (void)p;
+    (void)Flags;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED; /* 32-bit pointers */
+}
+
+CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    FAB__CU_ENTER();
+    if (!pFlags || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_mem_t *m = fab__cu_host_record(p);
+    /* With unified addressing all page-locked memory is mapped: DEVICEMAP
+     * holds whether asked for or not. */
+    if (m)
+        *pFlags = m->flags | FAB_CU_MEMHOSTALLOC_DEVICEMAP;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- address ranges and pointer attributes ------------------------------------------ */
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
+{
+    FAB__CU_ENTER();
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)dptr);
+    uintptr_t base = 0;
+    size_t size = 0;
+    bool found = false;
+    if (m && m->kind == FAB__CU_MEM_DEVICE) {
+        base = m->node.key;
+        size = m->size;
+        found = true;
+    } else if (!m) {
+        found = fab__cu_vmm_mapping((uintptr_t)dptr, &base, &size);
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!found)
+        return CUDA_ERROR_NOT_FOUND;
+    if (pbase)
+        *pbase = base;
+    if (psize)
+        *psize = size;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fab__cu_mem_attribute(const fab__cu_mem_t *m, void *data,
+                                      CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    bool host = m->kind != FAB__CU_MEM_DEVICE;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = m->ctx; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (!host)
+            return CUDA_ERROR_INVALID_VALUE; /* device memory has no host address */
+        *(void **)data = (void *)(uintptr_t)ptr;
+        break;
+    case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return CUDA_ERROR_NOT_SUPPORTED;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(bool *)data = m->sync_memops; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: *(unsigned long long *)data = m->id; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = m->device; break;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+        *(bool *)data = m->kind == FAB__CU_MEM_DEVICE;
+        break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+        if (attribute == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR)
+            *(CUdeviceptr *)data = m->node.key;
+        else
+            *(void **)data = (void *)m->node.key;
+        break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: *(size_t *)data = m->size; break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(bool *)data = true; break;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: *(unsigned long long *)data = 0; break;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+        *(unsigned int *)data = (m->kind == FAB__CU_MEM_REGISTERED &&
+                                 (m->flags & FAB_CU_MEMHOSTREGISTER_READ_ONLY))
+                                    ? CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
+                                    : CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+        break;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: *(CUmemoryPool *)data = NULL; break;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: *(bool *)data = false; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Caller holds the lock. */
+static CUresult fab__cu_attribute_locked(void *data, CUpointer_attribute attribute,
+                                         CUdeviceptr ptr)
+{
+    const fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)ptr);
+    if (m)
+        return fab__cu_mem_attribute(m, data, attribute, ptr);
+    return fab__cu_vmm_attribute(data, attribute, ptr);
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FAB__CU_ENTER();
+    if (!data)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    CUresult r = fab__cu_attribute_locked(data, attribute, ptr);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+/* The size of each attribute's value, for the defaults of
+ * cuPointerGetAttributes; 0 for one it does not take. */
+static size_t fab__cu_attribute_size(CUpointer_attribute attribute)
+{
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: return sizeof(CUcontext);
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: return sizeof(unsigned int);
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: return sizeof(CUdeviceptr);
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER: return sizeof(void *);
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: return sizeof(bool);
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID: return sizeof(unsigned long long);
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: return sizeof(bool);
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: return sizeof(int);
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: return sizeof(CUdeviceptr);
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: return sizeof(size_t);
+    case CU_POINTER_ATTRIBUTE_MAPPED: return sizeof(bool);
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: return sizeof(bool);
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: return sizeof(unsigned long long);
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: return sizeof(CUmemoryPool);
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: return sizeof(bool);
+    /* Not in the documented list for this call, but harmless to answer. */
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: return sizeof(bool);
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: return sizeof(unsigned int);
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: return sizeof(size_t);
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: return sizeof(void *);
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: return sizeof(unsigned long long);
+    default: return 0;
+    }
+}
+
+CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+                                void **data, CUdeviceptr ptr)
+{
+    FAB__CU_ENTER();
+    if (numAttributes == 0 || !attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < numAttributes; i++) {
+        if (!data[i] || fab__cu_attribute_size(attributes[i]) == 0)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool known = fab__cu_mem_find((uintptr_t)ptr) != NULL;
+    if (!known) {
+        uintptr_t base;
+        size_t size;
+        known = fab__cu_vmm_mapping((uintptr_t)ptr, &base, &size);
+    }
+    for (unsigned i = 0; i < numAttributes; i++) {
+        /* Memory the driver does not know, and attributes a kind of memory
+         * has none of (the host pointer of device memory), read as the
+         * documented defaults: zero, and no device (-2) for the ordinal. */
+        if (!known || fab__cu_attribute_locked(data[i], attributes[i], ptr) != CUDA_SUCCESS) {
+            memset(data[i], 0, fab__cu_attribute_size(attributes[i]));
+            if (attributes[i] == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+                *(int *)data[i] = -2;
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    FAB__CU_ENTER();
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+        return CUDA_ERROR_INVALID_VALUE; /* the only settable attribute */
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)ptr);
+    /* Copies here are synchronous with respect to the memory already, so the
+     * flag changes nothing but what is read back. */
+    if (m && m->kind == FAB__CU_MEM_DEVICE)
+        m->sync_memops = *(const bool *)value;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return m && m->kind == FAB__CU_MEM_DEVICE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
