@@ -37,7 +37,18 @@
     XX(ERROR_OPERATING_SYSTEM, 304, "OS call failed or operation not supported on this OS") \
     XX(ERROR_PEER_ACCESS_ALREADY_ENABLED, 704, "peer access is already enabled")            \
     XX(ERROR_PEER_ACCESS_NOT_ENABLED, 705, "peer access has not been enabled")              \
-    XX(ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")
+    XX(ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")                             \
+    FAB__CU_CODE_RESULTS(XX)
+
+/* Those that code objects and launches add (module.c, launch.c). */
+#define FAB__CU_CODE_RESULTS(XX)                                                             \
+    XX(ERROR_INVALID_IMAGE, 200, "device kernel image is invalid")                         \
+    XX(ERROR_NO_BINARY_FOR_GPU, 209, "no kernel image is available for execution on the device") \
+    XX(ERROR_INVALID_PTX, 218, "a PTX JIT compilation failed")                              \
+    XX(ERROR_FILE_NOT_FOUND, 301, "file not found")                                         \
+    XX(ERROR_LAUNCH_OUT_OF_RESOURCES, 701, "too many resources requested for launch")       \
+    XX(ERROR_LAUNCH_FAILED, 719, "unspecified launch failure")                              \
+    XX(ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720, "too many blocks in cooperative launch")
 
 /* Every CUresult the emulation speaks: XX(name without CUDA_, number, text). */
 #define FAB_CU_RESULT_LIST(XX) FAB_STATUS_MAP(XX) FAB__CU_DRIVER_ONLY_RESULTS(XX)
@@ -283,5 +294,7 @@ typedef struct FAB_CU(CUctxCreateParams_st) {
 #define FAB_CU_STREAM_LEGACY ((uintptr_t)0x1)
 #define FAB_CU_STREAM_PER_THREAD ((uintptr_t)0x2)
 #define FAB_CU_CTX_FLAGS_MASK 0xFF
+
+#include "src/cuda/cuda_abi_code.h"
 
 #endif /* FAB_CUDA_ABI_H */

@@ -16,6 +16,13 @@
  *                      count (alloc.c; uses the fabric client)
  *   vmm.h              reservations, mappings, access, and the retain that
  *                      finds an allocation by a mapped address (vmm.c)
+ *   image.h            code images read for what they declare: PTX, cubin,
+ *                      fatbin (image.c; no CUDA state, fuzzed alone)
+ *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
+ *   module.h           modules, libraries, functions, globals (module.c;
+ *                      globals are vmm's owned ranges)
+ *   launch.h           launch checks and the run of a kernel's CPU
+ *                      implementation (launch.c)
  *   copy.c             copies and memsets (uses vmm's range check)
  *   procaddress.c      cuGetProcAddress (knows every entry point)
  *

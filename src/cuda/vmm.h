@@ -18,4 +18,13 @@ bool fab__cu_reserved(uintptr_t addr);
  * one reservation) or CUDA_ERROR_ILLEGAL_ADDRESS (mapped, access missing). */
 CUresult fab__cu_range_check(uintptr_t addr, size_t len, int device, bool write);
 
+/* Memory the driver owns rather than the user (a module's globals): a
+ * range that copies and memsets accept, read and write, from any device,
+ * and that no reserve, map, unmap, access or free call can touch. add takes
+ * the write lock's holder's word that [base, base+size) is mapped
+ * read-write; CUDA_ERROR_OUT_OF_MEMORY when the record cannot be made.
+ * remove forgets the range that starts at base (the caller unmaps it). */
+CUresult fab__cu_owned_add(uintptr_t base, size_t size);
+void fab__cu_owned_remove(uintptr_t base);
+
 #endif /* FAB_CUDA_VMM_H */
