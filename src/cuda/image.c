@@ -967,25 +967,18 @@ size_t fab__cu_image_extent(const void *data)
 {
     const unsigned char *d = data;
     if (memcmp(d, FAB__CU_ELF_MAGIC, 4) == 0) {
+        /* The section and program header tables end a cubin (nvcc writes
+         * them after every section); only the ELF header is read here, and
+         * the parse then checks every section against that extent. */
         if (d[4] != 2)
             return 64;
-        /* the furthest of the headers and every section's bytes */
         uint64_t end = 64, shoff = fab__cu_le64(d + 40), phoff = fab__cu_le64(d + 32);
-        unsigned shnum = fab__cu_le16(d + 60), phnum = fab__cu_le16(d + 56);
-        if (fab__cu_le16(d + 58) != FAB__CU_SHDR || shoff > FAB__CU_IMAGE_MAX_BYTES ||
-            phoff > FAB__CU_IMAGE_MAX_BYTES)
-            return 64;
-        if (shoff + (uint64_t)shnum * FAB__CU_SHDR > end)
-            end = shoff + (uint64_t)shnum * FAB__CU_SHDR;
-        if (phoff + (uint64_t)phnum * fab__cu_le16(d + 54) > end)
-            end = phoff + (uint64_t)phnum * fab__cu_le16(d + 54);
-        for (unsigned i = 0; i < shnum; i++) {
-            const unsigned char *sh = d + shoff + (uint64_t)i * FAB__CU_SHDR;
-            uint64_t so = fab__cu_le64(sh + 24), ss = fab__cu_le64(sh + 32);
-            if (fab__cu_le32(sh + 4) != FAB__CU_SHT_NOBITS && so <= FAB__CU_IMAGE_MAX_BYTES &&
-                ss <= FAB__CU_IMAGE_MAX_BYTES && so + ss > end)
-                end = so + ss;
-        }
+        uint64_t sh_end = shoff + (uint64_t)fab__cu_le16(d + 60) * fab__cu_le16(d + 58);
+        uint64_t ph_end = phoff + (uint64_t)fab__cu_le16(d + 56) * fab__cu_le16(d + 54);
+        if (shoff <= FAB__CU_IMAGE_MAX_BYTES && sh_end > end)
+            end = sh_end;
+        if (phoff <= FAB__CU_IMAGE_MAX_BYTES && ph_end > end)
+            end = ph_end;
         return end > FAB__CU_IMAGE_MAX_BYTES ? FAB__CU_IMAGE_MAX_BYTES : (size_t)end;
     }
     if (fab__cu_le32(d) == FAB__CU_FATBIN_MAGIC) {
