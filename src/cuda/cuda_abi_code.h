@@ -91,9 +91,11 @@ typedef enum FAB_CU(CUlaunchAttributeID_enum) {
 } FAB_CU(CUlaunchAttributeID);
 #define FAB_CU_LAUNCH_ATTRIBUTE_LAST 16
 
-/* 64 bytes; the members the emulation reads. */
+/* 64 bytes, aligned as its pointer-holding members align it; the members
+ * the emulation reads. */
 typedef union FAB_CU(CUlaunchAttributeValue_union) {
     char pad[64];
+    void *fab_align_; /* not NVIDIA's: gives the union its alignment */
     int cooperative;
     struct {
         unsigned int x;
