@@ -47,21 +47,31 @@ CUresult fab__cu_launch_run(const fab__cu_launch_t *launch)
 }
 
 /* The extra array: CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE, each with its
- * value, then CU_LAUNCH_PARAM_END; both or neither. */
+ * value, then CU_LAUNCH_PARAM_END. As cuda.h documents it, a pointer without
+ * a size has no effect, and a nonzero size without a pointer is an error. */
 static CUresult fab__cu_launch_extra(void **extra, fab_launch_t *info)
 {
+    const void *buffer = NULL;
     bool have_ptr = false, have_size = false;
+    size_t size = 0;
     for (int i = 0; i < FAB__CU_EXTRA_MAX * 2; i += 2) {
         uintptr_t key = (uintptr_t)extra[i];
-        if (key == FAB_CU_LAUNCH_PARAM_END_AS_INT)
-            return have_ptr == have_size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        if (key == FAB_CU_LAUNCH_PARAM_END_AS_INT) {
+            if (have_size && size != 0 && !have_ptr)
+                return CUDA_ERROR_INVALID_VALUE;
+            if (have_ptr && have_size) {
+                info->arg_buffer = buffer;
+                info->arg_buffer_size = size;
+            }
+            return CUDA_SUCCESS;
+        }
         if (key == FAB_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT) {
-            info->arg_buffer = extra[i + 1];
+            buffer = extra[i + 1];
             have_ptr = true;
         } else if (key == FAB_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT) {
             if (!extra[i + 1])
                 return CUDA_ERROR_INVALID_VALUE;
-            info->arg_buffer_size = *(const size_t *)extra[i + 1];
+            size = *(const size_t *)extra[i + 1];
             have_size = true;
         } else {
             return CUDA_ERROR_INVALID_VALUE;

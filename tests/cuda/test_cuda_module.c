@@ -532,8 +532,8 @@ static void launch_takes_packed_arguments_from_extra(void **state)
     CU_OK(cuMemcpyDtoH(got, m.ptr, sizeof(got)));
     assert_int_equal(got[3], 32);
     assert_int_equal(got[9], 1); /* it came through extra */
-    /* a buffer pointer without its size, or an unknown key, is refused */
-    void *half[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &buf, CU_LAUNCH_PARAM_END};
+    /* a size without its buffer pointer, or an unknown key, is refused */
+    void *half[] = {CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
     CU_IS(cuLaunchKernel(record, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, half), CUDA_ERROR_INVALID_VALUE);
     void *unknown[] = {(void *)(uintptr_t)7, &buf, CU_LAUNCH_PARAM_END};
     CU_IS(cuLaunchKernel(record, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, unknown),
