@@ -42,7 +42,18 @@
        "part or all of the requested memory range is already mapped")                       \
     XX(ERROR_HOST_MEMORY_NOT_REGISTERED, 713,                                               \
        "pointer does not correspond to a registered memory region")                         \
-    XX(ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")
+    XX(ERROR_CONTEXT_IS_DESTROYED, 709, "context is destroyed")                             \
+    FAB__CU_CODE_RESULTS(XX)
+
+/* Those that code objects and launches add (module.c, launch.c). */
+#define FAB__CU_CODE_RESULTS(XX)                                                             \
+    XX(ERROR_INVALID_IMAGE, 200, "device kernel image is invalid")                         \
+    XX(ERROR_NO_BINARY_FOR_GPU, 209, "no kernel image is available for execution on the device") \
+    XX(ERROR_INVALID_PTX, 218, "a PTX JIT compilation failed")                              \
+    XX(ERROR_FILE_NOT_FOUND, 301, "file not found")                                         \
+    XX(ERROR_LAUNCH_OUT_OF_RESOURCES, 701, "too many resources requested for launch")       \
+    XX(ERROR_LAUNCH_FAILED, 719, "unspecified launch failure")                              \
+    XX(ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720, "too many blocks in cooperative launch")
 
 /* Every CUresult the emulation speaks: XX(name without CUDA_, number, text). */
 #define FAB_CU_RESULT_LIST(XX) FAB_STATUS_MAP(XX) FAB__CU_DRIVER_ONLY_RESULTS(XX)
@@ -480,5 +491,6 @@ typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
 #define FAB_CU_MEMHOSTREGISTER_IOMEMORY 0x04
 #define FAB_CU_MEMHOSTREGISTER_READ_ONLY 0x08
 #define FAB_CU_STREAM_CALLBACK_FLAGS 0
+#include "src/cuda/cuda_abi_code.h"
 
 #endif /* FAB_CUDA_ABI_H */

@@ -238,5 +238,58 @@ FAB__CU_API cuEventDestroy(CUevent hEvent);
 FAB__CU_API cuEventDestroy_v2(CUevent hEvent);
 FAB__CU_API cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 FAB__CU_API cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+/* Code objects and kernels (module.c, launch.c). */
+FAB__CU_API cuModuleLoad(CUmodule *module, const char *fname);
+FAB__CU_API cuModuleLoadData(CUmodule *module, const void *image);
+FAB__CU_API cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                               CUjit_option *options, void **optionValues);
+FAB__CU_API cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin);
+FAB__CU_API cuModuleUnload(CUmodule hmod);
+FAB__CU_API cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
+FAB__CU_API cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod,
+                              const char *name);
+FAB__CU_API cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name);
+FAB__CU_API cuModuleGetLoadingMode(CUmoduleLoadingMode *mode);
+FAB__CU_API cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                              void **jitOptionsValues, unsigned int numJitOptions,
+                              CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                              unsigned int numLibraryOptions);
+FAB__CU_API cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+                                  CUjit_option *jitOptions, void **jitOptionsValues,
+                                  unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                  void **libraryOptionValues, unsigned int numLibraryOptions);
+FAB__CU_API cuLibraryUnload(CUlibrary library);
+FAB__CU_API cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name);
+FAB__CU_API cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                               const char *name);
+FAB__CU_API cuLibraryGetModule(CUmodule *pMod, CUlibrary library);
+FAB__CU_API cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel);
+FAB__CU_API cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel,
+                                 CUdevice dev);
+FAB__CU_API cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
+                                 CUdevice dev);
+FAB__CU_API cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
+FAB__CU_API cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
+FAB__CU_API cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
+                                                        int blockSize, size_t dynamicSMemSize);
+FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
+                                                                 int blockSize,
+                                                                 size_t dynamicSMemSize,
+                                                                 unsigned int flags);
+FAB__CU_API cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                             CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                             size_t dynamicSMemSize, int blockSizeLimit);
+FAB__CU_API cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                           unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                           unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                           void **kernelParams, void **extra);
+FAB__CU_API cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                             void **extra);
+FAB__CU_API cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                      unsigned int gridDimZ, unsigned int blockDimX,
+                                      unsigned int blockDimY, unsigned int blockDimZ,
+                                      unsigned int sharedMemBytes, CUstream hStream,
+                                      void **kernelParams);
 
 #endif /* FAB_CUDA_ENTRY_H */

@@ -22,6 +22,13 @@
  *                      finds an allocation by a mapped address (vmm.c)
  *   memory.h           cuMemAlloc, host allocations and registrations,
  *                      pointer attributes of every kind (memory.c)
+ *   image.h            code images read for what they declare: PTX, cubin,
+ *                      fatbin (image.c; no CUDA state, fuzzed alone)
+ *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
+ *   module.h           modules, libraries, functions, globals (module.c;
+ *                      globals are vmm's owned ranges)
+ *   launch.h           launch checks and the run of a kernel's CPU
+ *                      implementation (launch.c)
  *   copy.c             copies and memsets, as stream operations (uses
  *                      memory's range check)
  *   memop.c            stream memory operations (cuStreamWaitValue32 ...)

@@ -84,9 +84,45 @@ static fab__cu_range_t *fab__cu_range_find(uintptr_t addr)
     return r && addr - r->base < r->size ? r : NULL;
 }
 
+/* ---- owned ranges (module globals) ------------------------------------------ */
+
+/* Guarded by fab__cu.lock. node.key is the base. */
+typedef struct fab__cu_owned {
+    fab__cu_tnode_t node;
+    size_t size;
+} fab__cu_owned_t;
+
+static fab__cu_tree_t fab__cu_owned_ranges;
+
+static const fab__cu_owned_t *fab__cu_owned_find(uintptr_t addr)
+{
+    const fab__cu_owned_t *o = (const fab__cu_owned_t *)fab__cu_tree_floor(&fab__cu_owned_ranges, addr);
+    return o && addr - o->node.key < o->size ? o : NULL;
+}
+
+CUresult fab__cu_owned_add(uintptr_t base, size_t size)
+{
+    fab__cu_owned_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    o->node.key = base;
+    o->size = size;
+    fab__cu_tree_insert(&fab__cu_owned_ranges, &o->node);
+    return CUDA_SUCCESS;
+}
+
+void fab__cu_owned_remove(uintptr_t base)
+{
+    fab__cu_owned_t *o = (fab__cu_owned_t *)fab__cu_owned_find(base);
+    if (o && o->node.key == base) {
+        fab__cu_tree_remove(&fab__cu_owned_ranges, &o->node);
+        free(o);
+    }
+}
+
 bool fab__cu_reserved(uintptr_t addr)
 {
-    return fab__cu_range_find(addr) != NULL;
+    return fab__cu_range_find(addr) != NULL || fab__cu_owned_find(addr) != NULL;
 }
 
 static uintptr_t fab__cu_piece_end(const fab__cu_piece_t *p)
@@ -138,6 +174,9 @@ CUresult fab__cu_range_check(uintptr_t addr, size_t len, int device, bool write)
 {
     if (len == 0)
         return CUDA_SUCCESS;
+    const fab__cu_owned_t *o = fab__cu_owned_find(addr);
+    if (o) /* driver-owned memory: readable and writable, all of it or nothing */
+        return len <= o->size - (addr - o->node.key) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     fab__cu_range_t *r = fab__cu_range_find(addr);
     fab__cu_piece_t *first, *last;
     if (!fab__cu_covered(r, addr, len, &first, &last))

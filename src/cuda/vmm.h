@@ -26,5 +26,13 @@ CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdevi
 /* The whole cuMemMap mapping that holds addr: true and its base and size,
  * or false when addr is not mapped. */
 bool fab__cu_vmm_mapping(uintptr_t addr, uintptr_t *base_out, size_t *size_out);
+/* Memory the driver owns rather than the user (a module's globals): a
+ * range that copies and memsets accept, read and write, from any device,
+ * and that no reserve, map, unmap, access or free call can touch. add takes
+ * the write lock's holder's word that [base, base+size) is mapped
+ * read-write; CUDA_ERROR_OUT_OF_MEMORY when the record cannot be made.
+ * remove forgets the range that starts at base (the caller unmaps it). */
+CUresult fab__cu_owned_add(uintptr_t base, size_t size);
+void fab__cu_owned_remove(uintptr_t base);
 
 #endif /* FAB_CUDA_VMM_H */

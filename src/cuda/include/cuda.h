@@ -295,6 +295,66 @@ static inline CUresult cuGetProcAddress_v2_ptsz(const char *symbol, void **funcP
 #undef cuGetProcAddress
 #define cuGetProcAddress cuGetProcAddress_v2_ptsz
 #endif
+/* Code objects and kernels. */
+#define CU_LAUNCH_PARAM_END ((void *)FAB_CU_LAUNCH_PARAM_END_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)FAB_CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)FAB_CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
+#define cuModuleGetGlobal cuModuleGetGlobal_v2
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuLaunchKernel cuLaunchKernel_ptsz
+#define cuLaunchKernelEx cuLaunchKernelEx_ptsz
+#define cuLaunchCooperativeKernel cuLaunchCooperativeKernel_ptsz
+#endif
+CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname);
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image);
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                                    CUjit_option *options, void **optionValues);
+CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin);
+CUresult CUDAAPI cuModuleUnload(CUmodule hmod);
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name);
+CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
+                                   const char *name);
+CUresult CUDAAPI cuModuleGetLoadingMode(CUmoduleLoadingMode *mode);
+CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                                   void **jitOptionsValues, unsigned int numJitOptions,
+                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                                   unsigned int numLibraryOptions);
+CUresult CUDAAPI cuLibraryLoadFromFile(CUlibrary *library, const char *fileName,
+                                       CUjit_option *jitOptions, void **jitOptionsValues,
+                                       unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                                       void **libraryOptionValues, unsigned int numLibraryOptions);
+CUresult CUDAAPI cuLibraryUnload(CUlibrary library);
+CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name);
+CUresult CUDAAPI cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                    const char *name);
+CUresult CUDAAPI cuLibraryGetModule(CUmodule *pMod, CUlibrary library);
+CUresult CUDAAPI cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel);
+CUresult CUDAAPI cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel,
+                                      CUdevice dev);
+CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
+                                      CUdevice dev);
+CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
+CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
+                                                             int blockSize, size_t dynamicSMemSize);
+CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags);
+CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                                  CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                  size_t dynamicSMemSize, int blockSizeLimit);
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                unsigned int gridDimZ, unsigned int blockDimX,
+                                unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
+                                void **extra);
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                                  void **extra);
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+                                           unsigned int gridDimY, unsigned int gridDimZ,
+                                           unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                           CUstream hStream, void **kernelParams);
 
 #ifdef __cplusplus
 }

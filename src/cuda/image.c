@@ -1,0 +1,1001 @@
+/* Code images: what a PTX text, a cubin and a fatbin declare. image.c owns
+ * nothing but the result of a parse (fab__cu_image_t: names, sizes, initial
+ * values), which the caller frees with fab__cu_image_free; it knows no CUDA
+ * state, so that the fuzzer (fuzz/fuzz_image.c) can feed it any bytes.
+ *
+ * What is read:
+ *   PTX     the text's top-level directives: every `.entry` with a body is a
+ *           kernel; every `.global` or `.const` variable is a global, its
+ *           size from its type, vector width and array dimensions, its
+ *           initial value from its initializer. `.visible` and `.weak`
+ *           change nothing here; `.extern` declares what another module
+ *           defines, so it adds nothing. The text must start (after
+ *           comments) with `.version`.
+ *   cubin   an ELF64 little-endian file for EM_CUDA (190): kernels are the
+ *           defined global function symbols marked as entries (st_other bit
+ *           0x10, as nvcc writes them; if none is marked, every defined global
+ *           function); globals are the defined object symbols of the
+ *           `.nv.global*` and `.nv.constant*` sections, with their initial
+ *           values from the section's bytes (`.nv.global.init`), zeros for a
+ *           NOBITS section.
+ *   fatbin  NVIDIA's container (magic 0xBA55ED50, one or more back to back):
+ *           each entry's header says its kind (1 PTX, 2 cubin), its payload
+ *           size and whether it is compressed (flag 0x2000: an LZ4 block;
+ *           0x8000: a zstd frame); every PTX and cubin entry is read and the
+ *           names merged. The decompressors are the system's liblz4.so.1 and
+ *           libzstd.so.1, found with dlopen when first needed.
+ * The layout of the fatbin container is documented by open-source readers
+ * (docs/cuda.md, "Code objects and kernels", names them) and was checked
+ * against what nvcc 13 writes. */
+#include "src/cuda/image.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+#define FAB__CU_ELF_MAGIC "\x7f" "ELF"
+#define FAB__CU_EM_CUDA 190
+#define FAB__CU_FATBIN_MAGIC 0xBA55ED50u
+#define FAB__CU_FATBIN_WRAPPER_MAGIC 0x466243B1u
+#define FAB__CU_FATBIN_LZ4 0x2000u
+#define FAB__CU_FATBIN_ZSTD 0x8000u
+/* No global or decompressed entry may claim more: a bound that keeps a
+ * hostile header from asking for absurd memory. */
+#define FAB__CU_IMAGE_MAX_BYTES ((size_t)1 << 30)
+
+/* Return the call's error from the calling function (state.h's FAB__CU_TRY;
+ * image.c includes no state). */
+#define FAB__CU_IMAGE_TRY(call)                                             \
+    do {                                                                    \
+        CUresult fab__cu_try_ = (call);                                     \
+        if (fab__cu_try_ != CUDA_SUCCESS)                                   \
+            return fab__cu_try_;                                            \
+    } while (0)
+
+/* ---- results --------------------------------------------------------------- */
+
+static CUresult fab__cu_image_fail(fab__cu_image_t *img, CUresult r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static CUresult fab__cu_image_fail(fab__cu_image_t *img, CUresult r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(img->error, sizeof(img->error), fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static bool fab__cu_image_has_kernel(const fab__cu_image_t *img, const char *name, size_t len)
+{
+    for (size_t i = 0; i < img->nkernels; i++) {
+        if (strlen(img->kernels[i]) == len && memcmp(img->kernels[i], name, len) == 0)
+            return true;
+    }
+    return false;
+}
+
+static fab__cu_image_global_t *fab__cu_image_find_global(const fab__cu_image_t *img,
+                                                         const char *name, size_t len)
+{
+    for (size_t i = 0; i < img->nglobals; i++) {
+        if (strlen(img->globals[i].name) == len && memcmp(img->globals[i].name, name, len) == 0)
+            return &img->globals[i];
+    }
+    return NULL;
+}
+
+static char *fab__cu_strndup(const char *s, size_t len)
+{
+    char *d = malloc(len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+/* Add a kernel unless one of that name is there already. */
+static CUresult fab__cu_image_add_kernel(fab__cu_image_t *img, const char *name, size_t len)
+{
+    if (len == 0 || fab__cu_image_has_kernel(img, name, len))
+        return CUDA_SUCCESS;
+    char **k = realloc(img->kernels, (img->nkernels + 1) * sizeof(*k));
+    if (!k)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    img->kernels = k;
+    if (!(k[img->nkernels] = fab__cu_strndup(name, len)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    img->nkernels++;
+    return CUDA_SUCCESS;
+}
+
+/* Add a global unless one of that name is there already; init (size bytes)
+ * is copied, or NULL for zeros. */
+static CUresult fab__cu_image_add_global(fab__cu_image_t *img, const char *name, size_t len,
+                                         size_t size, const unsigned char *init)
+{
+    if (len == 0 || fab__cu_image_find_global(img, name, len))
+        return CUDA_SUCCESS;
+    fab__cu_image_global_t *g = realloc(img->globals, (img->nglobals + 1) * sizeof(*g));
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    img->globals = g;
+    g = &img->globals[img->nglobals];
+    memset(g, 0, sizeof(*g));
+    g->size = size;
+    if (!(g->name = fab__cu_strndup(name, len)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (init && size > 0) {
+        if (!(g->init = malloc(size))) {
+            free(g->name);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        memcpy(g->init, init, size);
+    }
+    img->nglobals++;
+    return CUDA_SUCCESS;
+}
+
+void fab__cu_image_free(fab__cu_image_t *img)
+{
+    if (!img)
+        return;
+    for (size_t i = 0; i < img->nkernels; i++)
+        free(img->kernels[i]);
+    for (size_t i = 0; i < img->nglobals; i++) {
+        free(img->globals[i].name);
+        free(img->globals[i].init);
+    }
+    free(img->kernels);
+    free(img->globals);
+    img->kernels = NULL;
+    img->globals = NULL;
+    img->nkernels = img->nglobals = 0;
+}
+
+/* Little-endian reads from a buffer the caller has bounds-checked. */
+static uint16_t fab__cu_le16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t fab__cu_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t fab__cu_le64(const unsigned char *p)
+{
+    return (uint64_t)fab__cu_le32(p) | (uint64_t)fab__cu_le32(p + 4) << 32;
+}
+
+/* Whether [off, off+n) lies in a buffer of len bytes, without overflow. */
+static bool fab__cu_in(uint64_t off, uint64_t n, size_t len)
+{
+    return off <= len && n <= len - off;
+}
+
+/* ---- PTX ------------------------------------------------------------------------ */
+
+typedef struct fab__cu_ptx {
+    const char *p, *end;
+    /* the current token */
+    const char *tok;
+    size_t tlen;
+    bool eof;
+    bool bad; /* a byte no PTX text holds */
+} fab__cu_ptx_t;
+
+static bool fab__cu_ptx_word_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$' || c == '%' || c == '.';
+}
+
+/* Advance to the next token: a word (directive, name, number) or one
+ * punctuation character. Comments and white space are skipped. */
+static void fab__cu_ptx_next(fab__cu_ptx_t *t)
+{
+    const char *p = t->p;
+    for (;;) {
+        while (p < t->end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
+                              *p == '\v'))
+            p++;
+        if (p + 1 < t->end && p[0] == '/' && p[1] == '/') {
+            while (p < t->end && *p != '\n')
+                p++;
+            continue;
+        }
+        if (p + 1 < t->end && p[0] == '/' && p[1] == '*') {
+            const char *q = p + 2;
+            while (q + 1 < t->end && !(q[0] == '*' && q[1] == '/'))
+                q++;
+            p = q + 1 < t->end ? q + 2 : t->end;
+            continue;
+        }
+        break;
+    }
+    t->tok = p;
+    if (p >= t->end) {
+        t->eof = true;
+        t->tlen = 0;
+        t->p = p;
+        return;
+    }
+    if (fab__cu_ptx_word_char(*p)) {
+        const char *q = p;
+        while (q < t->end && fab__cu_ptx_word_char(*q)) {
+            q++;
+            /* an exponent's sign belongs to its number: 1.5e-3 */
+            if (q < t->end && (*q == '-' || *q == '+') && (q[-1] == 'e' || q[-1] == 'E') &&
+                p[0] >= '0' && p[0] <= '9' && !(q - p > 1 && (p[1] == 'x' || p[1] == 'X')))
+                q++;
+        }
+        t->tlen = (size_t)(q - p);
+    } else if (*p == '"') {
+        const char *q = p + 1;
+        while (q < t->end && *q != '"' && *q != '\n')
+            q++;
+        t->tlen = (size_t)((q < t->end && *q == '"' ? q + 1 : q) - p);
+    } else {
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+            t->bad = true;
+        t->tlen = 1;
+    }
+    t->p = p + t->tlen;
+}
+
+static bool fab__cu_ptx_is(const fab__cu_ptx_t *t, const char *s)
+{
+    size_t n = strlen(s);
+    return !t->eof && t->tlen == n && memcmp(t->tok, s, n) == 0;
+}
+
+static bool fab__cu_ptx_is_name(const fab__cu_ptx_t *t)
+{
+    if (t->eof || t->tlen == 0)
+        return false;
+    char c = t->tok[0];
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
+           c == '%';
+}
+
+/* Skip the rest of the current token's line: the module directives
+ * (.version, .target, .address_size, .file) end at the line's end, not at a
+ * ';'. */
+static void fab__cu_ptx_skip_line(fab__cu_ptx_t *t)
+{
+    const char *p = t->p;
+    while (p < t->end && *p != '\n')
+        p++;
+    t->p = p;
+    fab__cu_ptx_next(t);
+}
+
+/* The width in bytes of a PTX fundamental type, 0 for none. */
+static size_t fab__cu_ptx_type_size(const fab__cu_ptx_t *t, bool *is_float)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+        bool fp;
+    } types[] = {
+        {".b8", 1, false},   {".u8", 1, false},   {".s8", 1, false},   {".b16", 2, false},
+        {".u16", 2, false},  {".s16", 2, false},  {".f16", 2, true},   {".bf16", 2, true},
+        {".b32", 4, false},  {".u32", 4, false},  {".s32", 4, false},  {".f32", 4, true},
+        {".b64", 8, false},  {".u64", 8, false},  {".s64", 8, false},  {".f64", 8, true},
+        {".f16x2", 4, true}, {".b128", 16, false}, {".pred", 1, false},
+    };
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (fab__cu_ptx_is(t, types[i].name)) {
+            *is_float = types[i].fp;
+            return types[i].size;
+        }
+    }
+    return 0;
+}
+
+/* Skip to the end of the statement at depth 0: past its ';', or past the
+ * matching '}' of a body it opens. */
+static void fab__cu_ptx_skip_statement(fab__cu_ptx_t *t)
+{
+    int depth = 0;
+    while (!t->eof) {
+        if (fab__cu_ptx_is(t, "{")) {
+            depth++;
+        } else if (fab__cu_ptx_is(t, "}")) {
+            if (--depth <= 0) {
+                fab__cu_ptx_next(t);
+                return;
+            }
+        } else if (fab__cu_ptx_is(t, ";") && depth == 0) {
+            fab__cu_ptx_next(t);
+            return;
+        }
+        fab__cu_ptx_next(t);
+    }
+}
+
+/* One value of an initializer, as the bits of an element of the type. */
+static bool fab__cu_ptx_value(const fab__cu_ptx_t *t, bool negative, size_t width, bool is_float,
+                              uint64_t *bits)
+{
+    char buf[64];
+    if (t->tlen >= sizeof(buf))
+        return false;
+    memcpy(buf, t->tok, t->tlen);
+    buf[t->tlen] = '\0';
+    char *endp;
+    if ((buf[0] == '0') && (buf[1] == 'f' || buf[1] == 'F' || buf[1] == 'd' || buf[1] == 'D')) {
+        /* 0fXXXXXXXX, 0dXXXXXXXXXXXXXXXX: the float's bits in hex */
+        errno = 0;
+        uint64_t v = strtoull(buf + 2, &endp, 16);
+        if (*endp || errno || buf[2] == '\0')
+            return false;
+        *bits = v;
+        return true;
+    }
+    bool fp = strpbrk(buf, ".eE") && !(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
+    if (fp) {
+        errno = 0;
+        double d = strtod(buf, &endp);
+        if (*endp || errno)
+            return false;
+        if (negative)
+            d = -d;
+        if (is_float && width == 4) {
+            float f = (float)d;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            *bits = u;
+        } else if (is_float && width == 8) {
+            memcpy(bits, &d, 8);
+        } else {
+            if (!(d > -9.3e18 && d < 1.8e19))
+                return false;
+            *bits = d < 0 ? (uint64_t)(int64_t)d : (uint64_t)d;
+        }
+        return true;
+    }
+    size_t n = strlen(buf);
+    if (n > 0 && (buf[n - 1] == 'U' || buf[n - 1] == 'u'))
+        buf[--n] = '\0';
+    int base = 10;
+    const char *digits = buf;
+    if (buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X')) {
+        base = 16;
+        digits = buf + 2;
+    } else if (buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B')) {
+        base = 2;
+        digits = buf + 2;
+    } else if (buf[0] == '0' && buf[1]) {
+        base = 8;
+        digits = buf + 1;
+    }
+    if (!*digits || *digits == '-' || *digits == '+')
+        return false;
+    errno = 0;
+    uint64_t v = strtoull(digits, &endp, base);
+    if (*endp || errno)
+        return false;
+    if (negative)
+        v = (uint64_t)0 - v;
+    if (is_float && width == 4) {
+        float f = negative ? -(float)((uint64_t)0 - v) : (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        v = u;
+    } else if (is_float && width == 8) {
+        double d = negative ? -(double)((uint64_t)0 - v) : (double)v;
+        memcpy(&v, &d, 8);
+    }
+    *bits = v;
+    return true;
+}
+
+/* Read an initializer (the token after '='): values, nested braces, names
+ * (addresses, written as zeros). Each value is stored little-endian in out
+ * (cap elements of width bytes); *count is the number of values read. */
+static bool fab__cu_ptx_initializer(fab__cu_ptx_t *t, size_t width, bool is_float,
+                                    unsigned char *out, size_t cap, size_t *count)
+{
+    int depth = 0;
+    bool expect_value = true;
+    *count = 0;
+    while (!t->eof) {
+        if (fab__cu_ptx_is(t, "{")) {
+            depth++;
+        } else if (fab__cu_ptx_is(t, "}")) {
+            if (--depth < 0)
+                return false;
+        } else if (fab__cu_ptx_is(t, ",")) {
+            expect_value = true;
+        } else if (fab__cu_ptx_is(t, ";")) {
+            return depth == 0;
+        } else {
+            bool negative = false;
+            if (fab__cu_ptx_is(t, "-")) {
+                negative = true;
+                fab__cu_ptx_next(t);
+            }
+            uint64_t bits = 0;
+            if (fab__cu_ptx_is_name(t)) {
+                /* an address: name, generic(name), name+offset */
+                fab__cu_ptx_next(t);
+                int parens = 0;
+                while (!t->eof && (parens > 0 || fab__cu_ptx_is(t, "(") || fab__cu_ptx_is(t, "+"))) {
+                    if (fab__cu_ptx_is(t, "("))
+                        parens++;
+                    else if (fab__cu_ptx_is(t, ")"))
+                        parens--;
+                    fab__cu_ptx_next(t);
+                    if (parens == 0 && !fab__cu_ptx_is(t, "(") && !fab__cu_ptx_is(t, "+"))
+                        break;
+                }
+            } else {
+                if (!fab__cu_ptx_value(t, negative, width, is_float, &bits))
+                    return false;
+                fab__cu_ptx_next(t);
+            }
+            if (!expect_value)
+                return false;
+            expect_value = false;
+            if (*count >= cap)
+                return false;
+            for (size_t b = 0; b < width; b++)
+                out[*count * width + b] = b < 8 ? (unsigned char)(bits >> (8 * b)) : 0;
+            (*count)++;
+            continue;
+        }
+        fab__cu_ptx_next(t);
+    }
+    return false;
+}
+
+/* A variable declaration; the current token is the state space (.global or
+ * .const). Ends past its ';'. */
+static CUresult fab__cu_ptx_variable(fab__cu_ptx_t *t, fab__cu_image_t *img)
+{
+    fab__cu_ptx_next(t);
+    size_t vec = 1, width = 0;
+    bool is_float = false;
+    for (;;) {
+        if (t->eof)
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a variable runs past the end");
+        if (fab__cu_ptx_is(t, ".align")) {
+            fab__cu_ptx_next(t);
+        } else if (fab__cu_ptx_is(t, ".v2")) {
+            vec = 2;
+        } else if (fab__cu_ptx_is(t, ".v4")) {
+            vec = 4;
+        } else if (fab__cu_ptx_is(t, ".v8")) {
+            vec = 8;
+        } else if (fab__cu_ptx_is(t, ".attribute")) {
+            fab__cu_ptx_next(t); /* .attribute(.managed) */
+            int parens = 0;
+            do {
+                if (fab__cu_ptx_is(t, "("))
+                    parens++;
+                else if (fab__cu_ptx_is(t, ")"))
+                    parens--;
+                fab__cu_ptx_next(t);
+            } while (!t->eof && parens > 0);
+            continue;
+        } else if ((width = fab__cu_ptx_type_size(t, &is_float)) != 0) {
+            fab__cu_ptx_next(t);
+            break;
+        } else if (t->tlen > 0 && t->tok[0] == '.') {
+            /* .texref, .samplerref, .ptr and the like: nothing to map */
+            fab__cu_ptx_skip_statement(t);
+            return CUDA_SUCCESS;
+        } else {
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                      "PTX: a variable without a type");
+        }
+        fab__cu_ptx_next(t);
+    }
+    for (;;) { /* declarators: name[dims] [= init], ... ; */
+        if (!fab__cu_ptx_is_name(t))
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a variable without a name");
+        const char *name = t->tok;
+        size_t name_len = t->tlen;
+        fab__cu_ptx_next(t);
+        size_t elems = 1;
+        bool open_dim = false;
+        while (fab__cu_ptx_is(t, "[")) {
+            fab__cu_ptx_next(t);
+            if (fab__cu_ptx_is(t, "]")) {
+                if (open_dim || elems != 1)
+                    return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                              "PTX: only the first dimension of %.*s may be open",
+                                              (int)name_len, name);
+                open_dim = true;
+            } else {
+                uint64_t dim;
+                if (!fab__cu_ptx_value(t, false, 8, false, &dim) || dim == 0 ||
+                    dim > FAB__CU_IMAGE_MAX_BYTES || elems > FAB__CU_IMAGE_MAX_BYTES / dim)
+                    return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                              "PTX: a bad dimension for %.*s", (int)name_len, name);
+                elems *= (size_t)dim;
+                fab__cu_ptx_next(t);
+            }
+            if (!fab__cu_ptx_is(t, "]"))
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a ']' missing after %.*s",
+                                          (int)name_len, name);
+            fab__cu_ptx_next(t);
+        }
+        size_t elem_width = width * vec;
+        if (elems > FAB__CU_IMAGE_MAX_BYTES / elem_width)
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: %.*s is too large",
+                                      (int)name_len, name);
+        unsigned char *init = NULL;
+        size_t size = elems * elem_width;
+        if (fab__cu_ptx_is(t, "=")) {
+            fab__cu_ptx_next(t);
+            /* An open dimension takes its size from the initializer: allow
+             * what the text can hold at most (a value per two bytes). */
+            size_t cap = open_dim ? (size_t)(t->end - t->p) / 2 + 1 : elems * vec;
+            if (open_dim && cap > FAB__CU_IMAGE_MAX_BYTES / width)
+                cap = FAB__CU_IMAGE_MAX_BYTES / width;
+            if (cap == 0 || !(init = calloc(cap, width)))
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            size_t count = 0;
+            if (!fab__cu_ptx_initializer(t, width, is_float, init, cap, &count)) {
+                free(init);
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                          "PTX: a bad initializer for %.*s", (int)name_len, name);
+            }
+            if (open_dim) {
+                size_t rows = (count + elems * vec - 1) / (elems * vec);
+                size = rows * elems * elem_width;
+                unsigned char *grown = calloc(size ? size : 1, 1);
+                if (!grown) {
+                    free(init);
+                    return CUDA_ERROR_OUT_OF_MEMORY;
+                }
+                memcpy(grown, init, count * width);
+                free(init);
+                init = grown;
+            }
+            /* the initializer ended at ';': one declarator only */
+            CUresult r = fab__cu_image_add_global(img, name, name_len, size, init);
+            free(init);
+            if (r == CUDA_SUCCESS)
+                fab__cu_ptx_next(t);
+            return r;
+        }
+        if (open_dim)
+            size = 0; /* extern-like: no storage of its own */
+        FAB__CU_IMAGE_TRY(fab__cu_image_add_global(img, name, name_len, size, NULL));
+        if (fab__cu_ptx_is(t, ";")) {
+            fab__cu_ptx_next(t);
+            return CUDA_SUCCESS;
+        }
+        if (!fab__cu_ptx_is(t, ","))
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a ';' missing after %.*s",
+                                      (int)name_len, name);
+        fab__cu_ptx_next(t);
+    }
+}
+
+/* An .entry; the current token is .entry. Ends past its body (or ';'). */
+static CUresult fab__cu_ptx_entry(fab__cu_ptx_t *t, fab__cu_image_t *img, bool declared_only)
+{
+    fab__cu_ptx_next(t);
+    if (!fab__cu_ptx_is_name(t))
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: an .entry without a name");
+    const char *name = t->tok;
+    size_t name_len = t->tlen;
+    int parens = 0;
+    for (fab__cu_ptx_next(t);; fab__cu_ptx_next(t)) {
+        if (t->eof)
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                      "PTX: .entry %.*s runs past the end", (int)name_len, name);
+        if (fab__cu_ptx_is(t, "("))
+            parens++;
+        else if (fab__cu_ptx_is(t, ")") && --parens < 0)
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                      "PTX: unbalanced parentheses in .entry %.*s", (int)name_len, name);
+        else if (parens == 0 && (fab__cu_ptx_is(t, "{") || fab__cu_ptx_is(t, ";")))
+            break;
+    }
+    bool body = fab__cu_ptx_is(t, "{");
+    int depth = 0;
+    do { /* past the body, or the ';' of a prototype */
+        if (fab__cu_ptx_is(t, "{"))
+            depth++;
+        else if (fab__cu_ptx_is(t, "}"))
+            depth--;
+        fab__cu_ptx_next(t);
+    } while (!t->eof && depth > 0);
+    if (depth > 0)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                  "PTX: the body of .entry %.*s is not closed", (int)name_len, name);
+    if (!body || declared_only)
+        return CUDA_SUCCESS;
+    return fab__cu_image_add_kernel(img, name, name_len);
+}
+
+static CUresult fab__cu_ptx_parse(const char *text, size_t len, fab__cu_image_t *img)
+{
+    const char *nul = memchr(text, '\0', len);
+    fab__cu_ptx_t t = {.p = text, .end = nul ? nul : text + len};
+    fab__cu_ptx_next(&t);
+    if (!fab__cu_ptx_is(&t, ".version"))
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                  "neither a cubin, a fatbin nor PTX text (which starts with .version)");
+    while (!t.eof) {
+        if (fab__cu_ptx_is(&t, ".version") || fab__cu_ptx_is(&t, ".target") ||
+            fab__cu_ptx_is(&t, ".address_size") || fab__cu_ptx_is(&t, ".file")) {
+            fab__cu_ptx_skip_line(&t);
+            continue;
+        }
+        if (t.bad)
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                      "PTX: a byte that is not text at offset %zu",
+                                      (size_t)(t.tok - text));
+        bool is_extern = false;
+        while (fab__cu_ptx_is(&t, ".visible") || fab__cu_ptx_is(&t, ".weak") ||
+               fab__cu_ptx_is(&t, ".extern") || fab__cu_ptx_is(&t, ".common")) {
+            if (fab__cu_ptx_is(&t, ".extern"))
+                is_extern = true;
+            fab__cu_ptx_next(&t);
+        }
+        CUresult r = CUDA_SUCCESS;
+        if (fab__cu_ptx_is(&t, ".entry")) {
+            r = fab__cu_ptx_entry(&t, img, is_extern);
+        } else if ((fab__cu_ptx_is(&t, ".global") || fab__cu_ptx_is(&t, ".const")) && !is_extern) {
+            r = fab__cu_ptx_variable(&t, img);
+        } else if (fab__cu_ptx_is(&t, "}") || fab__cu_ptx_is(&t, ")") || fab__cu_ptx_is(&t, "]")) {
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
+                                      "PTX: an unmatched '%c' at offset %zu", t.tok[0],
+                                      (size_t)(t.tok - text));
+        } else {
+            const char *at = t.tok;
+            fab__cu_ptx_skip_statement(&t);
+            if (t.eof && t.tok == at)
+                break;
+        }
+        if (r != CUDA_SUCCESS)
+            return r;
+    }
+    if (t.bad)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a byte that is not text");
+    return CUDA_SUCCESS;
+}
+
+/* ---- cubin (ELF) ---------------------------------------------------------------- */
+
+enum {
+    FAB__CU_SHT_SYMTAB = 2,
+    FAB__CU_SHT_NOBITS = 8,
+    FAB__CU_STT_OBJECT = 1,
+    FAB__CU_STT_FUNC = 2,
+    FAB__CU_STB_LOCAL = 0,
+    FAB__CU_STO_ENTRY = 0x10,
+    FAB__CU_SHDR = 64,
+    FAB__CU_SYM = 24,
+};
+
+typedef struct fab__cu_elf {
+    const unsigned char *d;
+    size_t len;
+    uint64_t shoff;
+    unsigned shnum;
+} fab__cu_elf_t;
+
+/* Section i's header fields (i < shnum, checked by the caller). */
+static const unsigned char *fab__cu_elf_shdr(const fab__cu_elf_t *e, unsigned i)
+{
+    return e->d + e->shoff + (uint64_t)i * FAB__CU_SHDR;
+}
+
+/* The NUL-terminated string at off in the string section strtab; NULL when
+ * it runs out of the section. */
+static const char *fab__cu_elf_str(const fab__cu_elf_t *e, unsigned strtab, uint64_t off,
+                                   size_t *len_out)
+{
+    if (strtab >= e->shnum)
+        return NULL;
+    const unsigned char *sh = fab__cu_elf_shdr(e, strtab);
+    uint64_t so = fab__cu_le64(sh + 24), ss = fab__cu_le64(sh + 32);
+    if (!fab__cu_in(so, ss, e->len) || off >= ss)
+        return NULL;
+    const char *s = (const char *)e->d + so + off;
+    const char *z = memchr(s, '\0', ss - off);
+    if (!z)
+        return NULL;
+    *len_out = (size_t)(z - s);
+    return s;
+}
+
+static bool fab__cu_starts(const char *s, size_t len, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return len >= n && memcmp(s, prefix, n) == 0;
+}
+
+static CUresult fab__cu_elf_parse(const unsigned char *d, size_t len, fab__cu_image_t *img)
+{
+    if (len < 64 || d[4] != 2 /* ELFCLASS64 */ || d[5] != 1 /* little-endian */)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                  "cubin: not a 64-bit little-endian ELF file");
+    if (fab__cu_le16(d + 18) != FAB__CU_EM_CUDA)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                  "ELF file for machine %u, not EM_CUDA (190)", fab__cu_le16(d + 18));
+    fab__cu_elf_t e = {.d = d, .len = len, .shoff = fab__cu_le64(d + 40), .shnum = fab__cu_le16(d + 60)};
+    unsigned shentsize = fab__cu_le16(d + 58), shstrndx = fab__cu_le16(d + 62);
+    if (e.shnum == 0 || shentsize != FAB__CU_SHDR ||
+        !fab__cu_in(e.shoff, (uint64_t)e.shnum * FAB__CU_SHDR, len) || shstrndx >= e.shnum)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                  "cubin: section headers out of the file");
+    unsigned symtab = e.shnum;
+    for (unsigned i = 0; i < e.shnum; i++) {
+        if (fab__cu_le32(fab__cu_elf_shdr(&e, i) + 4) == FAB__CU_SHT_SYMTAB) {
+            symtab = i;
+            break;
+        }
+    }
+    if (symtab == e.shnum)
+        return CUDA_SUCCESS; /* nothing declared */
+    const unsigned char *sh = fab__cu_elf_shdr(&e, symtab);
+    uint64_t symoff = fab__cu_le64(sh + 24), symsize = fab__cu_le64(sh + 32);
+    unsigned strtab = fab__cu_le32(sh + 40);
+    if (!fab__cu_in(symoff, symsize, len) || symsize % FAB__CU_SYM != 0)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: symbol table out of the file");
+    uint64_t nsyms = symsize / FAB__CU_SYM;
+    bool marked = false; /* does any function carry the entry mark? */
+    for (uint64_t k = 0; k < nsyms; k++) {
+        const unsigned char *s = d + symoff + k * FAB__CU_SYM;
+        if ((s[4] & 0xf) == FAB__CU_STT_FUNC && (s[5] & FAB__CU_STO_ENTRY))
+            marked = true;
+    }
+    for (uint64_t k = 0; k < nsyms; k++) {
+        const unsigned char *s = d + symoff + k * FAB__CU_SYM;
+        unsigned type = s[4] & 0xf, bind = s[4] >> 4, shndx = fab__cu_le16(s + 6);
+        uint64_t value = fab__cu_le64(s + 8), size = fab__cu_le64(s + 16);
+        if (shndx == 0 || shndx >= e.shnum)
+            continue; /* undefined, absolute or common: not this image's */
+        size_t name_len;
+        const char *name;
+        if (type == FAB__CU_STT_FUNC && bind != FAB__CU_STB_LOCAL &&
+            (!marked || (s[5] & FAB__CU_STO_ENTRY))) {
+            if (!(name = fab__cu_elf_str(&e, strtab, fab__cu_le32(s), &name_len)))
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: a bad symbol name");
+            FAB__CU_IMAGE_TRY(fab__cu_image_add_kernel(img, name, name_len));
+        } else if (type == FAB__CU_STT_OBJECT) {
+            const unsigned char *sec = fab__cu_elf_shdr(&e, shndx);
+            size_t sec_len;
+            const char *sec_name = fab__cu_elf_str(&e, shstrndx, fab__cu_le32(sec), &sec_len);
+            if (!sec_name || !(fab__cu_starts(sec_name, sec_len, ".nv.global") ||
+                               fab__cu_starts(sec_name, sec_len, ".nv.constant")))
+                continue;
+            if (!(name = fab__cu_elf_str(&e, strtab, fab__cu_le32(s), &name_len)))
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: a bad symbol name");
+            if (size > FAB__CU_IMAGE_MAX_BYTES)
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                          "cubin: %.*s is too large", (int)name_len, name);
+            const unsigned char *init = NULL;
+            if (fab__cu_le32(sec + 4) != FAB__CU_SHT_NOBITS) {
+                uint64_t so = fab__cu_le64(sec + 24), ss = fab__cu_le64(sec + 32);
+                if (!fab__cu_in(so, ss, len) || !fab__cu_in(value, size, ss))
+                    return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                              "cubin: the value of %.*s is out of its section",
+                                              (int)name_len, name);
+                init = d + so + value;
+            }
+            FAB__CU_IMAGE_TRY(fab__cu_image_add_global(img, name, name_len, (size_t)size, init));
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---- fatbin ----------------------------------------------------------------------- */
+
+typedef size_t (*fab__cu_zstd_fn)(void *dst, size_t cap, const void *src, size_t len);
+typedef unsigned (*fab__cu_zstd_err_fn)(size_t code);
+typedef int (*fab__cu_lz4_fn)(const char *src, char *dst, int len, int cap);
+
+static struct {
+    pthread_once_t once;
+    fab__cu_zstd_fn zstd;
+    fab__cu_zstd_err_fn zstd_is_error;
+    fab__cu_lz4_fn lz4;
+} fab__cu_codecs = {PTHREAD_ONCE_INIT, NULL, NULL, NULL};
+
+/* dlsym's object pointer to a function pointer, without the cast ISO C lacks. */
+static void fab__cu_sym(void *lib, const char *name, void *fn_out, size_t fn_size)
+{
+    void *p = lib ? dlsym(lib, name) : NULL;
+    memset(fn_out, 0, fn_size);
+    if (p)
+        memcpy(fn_out, &p, fn_size);
+}
+
+static void fab__cu_codecs_load(void)
+{
+    /* Kept open for the life of the process: a decompressor may be needed at
+     * any load. */
+    void *z = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+    fab__cu_sym(z, "ZSTD_decompress", &fab__cu_codecs.zstd, sizeof(fab__cu_codecs.zstd));
+    fab__cu_sym(z, "ZSTD_isError", &fab__cu_codecs.zstd_is_error,
+                sizeof(fab__cu_codecs.zstd_is_error));
+    void *l = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
+    fab__cu_sym(l, "LZ4_decompress_safe", &fab__cu_codecs.lz4, sizeof(fab__cu_codecs.lz4));
+}
+
+/* Decompress an entry's payload into a new buffer of exactly want bytes. */
+static CUresult fab__cu_fatbin_inflate(const unsigned char *src, size_t len, uint64_t flags,
+                                       uint64_t want, unsigned char **out, fab__cu_image_t *img)
+{
+    pthread_once(&fab__cu_codecs.once, fab__cu_codecs_load);
+    bool zstd = (flags & FAB__CU_FATBIN_ZSTD) != 0;
+    if (zstd && (flags & FAB__CU_FATBIN_LZ4))
+        return fab__cu_image_fail(img, CUDA_ERROR_NOT_SUPPORTED,
+                                  "fatbin: an entry with an unknown compression (flags %#llx)",
+                                  (unsigned long long)flags);
+    if (zstd ? !(fab__cu_codecs.zstd && fab__cu_codecs.zstd_is_error) : !fab__cu_codecs.lz4)
+        return fab__cu_image_fail(img, CUDA_ERROR_NOT_SUPPORTED,
+                                  "fatbin: an entry is %s-compressed and %s cannot be loaded; "
+                                  "install it (Debian: %s) or build with nvcc -Xfatbin "
+                                  "-compress-all=false / --no-compress",
+                                  zstd ? "zstd" : "LZ4", zstd ? "libzstd.so.1" : "liblz4.so.1",
+                                  zstd ? "libzstd1" : "liblz4-1");
+    /* An LZ4 block grows at most 255-fold; nothing may claim more. */
+    if (want == 0 || want > FAB__CU_IMAGE_MAX_BYTES || (!zstd && want / 255 > len + 16) ||
+        len > INT32_MAX)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                  "fatbin: an implausible decompressed size %llu",
+                                  (unsigned long long)want);
+    unsigned char *buf = malloc((size_t)want);
+    if (!buf)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    bool ok;
+    if (zstd) {
+        size_t n = fab__cu_codecs.zstd(buf, (size_t)want, src, len);
+        ok = !fab__cu_codecs.zstd_is_error(n) && n == want;
+    } else {
+        int n = fab__cu_codecs.lz4((const char *)src, (char *)buf, (int)len, (int)want);
+        ok = n >= 0 && (uint64_t)n == want;
+    }
+    if (!ok) {
+        free(buf);
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                  "fatbin: a compressed entry does not decompress");
+    }
+    *out = buf;
+    return CUDA_SUCCESS;
+}
+
+enum { FAB__CU_FATBIN_PTX = 1, FAB__CU_FATBIN_ELF = 2 };
+
+static CUresult fab__cu_fatbin_parse(const unsigned char *d, size_t len, fab__cu_image_t *img)
+{
+    size_t off = 0;
+    unsigned used = 0;
+    while (off < len) {
+        if (!fab__cu_in(off, 16, len) || fab__cu_le32(d + off) != FAB__CU_FATBIN_MAGIC) {
+            if (off > 0)
+                break; /* trailing bytes after the last container */
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "fatbin: no container");
+        }
+        unsigned hsize = fab__cu_le16(d + off + 6);
+        uint64_t body = fab__cu_le64(d + off + 8);
+        if (fab__cu_le16(d + off + 4) != 1 || hsize < 16 || !fab__cu_in(off + hsize, body, len))
+            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                      "fatbin: a bad container header at offset %zu", off);
+        size_t e = off + hsize, stop = off + hsize + (size_t)body;
+        while (e < stop) {
+            if (!fab__cu_in(e, 64, stop))
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                          "fatbin: a truncated entry at offset %zu", e);
+            const unsigned char *h = d + e;
+            unsigned kind = fab__cu_le16(h);
+            uint32_t ehsize = fab__cu_le32(h + 4), csize = fab__cu_le32(h + 16);
+            uint64_t psize = fab__cu_le64(h + 8), flags = fab__cu_le64(h + 40),
+                     dsize = fab__cu_le64(h + 56);
+            if (ehsize < 64 || !fab__cu_in(e + ehsize, psize, stop))
+                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                          "fatbin: an entry out of its container at offset %zu", e);
+            const unsigned char *payload = h + ehsize;
+            size_t plen = (size_t)psize;
+            e += ehsize + plen;
+            if (kind != FAB__CU_FATBIN_PTX && kind != FAB__CU_FATBIN_ELF)
+                continue; /* other kinds (LTO IR) declare nothing a load uses */
+            unsigned char *inflated = NULL;
+            if (flags & (FAB__CU_FATBIN_LZ4 | FAB__CU_FATBIN_ZSTD)) {
+                if (csize > plen)
+                    return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                              "fatbin: a compressed size past its entry");
+                FAB__CU_IMAGE_TRY(fab__cu_fatbin_inflate(payload, csize, flags, dsize, &inflated, img));
+                payload = inflated;
+                plen = (size_t)dsize;
+            }
+            CUresult r = kind == FAB__CU_FATBIN_ELF
+                             ? (plen >= 4 && memcmp(payload, FAB__CU_ELF_MAGIC, 4) == 0
+                                    ? fab__cu_elf_parse(payload, plen, img)
+                                    : fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
+                                                         "fatbin: a cubin entry is not ELF"))
+                             : fab__cu_ptx_parse((const char *)payload, plen, img);
+            free(inflated);
+            if (r == CUDA_ERROR_INVALID_IMAGE && kind == FAB__CU_FATBIN_PTX)
+                r = CUDA_ERROR_INVALID_PTX; /* a PTX entry that is not PTX */
+            if (r != CUDA_SUCCESS)
+                return r;
+            used++;
+        }
+        off = stop;
+    }
+    if (used == 0)
+        return fab__cu_image_fail(img, CUDA_ERROR_NO_BINARY_FOR_GPU,
+                                  "fatbin: no PTX or cubin entry");
+    return CUDA_SUCCESS;
+}
+
+/* ---- the entry points ------------------------------------------------------------- */
+
+CUresult fab__cu_image_parse(const void *data, size_t len, fab__cu_image_t *img)
+{
+    memset(img, 0, sizeof(*img));
+    const unsigned char *d = data;
+    CUresult r;
+    if (!d || len == 0)
+        r = fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "an empty image");
+    else if (len >= 4 && memcmp(d, FAB__CU_ELF_MAGIC, 4) == 0)
+        r = fab__cu_elf_parse(d, len, img);
+    else if (len >= 4 && fab__cu_le32(d) == FAB__CU_FATBIN_MAGIC)
+        r = fab__cu_fatbin_parse(d, len, img);
+    else
+        r = fab__cu_ptx_parse((const char *)d, len, img);
+    if (r != CUDA_SUCCESS) {
+        fab__cu_image_free(img);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY && !img->error[0])
+            snprintf(img->error, sizeof(img->error), "out of memory");
+    }
+    return r;
+}
+
+size_t fab__cu_image_extent(const void *data)
+{
+    const unsigned char *d = data;
+    if (memcmp(d, FAB__CU_ELF_MAGIC, 4) == 0) {
+        /* The section and program header tables end a cubin (nvcc writes
+         * them after every section); only the ELF header is read here, and
+         * the parse then checks every section against that extent. */
+        if (d[4] != 2)
+            return 64;
+        uint64_t end = 64, shoff = fab__cu_le64(d + 40), phoff = fab__cu_le64(d + 32);
+        uint64_t sh_end = shoff + (uint64_t)fab__cu_le16(d + 60) * fab__cu_le16(d + 58);
+        uint64_t ph_end = phoff + (uint64_t)fab__cu_le16(d + 56) * fab__cu_le16(d + 54);
+        if (shoff <= FAB__CU_IMAGE_MAX_BYTES && sh_end > end)
+            end = sh_end;
+        if (phoff <= FAB__CU_IMAGE_MAX_BYTES && ph_end > end)
+            end = ph_end;
+        return end > FAB__CU_IMAGE_MAX_BYTES ? FAB__CU_IMAGE_MAX_BYTES : (size_t)end;
+    }
+    if (fab__cu_le32(d) == FAB__CU_FATBIN_MAGIC) {
+        uint64_t body = fab__cu_le64(d + 8);
+        unsigned hsize = fab__cu_le16(d + 6);
+        return body > FAB__CU_IMAGE_MAX_BYTES ? FAB__CU_IMAGE_MAX_BYTES : hsize + (size_t)body;
+    }
+    return strlen((const char *)d) + 1;
+}
+
+const void *fab__cu_image_unwrap(const void *data)
+{
+    const unsigned char *d = data;
+    if (d && fab__cu_le32(d) == FAB__CU_FATBIN_WRAPPER_MAGIC) {
+        const void *inner;
+        memcpy(&inner, d + 8, sizeof(inner));
+        return inner;
+    }
+    return data;
+}

@@ -1,0 +1,47 @@
+/* Code images (image.c), read for what they declare, never run: the kernels
+ * and globals of PTX text, of a cubin (an ELF file for EM_CUDA), and of every
+ * entry of NVIDIA's fatbin container. No CUDA state: a parse owns only its
+ * result, so the parser can be fuzzed alone (fuzz/fuzz_image.c). */
+#ifndef FAB_CUDA_IMAGE_H
+#define FAB_CUDA_IMAGE_H
+
+#include <stddef.h>
+
+#include "src/cuda/cuda_abi.h"
+
+typedef struct fab__cu_image_global {
+    char *name;
+    size_t size;
+    unsigned char *init; /* size bytes of initial value, or NULL for zeros */
+} fab__cu_image_global_t;
+
+typedef struct fab__cu_image {
+    char **kernels; /* their (mangled) names, each once */
+    size_t nkernels;
+    fab__cu_image_global_t *globals; /* each name once; the first image that declares it wins */
+    size_t nglobals;
+    char error[160]; /* why a parse failed, for the log and the JIT error log */
+} fab__cu_image_t;
+
+/* Parse len bytes at data into *img (zeroed first). CUDA_SUCCESS;
+ * CUDA_ERROR_INVALID_IMAGE (not an image, or a malformed cubin or fatbin),
+ * CUDA_ERROR_INVALID_PTX (malformed PTX), CUDA_ERROR_NO_BINARY_FOR_GPU (a
+ * fatbin with no PTX or cubin entry), CUDA_ERROR_NOT_SUPPORTED (an entry
+ * compressed in a way this machine cannot undo) or CUDA_ERROR_OUT_OF_MEMORY;
+ * on failure img holds nothing but error. */
+CUresult fab__cu_image_parse(const void *data, size_t len, fab__cu_image_t *img);
+
+/* How many bytes the image at data spans, read from its own headers, for
+ * calls that pass an image without its size (cuModuleLoadData): a cubin's
+ * extent, a fatbin container's size, or PTX text up to and including its
+ * NUL. The caller vouches that the headers are readable. */
+size_t fab__cu_image_extent(const void *data);
+
+/* The fatbin a __fatBinC_Wrapper_t (the struct nvcc's host code registers,
+ * magic 0x466243B1, as fatbinary_section.h declares it) points at, or data
+ * itself when it is no such wrapper. */
+const void *fab__cu_image_unwrap(const void *data);
+
+void fab__cu_image_free(fab__cu_image_t *img);
+
+#endif /* FAB_CUDA_IMAGE_H */

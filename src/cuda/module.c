@@ -1,0 +1,841 @@
+/* Modules, libraries, kernels, functions and globals: cuModuleLoad*,
+ * cuModuleUnload, cuModuleGetFunction, cuModuleGetGlobal, cuModuleGetLoadingMode,
+ * cuLibrary*, cuKernel*, cuFuncGetAttribute / SetAttribute / SetCacheConfig and
+ * the occupancy calculator.
+ *
+ * A module is what an image declares (image.c), read at load and never run:
+ * one function object per kernel, and one block of memory holding every
+ * global, initialised from the image. That block is an anonymous read-write
+ * mapping registered with vmm.c as driver-owned (fab__cu_owned_add), so that
+ * cuModuleGetGlobal's pointer works with cuMemcpy* and cuMemset* like any
+ * device pointer, and no user call can unmap or free it. A library
+ * (cuLibraryLoad*) is a module that no context owns; its kernels (CUkernel)
+ * are its module's function objects, so cuKernelGetFunction gives back the
+ * same pointer and a CUkernel passed where a CUfunction is expected works, as
+ * the driver allows.
+ *
+ * Lifecycles:
+ *   module    cuModuleLoad* ─▶ (get functions, globals; launch) ─▶ cuModuleUnload
+ *   library   cuLibraryLoad* ─▶ (get kernels, globals, its module) ─▶ cuLibraryUnload
+ * A function, kernel or global pointer is valid until its module or library is
+ * unloaded; after, the handle is unknown (CUDA_ERROR_INVALID_HANDLE) and the
+ * global's memory is unmapped.
+ *
+ * Parsing and mapping happen without the lock; only the insertion into (and
+ * removal from) the list of live modules, and the owned range's record, take
+ * fab__cu.lock for writing. Lookups take it for reading. */
+#include "src/cuda/state.h"
+#include "src/cuda/device.h"
+#include "src/cuda/vmm.h"
+#include "src/cuda/image.h"
+#include "src/cuda/plugin.h"
+#include "src/cuda/module.h"
+#include "src/cuda/entry.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "src/common/log.h"
+
+/* Globals start at multiples of this, as the driver aligns allocations. */
+#define FAB__CU_GLOBAL_ALIGN 256
+/* The dynamic shared memory a function may use unless
+ * cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) raises it (the device's
+ * per-block default, 48 KiB). */
+#define FAB__CU_DEFAULT_DYNAMIC_SHARED 49152
+
+typedef struct fab__cu_module {
+    fab__cu_image_t img;
+    fab__cu_function_t *functions; /* one per img.kernels[i] */
+    uintptr_t *global_addr;        /* one per img.globals[i] */
+    void *mem;                     /* the globals' block, or NULL */
+    size_t mem_len;
+    int device;                    /* the loading context's device; -1 for a library's */
+    bool in_library;
+    struct fab__cu_module *next;
+} fab__cu_module_t;
+
+typedef struct fab__cu_library {
+    fab__cu_module_t *module;
+    struct fab__cu_library *next;
+} fab__cu_library_t;
+
+/* Guarded by fab__cu.lock. */
+static fab__cu_module_t *fab__cu_modules;
+static fab__cu_library_t *fab__cu_libraries;
+
+/* ---- lookups (the caller holds the lock) ----------------------------------- */
+
+static fab__cu_module_t *fab__cu_module_find(CUmodule hmod)
+{
+    for (fab__cu_module_t *m = fab__cu_modules; m; m = m->next) {
+        if ((CUmodule)m == hmod)
+            return m;
+    }
+    return NULL;
+}
+
+static fab__cu_library_t *fab__cu_library_find(CUlibrary lib)
+{
+    for (fab__cu_library_t *l = fab__cu_libraries; l; l = l->next) {
+        if ((CUlibrary)l == lib)
+            return l;
+    }
+    return NULL;
+}
+
+fab__cu_function_t *fab__cu_function_find(CUfunction f)
+{
+    uintptr_t p = (uintptr_t)f;
+    for (fab__cu_module_t *m = fab__cu_modules; m; m = m->next) {
+        uintptr_t base = (uintptr_t)m->functions;
+        if (m->img.nkernels > 0 && p >= base &&
+            p < base + m->img.nkernels * sizeof(fab__cu_function_t) &&
+            (p - base) % sizeof(fab__cu_function_t) == 0)
+            return (fab__cu_function_t *)p;
+    }
+    return NULL;
+}
+
+int fab__cu_function_device(const fab__cu_function_t *fn)
+{
+    return fn->module->device;
+}
+
+/* ---- load and unload ----------------------------------------------------------- */
+
+static void fab__cu_module_free(fab__cu_module_t *m)
+{
+    if (!m)
+        return;
+    if (m->mem)
+        munmap(m->mem, m->mem_len);
+    fab__cu_image_free(&m->img);
+    free(m->functions);
+    free(m->global_addr);
+    free(m);
+}
+
+/* Lay the globals out in one block and give them their initial values. */
+static CUresult fab__cu_module_map_globals(fab__cu_module_t *m)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < m->img.nglobals; i++) {
+        size_t size = m->img.globals[i].size ? m->img.globals[i].size : 1;
+        size_t rounded = (size + FAB__CU_GLOBAL_ALIGN - 1) & ~(size_t)(FAB__CU_GLOBAL_ALIGN - 1);
+        if (rounded < size || total > SIZE_MAX - rounded)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        total += rounded;
+    }
+    if (total == 0)
+        return CUDA_SUCCESS;
+    m->global_addr = calloc(m->img.nglobals, sizeof(*m->global_addr));
+    if (!m->global_addr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->mem = mem;
+    m->mem_len = total;
+    uintptr_t at = (uintptr_t)mem;
+    for (size_t i = 0; i < m->img.nglobals; i++) {
+        const fab__cu_image_global_t *g = &m->img.globals[i];
+        m->global_addr[i] = at;
+        if (g->init)
+            memcpy((void *)at, g->init, g->size);
+        size_t size = g->size ? g->size : 1;
+        at += (size + FAB__CU_GLOBAL_ALIGN - 1) & ~(size_t)(FAB__CU_GLOBAL_ALIGN - 1);
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Copy why a load failed into a JIT error log buffer, as the driver reports
+ * a compiler's errors there. */
+static void fab__cu_jit_log(unsigned n, const CUjit_option *options, void **values,
+                            const char *error)
+{
+    char *info = NULL, *err = NULL;
+    size_t info_len = 0, err_len = 0;
+    for (unsigned i = 0; i < n; i++) {
+        switch (options[i]) {
+        case CU_JIT_INFO_LOG_BUFFER: info = values[i]; break;
+        case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: info_len = (size_t)(uintptr_t)values[i]; break;
+        case CU_JIT_ERROR_LOG_BUFFER: err = values[i]; break;
+        case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: err_len = (size_t)(uintptr_t)values[i]; break;
+        default: break;
+        }
+    }
+    if (info && info_len > 0)
+        info[0] = '\0';
+    if (err && err_len > 0)
+        snprintf(err, err_len, "%s", error);
+}
+
+/* Option arrays as the driver checks them: given together, each a known one. */
+static CUresult fab__cu_jit_check(unsigned n, const CUjit_option *options, void **values)
+{
+    if (n > 0 && (!options || !values))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < n; i++) {
+        if ((unsigned)options[i] >= (unsigned)CU_JIT_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* Parse, lay out and publish a module. device is the loading context's, or
+ * -1 for a library's. On failure *error_out (when not NULL) says why. */
+static CUresult fab__cu_module_load(const void *data, size_t len, int device, bool in_library,
+                                    const char *call, fab__cu_module_t **out, char *error,
+                                    size_t error_len)
+{
+    fab__cu_plugins_load(); /* at the first load, so that a bad FABMEM_KERNELS shows early */
+    fab__cu_module_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    m->device = device;
+    m->in_library = in_library;
+    CUresult r = fab__cu_image_parse(data, len, &m->img);
+    if (r != CUDA_SUCCESS) {
+        fab__log(FAB__LOG_WARN, "%s: the image is refused: %s", call, m->img.error);
+        if (error)
+            snprintf(error, error_len, "%s", m->img.error);
+        free(m);
+        return r;
+    }
+    if (m->img.nkernels > 0 &&
+        !(m->functions = calloc(m->img.nkernels, sizeof(*m->functions)))) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        goto fail;
+    }
+    for (size_t i = 0; i < m->img.nkernels; i++) {
+        fab__cu_function_t *fn = &m->functions[i];
+        fn->name = m->img.kernels[i];
+        fn->module = m;
+        fn->max_dynamic_shared = FAB__CU_DEFAULT_DYNAMIC_SHARED;
+        fn->carveout = -1;
+        fn->cache = CU_FUNC_CACHE_PREFER_NONE;
+    }
+    if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
+        goto fail;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    if (m->mem)
+        r = fab__cu_owned_add((uintptr_t)m->mem, m->mem_len);
+    if (r == CUDA_SUCCESS) {
+        m->next = fab__cu_modules;
+        fab__cu_modules = m;
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (r != CUDA_SUCCESS)
+        goto fail;
+    fab__log(FAB__LOG_DEBUG, "%s: %zu kernels, %zu globals", call, m->img.nkernels,
+             m->img.nglobals);
+    *out = m;
+    return CUDA_SUCCESS;
+fail:
+    if (error)
+        snprintf(error, error_len, "out of memory");
+    fab__cu_module_free(m);
+    return r;
+}
+
+/* Unlink m (found under the lock held for writing) from the live list. */
+static void fab__cu_module_unlink(fab__cu_module_t *m)
+{
+    for (fab__cu_module_t **p = &fab__cu_modules; *p; p = &(*p)->next) {
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    }
+    if (m->mem)
+        fab__cu_owned_remove((uintptr_t)m->mem);
+}
+
+/* An image's bytes from a file, whole. */
+static CUresult fab__cu_read_file(const char *path, unsigned char **data_out, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_FILE_NOT_FOUND;
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            unsigned char *n = ncap > cap ? realloc(data, ncap + 1) : NULL;
+            if (!n) {
+                free(data);
+                fclose(f);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            data = n;
+            cap = ncap;
+        }
+        size_t got = fread(data + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) {
+        free(data);
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    }
+    data[len] = '\0'; /* PTX text read from a file need not end in a NUL */
+    *data_out = data;
+    *len_out = len;
+    return CUDA_SUCCESS;
+}
+
+/* ---- module entry points ------------------------------------------------------- */
+
+static CUresult fab__cu_module_load_memory(CUmodule *module, const void *image, unsigned n,
+                                           CUjit_option *options, void **values, const char *call)
+{
+    FAB__CU_ENTER();
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    if (!module || !image)
+        return CUDA_ERROR_INVALID_VALUE;
+    FAB__CU_TRY(fab__cu_jit_check(n, options, values));
+    image = fab__cu_image_unwrap(image);
+    if (!image)
+        return CUDA_ERROR_INVALID_VALUE;
+    char error[160] = "";
+    fab__cu_module_t *m;
+    CUresult r = fab__cu_module_load(image, fab__cu_image_extent(image), dev, false, call, &m,
+                                     error, sizeof(error));
+    fab__cu_jit_log(n, options, values, error);
+    if (r == CUDA_SUCCESS)
+        *module = (CUmodule)m;
+    return r;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+    return fab__cu_module_load_memory(module, image, 0, NULL, NULL, "cuModuleLoadData");
+}
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
+                            CUjit_option *options, void **optionValues)
+{
+    return fab__cu_module_load_memory(module, image, numOptions, options, optionValues,
+                                      "cuModuleLoadDataEx");
+}
+
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
+    return fab__cu_module_load_memory(module, fatCubin, 0, NULL, NULL, "cuModuleLoadFatBinary");
+}
+
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
+    FAB__CU_ENTER();
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    if (!module || !fname)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned char *data;
+    size_t len;
+    CUresult r = fab__cu_read_file(fname, &data, &len);
+    if (r != CUDA_SUCCESS) {
+        fab__log(FAB__LOG_WARN, "cuModuleLoad: cannot read %s", fname);
+        return r;
+    }
+    fab__cu_module_t *m;
+    r = fab__cu_module_load(data, len, dev, false, "cuModuleLoad", &m, NULL, 0);
+    free(data);
+    if (r == CUDA_SUCCESS)
+        *module = (CUmodule)m;
+    return r;
+}
+
+CUresult cuModuleUnload(CUmodule hmod)
+{
+    FAB__CU_ENTER();
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_module_t *m = fab__cu_module_find(hmod);
+    if (m && !m->in_library) /* a library's module goes with cuLibraryUnload */
+        fab__cu_module_unlink(m);
+    else
+        m = NULL;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!m)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fab__cu_module_free(m);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
+    FAB__CU_ENTER();
+    if (!hfunc || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_module_t *m = fab__cu_module_find(hmod);
+    if (m) {
+        r = CUDA_ERROR_NOT_FOUND;
+        for (size_t i = 0; i < m->img.nkernels; i++) {
+            if (strcmp(m->functions[i].name, name) == 0) {
+                *hfunc = (CUfunction)&m->functions[i];
+                r = CUDA_SUCCESS;
+                break;
+            }
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+/* The global name of m in *dptr / *bytes (each optional). */
+static CUresult fab__cu_module_global(const fab__cu_module_t *m, const char *name, CUdeviceptr *dptr,
+                                      size_t *bytes)
+{
+    for (size_t i = 0; i < m->img.nglobals; i++) {
+        if (strcmp(m->img.globals[i].name, name) == 0) {
+            if (dptr)
+                *dptr = (CUdeviceptr)m->global_addr[i];
+            if (bytes)
+                *bytes = m->img.globals[i].size;
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+{
+    FAB__CU_ENTER();
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_module_t *m = fab__cu_module_find(hmod);
+    CUresult r = m ? fab__cu_module_global(m, name, dptr, bytes) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+/* The CUDA 3.1 ABI: 32-bit pointer and size, as the driver still exports it. */
+CUresult cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod,
+                           const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult r = cuModuleGetGlobal_v2(&p, &n, hmod, name);
+    if (r == CUDA_SUCCESS) {
+        if (dptr)
+            *dptr = (CUdeviceptr_v1)p;
+        if (bytes)
+            *bytes = (unsigned int)n;
+    }
+    return r;
+}
+
+CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+    FAB__CU_ENTER();
+    if (!mode)
+        return CUDA_ERROR_INVALID_VALUE;
+    /* Nothing is compiled, so both modes behave alike; report what the
+     * process asked for (CUDA_MODULE_LOADING, LAZY by default since 12.2). */
+    const char *env = getenv("CUDA_MODULE_LOADING");
+    *mode = env && strcmp(env, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}
+
+/* ---- libraries ------------------------------------------------------------------ */
+
+static CUresult fab__cu_library_options(unsigned n, CUlibraryOption *options, void **values,
+                                        bool from_file)
+{
+    if (n > 0 && (!options || !values))
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < n; i++) {
+        if ((unsigned)options[i] >= (unsigned)CU_LIBRARY_NUM_OPTIONS)
+            return CUDA_ERROR_INVALID_VALUE;
+        if (options[i] == CU_LIBRARY_BINARY_IS_PRESERVED && from_file)
+            return CUDA_ERROR_INVALID_VALUE; /* as cuda.h documents */
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult fab__cu_library_make(CUlibrary *library, const void *data, size_t len,
+                                     unsigned njit, CUjit_option *jit, void **jit_values,
+                                     const char *call)
+{
+    fab__cu_library_t *l = calloc(1, sizeof(*l));
+    if (!l)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    char error[160] = "";
+    fab__cu_module_t *m;
+    CUresult r = fab__cu_module_load(data, len, -1, true, call, &m, error, sizeof(error));
+    fab__cu_jit_log(njit, jit, jit_values, error);
+    if (r != CUDA_SUCCESS) {
+        free(l);
+        return r;
+    }
+    l->module = m;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    l->next = fab__cu_libraries;
+    fab__cu_libraries = l;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    *library = (CUlibrary)l;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
+                           void **jitOptionsValues, unsigned int numJitOptions,
+                           CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                           unsigned int numLibraryOptions)
+{
+    FAB__CU_ENTER();
+    if (!library || !code)
+        return CUDA_ERROR_INVALID_VALUE;
+    FAB__CU_TRY(fab__cu_jit_check(numJitOptions, jitOptions, jitOptionsValues));
+    FAB__CU_TRY(fab__cu_library_options(numLibraryOptions, libraryOptions, libraryOptionValues,
+                                        false));
+    code = fab__cu_image_unwrap(code);
+    if (!code)
+        return CUDA_ERROR_INVALID_VALUE;
+    return fab__cu_library_make(library, code, fab__cu_image_extent(code), numJitOptions,
+                                jitOptions, jitOptionsValues, "cuLibraryLoadData");
+}
+
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                               void **jitOptionsValues, unsigned int numJitOptions,
+                               CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                               unsigned int numLibraryOptions)
+{
+    FAB__CU_ENTER();
+    if (!library || !fileName)
+        return CUDA_ERROR_INVALID_VALUE;
+    FAB__CU_TRY(fab__cu_jit_check(numJitOptions, jitOptions, jitOptionsValues));
+    FAB__CU_TRY(fab__cu_library_options(numLibraryOptions, libraryOptions, libraryOptionValues,
+                                        true));
+    unsigned char *data;
+    size_t len;
+    CUresult r = fab__cu_read_file(fileName, &data, &len);
+    if (r != CUDA_SUCCESS) {
+        fab__log(FAB__LOG_WARN, "cuLibraryLoadFromFile: cannot read %s", fileName);
+        return r;
+    }
+    r = fab__cu_library_make(library, data, len, numJitOptions, jitOptions, jitOptionsValues,
+                             "cuLibraryLoadFromFile");
+    free(data);
+    return r;
+}
+
+CUresult cuLibraryUnload(CUlibrary library)
+{
+    FAB__CU_ENTER();
+    fab__cu_library_t *l = NULL;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    for (fab__cu_library_t **p = &fab__cu_libraries; *p; p = &(*p)->next) {
+        if ((CUlibrary)*p == library) {
+            l = *p;
+            *p = l->next;
+            fab__cu_module_unlink(l->module);
+            break;
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!l)
+        return CUDA_ERROR_INVALID_HANDLE;
+    fab__cu_module_free(l->module);
+    free(l);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
+    FAB__CU_ENTER();
+    if (!pKernel || !name)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_library_t *l = fab__cu_library_find(library);
+    if (l) {
+        r = CUDA_ERROR_NOT_FOUND;
+        for (size_t i = 0; i < l->module->img.nkernels; i++) {
+            if (strcmp(l->module->functions[i].name, name) == 0) {
+                *pKernel = (CUkernel)&l->module->functions[i];
+                r = CUDA_SUCCESS;
+                break;
+            }
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+{
+    FAB__CU_ENTER();
+    if (!name)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_library_t *l = fab__cu_library_find(library);
+    CUresult r = l ? fab__cu_module_global(l->module, name, dptr, bytes) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
+    FAB__CU_ENTER();
+    if (!pMod)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_library_t *l = fab__cu_library_find(library);
+    if (l)
+        *pMod = (CUmodule)l->module;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* A CUkernel is its library's function object: valid while that library is
+ * loaded. */
+static fab__cu_function_t *fab__cu_kernel_find(CUkernel kernel)
+{
+    fab__cu_function_t *fn = fab__cu_function_find((CUfunction)kernel);
+    return fn && fn->module->in_library ? fn : NULL;
+}
+
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
+    FAB__CU_ENTER();
+    if (!pFunc)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__cu_function_t *fn = fab__cu_kernel_find(kernel);
+    if (fn)
+        *pFunc = (CUfunction)fn;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- attributes ------------------------------------------------------------------- */
+
+static int fab__cu_device_attr(CUdevice_attribute attrib, int dev)
+{
+    int v = 0;
+    (void)cuDeviceGetAttribute(&v, attrib, dev);
+    return v;
+}
+
+/* The attribute's value for fn on device dev. The static sizes are zero and
+ * the register count a plausible 32: no code was compiled. */
+static CUresult fab__cu_function_attribute(const fab__cu_function_t *fn, CUfunction_attribute a,
+                                           int dev, int *pi)
+{
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *pi = fab__cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = 0; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+        *pi = fab__cu.devices[dev].compute_major * 10 + fab__cu.devices[dev].compute_minor;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *pi = fn->max_dynamic_shared; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: *pi = fn->carveout; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: *pi = fn->cluster[0]; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: *pi = fn->cluster[1]; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: *pi = fn->cluster[2]; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: *pi = fn->non_portable_cluster; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: *pi = fn->cluster_policy; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+}
+
+/* Set a settable attribute (the caller holds the lock for writing). */
+static CUresult fab__cu_function_set(fab__cu_function_t *fn, CUfunction_attribute a, int value,
+                                     int dev)
+{
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || value > fab__cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev))
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->max_dynamic_shared = value;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100)
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->carveout = value;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        if (value < 0 || value > 16)
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->cluster[a - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] = value;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        if (value != 0 && value != 1)
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->non_portable_cluster = value;
+        return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        if (value < 0 || value > 2)
+            return CUDA_ERROR_INVALID_VALUE;
+        fn->cluster_policy = value;
+        return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE; /* read-only, or not an attribute */
+    }
+}
+
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
+    FAB__CU_ENTER();
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = 0;
+    (void)fab__cu_current_device(&dev);
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_function_t *fn = fab__cu_function_find(hfunc);
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    if (fn)
+        r = fab__cu_function_attribute(fn, attrib, fn->module->device >= 0 ? fn->module->device : dev, pi);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+    FAB__CU_ENTER();
+    int dev = 0;
+    (void)fab__cu_current_device(&dev);
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_function_t *fn = fab__cu_function_find(hfunc);
+    CUresult r = fn ? fab__cu_function_set(fn, attrib, value, dev) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
+    FAB__CU_ENTER();
+    if ((unsigned)config > (unsigned)CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_function_t *fn = fab__cu_function_find(hfunc);
+    if (fn)
+        fn->cache = config; /* a preference; a CPU has nothing to split */
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{
+    FAB__CU_ENTER_DEVICE(dev);
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_function_t *fn = fab__cu_kernel_find(kernel);
+    CUresult r = fn ? fab__cu_function_attribute(fn, attrib, dev, pi) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
+    FAB__CU_ENTER_DEVICE(dev);
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_function_t *fn = fab__cu_kernel_find(kernel);
+    CUresult r = fn ? fab__cu_function_set(fn, attrib, val, dev) : CUDA_ERROR_INVALID_HANDLE;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+/* ---- occupancy ---------------------------------------------------------------------- */
+
+/* A multiprocessor as device.c describes every device: 2048 threads, 32
+ * blocks, 64K registers at 32 per thread, 228 KiB of shared memory with 1 KiB
+ * reserved per block. The fewest blocks any of them allows is the answer. */
+int fab__cu_occupancy(int block_size, size_t dynamic_shared)
+{
+    if (block_size <= 0 || block_size > 1024)
+        return 0;
+    int warps = (block_size + 31) / 32;
+    int blocks = 32;
+    if (64 / warps < blocks)
+        blocks = 64 / warps; /* threads (2048 = 64 warps), and registers alike */
+    size_t per_block = dynamic_shared + 1024;
+    size_t by_shared = (size_t)233472 / per_block;
+    if (by_shared < (size_t)blocks)
+        blocks = (int)by_shared;
+    return blocks;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
+                                                              int blockSize, size_t dynamicSMemSize,
+                                                              unsigned int flags)
+{
+    FAB__CU_ENTER();
+    if (!numBlocks || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_function_t *fn = fab__cu_function_find(func);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    *numBlocks = fab__cu_occupancy(blockSize, dynamicSMemSize);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize)
+{
+    return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize,
+                                                                dynamicSMemSize, 0);
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                          size_t dynamicSMemSize, int blockSizeLimit)
+{
+    FAB__CU_ENTER();
+    if (!minGridSize || !blockSize || blockSizeLimit < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = 0;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_function_t *fn = fab__cu_function_find(func);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    int limit = blockSizeLimit == 0 || blockSizeLimit > 1024 ? 1024 : blockSizeLimit;
+    int best_size = 0, best_blocks = 0, best_threads = 0;
+    /* Warp multiples from the largest down: the first size that keeps the
+     * most threads resident wins, as the driver's calculator prefers. */
+    int first = limit >= 32 ? limit / 32 * 32 : limit;
+    for (int size = first; size > 0; size = size > 32 ? size - 32 : 0) {
+        size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(size) : dynamicSMemSize;
+        int blocks = fab__cu_occupancy(size, smem);
+        if (blocks * size > best_threads) {
+            best_threads = blocks * size;
+            best_blocks = blocks;
+            best_size = size;
+        }
+        if (size < 32)
+            break;
+    }
+    *blockSize = best_size;
+    *minGridSize = best_blocks * fab__cu.devices[dev].sm_count;
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,32 @@
+/* Modules, libraries and functions (module.c), as launches need them: finding
+ * the function a CUfunction (or a CUkernel cast to one) names, and its
+ * attributes. The caller holds fab__cu.lock (for reading suffices). */
+#ifndef FAB_CUDA_MODULE_H
+#define FAB_CUDA_MODULE_H
+
+#include "src/cuda/cuda_abi.h"
+
+typedef struct fab__cu_function {
+    const char *name;           /* the kernel's mangled name, owned by its module */
+    struct fab__cu_module *module;
+    int max_dynamic_shared;     /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int carveout;               /* CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT */
+    int cluster[3];             /* CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH/HEIGHT/DEPTH */
+    int non_portable_cluster;   /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
+    int cluster_policy;         /* CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE */
+    CUfunc_cache cache;
+} fab__cu_function_t;
+
+/* The live function f names (a CUfunction, or a CUkernel passed as one), or
+ * NULL. */
+fab__cu_function_t *fab__cu_function_find(CUfunction f);
+
+/* The device whose context loaded the function's module, or -1 for a
+ * library's (context-independent) kernel. */
+int fab__cu_function_device(const fab__cu_function_t *fn);
+
+/* Blocks of block_size threads, each with dynamic_shared bytes, that fit on
+ * one multiprocessor of a device (docs/cuda.md, "Occupancy"); 0 when none. */
+int fab__cu_occupancy(int block_size, size_t dynamic_shared);
+
+#endif /* FAB_CUDA_MODULE_H */
