@@ -4,6 +4,7 @@
  *   status   the daemon's counters and its topology
  *   nodes    the daemon's nodes and which can share memory with which, as
  *            nvidia-imex-ctl -N shows an IMEX domain
+ *   smi      this node's GPUs and their fabric, as nvidia-smi -q shows them
  *   errors   list every status code with its name and CUDA's message
  *   run      run a program on the emulation with a daemon of its own
  * status, nodes and verify talk to the daemon at $FABMEM_SOCKET (else the
@@ -40,6 +41,7 @@ static void usage(FILE *out)
             "       fabmem verify HANDLE    ask the daemon: minted here? memory still live?\n"
             "       fabmem status [--json]  the daemon's counters and its topology\n"
             "       fabmem nodes [--json]   the daemon's nodes and which can share with which\n"
+            "       fabmem smi [--json]     this node's GPUs and their fabric (nvidia-smi -q)\n"
             "       fabmem errors           list status codes, names and messages\n"
             "       fabmem run [--config FILE] [--node NAME] -- PROGRAM [ARG...]\n"
             "                               run PROGRAM on the emulation, with a daemon of\n"
@@ -480,6 +482,105 @@ static int cmd_nodes(bool json)
     return 0;
 }
 
+/* ---- smi ------------------------------------------------------------------ */
+
+/* One 2-bit field of the fabric health mask, as nvidia-smi words it. */
+static const char *health_field(uint32_t mask, int shift, const char *if_true, const char *if_false)
+{
+    switch ((mask >> shift) & 3u) {
+    case FAB_FABRIC_HEALTH_FIELD_TRUE:
+        return if_true;
+    case FAB_FABRIC_HEALTH_FIELD_FALSE:
+        return if_false;
+    default:
+        return "N/A";
+    }
+}
+
+/* fabmem smi: per GPU of this process's node (FABMEM_NODE), what
+ * nvidia-smi -q prints of it and of its Fabric section, from the daemon's
+ * topology: the values NVML and libcuda give a program on the node. */
+static int cmd_smi(bool json)
+{
+    const fab_topology_t *topology = NULL;
+    fab_client_t *client = topology_of_daemon(&topology);
+    if (client == NULL)
+        return 1;
+    int here = fab_client_node_index(client);
+    fab_node_info_t node;
+    if (fab_topology_node(topology, here, &node) != FAB_SUCCESS) {
+        fprintf(stderr, "fabmem: the daemon's topology has no node %d\n", here);
+        fab_client_close(client);
+        return 1;
+    }
+    char cluster[37];
+    uuid_text(&node.cluster_uuid, cluster);
+    bool fabric = node.fabric_state != FAB_FABRIC_STATE_NOT_SUPPORTED;
+    const char *bandwidth = health_field(node.fabric_health, FAB_FABRIC_HEALTH_SHIFT_DEGRADED_BW,
+                                         "Degraded", "Full");
+    const char *recovery = health_field(node.fabric_health, FAB_FABRIC_HEALTH_SHIFT_ROUTE_RECOVERY,
+                                        "True", "False");
+    const char *unhealthy = health_field(node.fabric_health,
+                                         FAB_FABRIC_HEALTH_SHIFT_ROUTE_UNHEALTHY, "True", "False");
+    const char *timeout = health_field(node.fabric_health,
+                                       FAB_FABRIC_HEALTH_SHIFT_ACCESS_TIMEOUT_RECOVERY, "True",
+                                       "False");
+    json_t *gpus = json ? json_array() : NULL;
+    if (!json)
+        printf("Driver Version (CUDA)  %d\nNode                   %s (#%d)\nAttached GPUs          %d\n",
+               fab_topology_driver_version(topology), node.name, here, node.device_count);
+    for (int d = 0; d < node.device_count; d++) {
+        fab_device_info_t dev;
+        if (fab_topology_device(topology, here, d, &dev) != FAB_SUCCESS)
+            continue;
+        char uuid[FAB_UUID_STRING_MAX], bus[FAB_PCI_BUS_ID_MAX], cc[24];
+        fab_device_uuid_string(&dev.uuid, uuid, sizeof(uuid));
+        fab_device_pci_bus_id(&dev, bus, sizeof(bus));
+        snprintf(cc, sizeof(cc), "%d.%d", dev.compute_major, dev.compute_minor);
+        if (json) {
+            json_t *f = json_pack("{s:s, s:I, s:I, s:s, s:{s:s, s:s, s:s, s:s}}", "state",
+                                  fabric_state_name(node.fabric_state), "status",
+                                  (json_int_t)node.fabric_status, "clique_id",
+                                  (json_int_t)node.clique_id, "cluster_uuid", cluster, "health",
+                                  "bandwidth", bandwidth, "route_recovery_in_progress", recovery,
+                                  "route_unhealthy", unhealthy, "access_timeout_recovery",
+                                  timeout);
+            json_array_append_new(
+                gpus, json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:o}", "index", d, "name",
+                                dev.name, "uuid", uuid, "bus_id", bus, "memory",
+                                (json_int_t)dev.total_memory, "compute_capability", cc, "fabric",
+                                f));
+            continue;
+        }
+        printf("\nGPU %s\n", bus);
+        printf("    Product Name           %s\n", dev.name);
+        printf("    GPU UUID               %s\n", uuid);
+        printf("    Minor Number           %d\n", d);
+        printf("    Bus Id                 %s\n", bus);
+        printf("    Total Memory           %llu MiB\n",
+               (unsigned long long)(dev.total_memory >> 20));
+        printf("    Compute Capability     %s\n", cc);
+        printf("    Fabric\n");
+        printf("        State              %s\n", fabric ? fabric_state_name(node.fabric_state)
+                                                         : "N/A");
+        printf("        Status             %s\n",
+               !fabric ? "N/A" : node.fabric_status == 0 ? "Success" : "Failure");
+        printf("        CliqueId           %u\n", node.clique_id);
+        printf("        ClusterUUID        %s\n", cluster);
+        printf("        Health\n");
+        printf("            Bandwidth                    %s\n", bandwidth);
+        printf("            Route Recovery in progress   %s\n", recovery);
+        printf("            Route Unhealthy              %s\n", unhealthy);
+        printf("            Access Timeout Recovery      %s\n", timeout);
+    }
+    fab_client_close(client);
+    if (json)
+        return print_json(json_pack("{s:i, s:s, s:i, s:o}", "driver_version",
+                                    fab_topology_driver_version(topology), "node", node.name,
+                                    "node_index", here, "gpus", gpus));
+    return 0;
+}
+
 /* ---- run ------------------------------------------------------------------ */
 
 /* The folder of the driver emulation, relative to this program: installed,
@@ -677,6 +778,8 @@ int main(int argc, char **argv)
         return cmd_status(json);
     if ((argc == 2 || json) && strcmp(argv[1], "nodes") == 0)
         return cmd_nodes(json);
+    if ((argc == 2 || json) && strcmp(argv[1], "smi") == 0)
+        return cmd_smi(json);
     if (argc == 2 && strcmp(argv[1], "errors") == 0)
         return cmd_errors();
     if (argc == 2 && strcmp(argv[1], "--version") == 0) {

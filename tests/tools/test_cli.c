@@ -325,6 +325,71 @@ static void nodes_without_a_daemon_says_so(void **state)
     free(dir);
 }
 
+/* fabmem smi shows, for every GPU of the node, the identity and the fabric
+ * that NVML and libcuda give a program there: the topology's own values. */
+static void smi_json_shows_the_nodes_gpus_and_their_fabric(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    char *config = fab_test_config_file(fab_test_example_config("fabric_faults.ini"), &dir);
+    const char *args[] = {"run", "--config", config, "--node", "degraded", "--",
+                          getenv("FABMEM_TOOL"), "smi", "--json", NULL};
+    json_t *root = run_json(args);
+    fab_topology_t *topology = NULL;
+    assert_int_equal(fab_topology_load(config, &topology), FAB_SUCCESS);
+    int node = -1;
+    assert_int_equal(fab_topology_find_node(topology, "degraded", &node), FAB_SUCCESS);
+    assert_string_equal(json_string_value(json_object_get(root, "node")), "degraded");
+    json_t *gpus = json_object_get(root, "gpus");
+    fab_node_info_t info;
+    assert_int_equal(fab_topology_node(topology, node, &info), FAB_SUCCESS);
+    assert_int_equal(json_array_size(gpus), info.device_count);
+    for (int d = 0; d < info.device_count; d++) {
+        json_t *gpu = json_array_get(gpus, (size_t)d);
+        fab_device_info_t dev;
+        assert_int_equal(fab_topology_device(topology, node, d, &dev), FAB_SUCCESS);
+        char uuid[FAB_UUID_STRING_MAX], bus[FAB_PCI_BUS_ID_MAX];
+        fab_device_uuid_string(&dev.uuid, uuid, sizeof(uuid));
+        fab_device_pci_bus_id(&dev, bus, sizeof(bus));
+        assert_string_equal(json_string_value(json_object_get(gpu, "uuid")), uuid);
+        assert_string_equal(json_string_value(json_object_get(gpu, "bus_id")), bus);
+        json_t *fabric = json_object_get(gpu, "fabric");
+        assert_string_equal(json_string_value(json_object_get(fabric, "state")), "COMPLETED");
+        json_t *health = json_object_get(fabric, "health");
+        assert_string_equal(json_string_value(json_object_get(health, "bandwidth")), "Degraded");
+        assert_string_equal(json_string_value(json_object_get(health, "route_unhealthy")),
+                            "False");
+    }
+    fab_topology_destroy(topology);
+    json_decref(root);
+    fab_test_rmtree(dir);
+    free(dir);
+    free(config);
+}
+
+static void smi_text_has_nvidia_smis_fabric_fields(void **state)
+{
+    (void)state;
+    char *dir = NULL;
+    char *config = fab_test_config_file(fab_test_example_config("nvl72.ini"), &dir);
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--config", config, "--node", "tray07", "--",
+                          getenv("FABMEM_TOOL"), "smi", NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    const char *want[] = {"Attached GPUs          4", "Product Name           fabmem GB200",
+                          "GPU UUID               GPU-", "State              COMPLETED",
+                          "Status             Success", "CliqueId           1",
+                          "ClusterUUID        4e564c37-3200-4000-8000-000000000001",
+                          "Bandwidth                    Full"};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        if (!strstr(out, want[i]))
+            fail_msg("\"%s\" is missing from:\n%s", want[i], out);
+    }
+    fab_test_rmtree(dir);
+    free(dir);
+    free(config);
+}
+
 /* ---- fabmem run ---- */
 
 static void run_gives_the_program_a_daemon_serving_the_config(void **state)
@@ -426,6 +491,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(status_json_has_the_counters_and_the_daemons_topology,
                               fab_test_teardown),
     cmocka_unit_test(nodes_without_a_daemon_says_so),
+    cmocka_unit_test(smi_json_shows_the_nodes_gpus_and_their_fabric),
+    cmocka_unit_test(smi_text_has_nvidia_smis_fabric_fields),
     cmocka_unit_test(run_gives_the_program_a_daemon_serving_the_config),
     cmocka_unit_test(run_ends_with_the_programs_status_and_leaves_nothing),
     cmocka_unit_test(run_puts_the_emulation_first_on_the_library_path),
