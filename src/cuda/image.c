@@ -28,6 +28,7 @@
  * (docs/cuda.md, "Code objects and kernels", names them) and was checked
  * against what nvcc 13 writes. */
 #include "src/cuda/image.h"
+#include "src/base/le.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -159,22 +160,6 @@ void fab__cu_image_free(fab__cu_image_t *img)
     img->kernels = NULL;
     img->globals = NULL;
     img->nkernels = img->nglobals = 0;
-}
-
-/* Little-endian reads from a buffer the caller has bounds-checked. */
-static uint16_t fab__cu_le16(const unsigned char *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t fab__cu_le32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t fab__cu_le64(const unsigned char *p)
-{
-    return (uint64_t)fab__cu_le32(p) | (uint64_t)fab__cu_le32(p + 4) << 32;
 }
 
 /* Whether [off, off+n) lies in a buffer of len bytes, without overflow. */
@@ -706,7 +691,7 @@ static const char *fab__cu_elf_str(const fab__cu_elf_t *e, unsigned strtab, uint
     if (strtab >= e->shnum)
         return NULL;
     const unsigned char *sh = fab__cu_elf_shdr(e, strtab);
-    uint64_t so = fab__cu_le64(sh + 24), ss = fab__cu_le64(sh + 32);
+    uint64_t so = fab__le_get64(sh + 24), ss = fab__le_get64(sh + 32);
     if (!fab__cu_in(so, ss, e->len) || off >= ss)
         return NULL;
     const char *s = (const char *)e->d + so + off;
@@ -728,18 +713,18 @@ static CUresult fab__cu_elf_parse(const unsigned char *d, size_t len, fab__cu_im
     if (len < 64 || d[4] != 2 /* ELFCLASS64 */ || d[5] != 1 /* little-endian */)
         return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                   "cubin: not a 64-bit little-endian ELF file");
-    if (fab__cu_le16(d + 18) != FAB__CU_EM_CUDA)
+    if (fab__le_get16(d + 18) != FAB__CU_EM_CUDA)
         return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
-                                  "ELF file for machine %u, not EM_CUDA (190)", fab__cu_le16(d + 18));
-    fab__cu_elf_t e = {.d = d, .len = len, .shoff = fab__cu_le64(d + 40), .shnum = fab__cu_le16(d + 60)};
-    unsigned shentsize = fab__cu_le16(d + 58), shstrndx = fab__cu_le16(d + 62);
+                                  "ELF file for machine %u, not EM_CUDA (190)", fab__le_get16(d + 18));
+    fab__cu_elf_t e = {.d = d, .len = len, .shoff = fab__le_get64(d + 40), .shnum = fab__le_get16(d + 60)};
+    unsigned shentsize = fab__le_get16(d + 58), shstrndx = fab__le_get16(d + 62);
     if (e.shnum == 0 || shentsize != FAB__CU_SHDR ||
         !fab__cu_in(e.shoff, (uint64_t)e.shnum * FAB__CU_SHDR, len) || shstrndx >= e.shnum)
         return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                   "cubin: section headers out of the file");
     unsigned symtab = e.shnum;
     for (unsigned i = 0; i < e.shnum; i++) {
-        if (fab__cu_le32(fab__cu_elf_shdr(&e, i) + 4) == FAB__CU_SHT_SYMTAB) {
+        if (fab__le_get32(fab__cu_elf_shdr(&e, i) + 4) == FAB__CU_SHT_SYMTAB) {
             symtab = i;
             break;
         }
@@ -747,8 +732,8 @@ static CUresult fab__cu_elf_parse(const unsigned char *d, size_t len, fab__cu_im
     if (symtab == e.shnum)
         return CUDA_SUCCESS; /* nothing declared */
     const unsigned char *sh = fab__cu_elf_shdr(&e, symtab);
-    uint64_t symoff = fab__cu_le64(sh + 24), symsize = fab__cu_le64(sh + 32);
-    unsigned strtab = fab__cu_le32(sh + 40);
+    uint64_t symoff = fab__le_get64(sh + 24), symsize = fab__le_get64(sh + 32);
+    unsigned strtab = fab__le_get32(sh + 40);
     if (!fab__cu_in(symoff, symsize, len) || symsize % FAB__CU_SYM != 0)
         return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: symbol table out of the file");
     uint64_t nsyms = symsize / FAB__CU_SYM;
@@ -760,32 +745,32 @@ static CUresult fab__cu_elf_parse(const unsigned char *d, size_t len, fab__cu_im
     }
     for (uint64_t k = 0; k < nsyms; k++) {
         const unsigned char *s = d + symoff + k * FAB__CU_SYM;
-        unsigned type = s[4] & 0xf, bind = s[4] >> 4, shndx = fab__cu_le16(s + 6);
-        uint64_t value = fab__cu_le64(s + 8), size = fab__cu_le64(s + 16);
+        unsigned type = s[4] & 0xf, bind = s[4] >> 4, shndx = fab__le_get16(s + 6);
+        uint64_t value = fab__le_get64(s + 8), size = fab__le_get64(s + 16);
         if (shndx == 0 || shndx >= e.shnum)
             continue; /* undefined, absolute or common: not this image's */
         size_t name_len;
         const char *name;
         if (type == FAB__CU_STT_FUNC && bind != FAB__CU_STB_LOCAL &&
             (!marked || (s[5] & FAB__CU_STO_ENTRY))) {
-            if (!(name = fab__cu_elf_str(&e, strtab, fab__cu_le32(s), &name_len)))
+            if (!(name = fab__cu_elf_str(&e, strtab, fab__le_get32(s), &name_len)))
                 return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: a bad symbol name");
             FAB__CU_IMAGE_TRY(fab__cu_image_add_kernel(img, name, name_len));
         } else if (type == FAB__CU_STT_OBJECT) {
             const unsigned char *sec = fab__cu_elf_shdr(&e, shndx);
             size_t sec_len;
-            const char *sec_name = fab__cu_elf_str(&e, shstrndx, fab__cu_le32(sec), &sec_len);
+            const char *sec_name = fab__cu_elf_str(&e, shstrndx, fab__le_get32(sec), &sec_len);
             if (!sec_name || !(fab__cu_starts(sec_name, sec_len, ".nv.global") ||
                                fab__cu_starts(sec_name, sec_len, ".nv.constant")))
                 continue;
-            if (!(name = fab__cu_elf_str(&e, strtab, fab__cu_le32(s), &name_len)))
+            if (!(name = fab__cu_elf_str(&e, strtab, fab__le_get32(s), &name_len)))
                 return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: a bad symbol name");
             if (size > FAB__CU_IMAGE_MAX_BYTES)
                 return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                           "cubin: %.*s is too large", (int)name_len, name);
             const unsigned char *init = NULL;
-            if (fab__cu_le32(sec + 4) != FAB__CU_SHT_NOBITS) {
-                uint64_t so = fab__cu_le64(sec + 24), ss = fab__cu_le64(sec + 32);
+            if (fab__le_get32(sec + 4) != FAB__CU_SHT_NOBITS) {
+                uint64_t so = fab__le_get64(sec + 24), ss = fab__le_get64(sec + 32);
                 if (!fab__cu_in(so, ss, len) || !fab__cu_in(value, size, ss))
                     return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                               "cubin: the value of %.*s is out of its section",
@@ -882,14 +867,14 @@ static CUresult fab__cu_fatbin_parse(const unsigned char *d, size_t len, fab__cu
     size_t off = 0;
     unsigned used = 0;
     while (off < len) {
-        if (!fab__cu_in(off, 16, len) || fab__cu_le32(d + off) != FAB__CU_FATBIN_MAGIC) {
+        if (!fab__cu_in(off, 16, len) || fab__le_get32(d + off) != FAB__CU_FATBIN_MAGIC) {
             if (off > 0)
                 break; /* trailing bytes after the last container */
             return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "fatbin: no container");
         }
-        unsigned hsize = fab__cu_le16(d + off + 6);
-        uint64_t body = fab__cu_le64(d + off + 8);
-        if (fab__cu_le16(d + off + 4) != 1 || hsize < 16 || !fab__cu_in(off + hsize, body, len))
+        unsigned hsize = fab__le_get16(d + off + 6);
+        uint64_t body = fab__le_get64(d + off + 8);
+        if (fab__le_get16(d + off + 4) != 1 || hsize < 16 || !fab__cu_in(off + hsize, body, len))
             return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                       "fatbin: a bad container header at offset %zu", off);
         size_t e = off + hsize, stop = off + hsize + (size_t)body;
@@ -898,10 +883,10 @@ static CUresult fab__cu_fatbin_parse(const unsigned char *d, size_t len, fab__cu
                 return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                           "fatbin: a truncated entry at offset %zu", e);
             const unsigned char *h = d + e;
-            unsigned kind = fab__cu_le16(h);
-            uint32_t ehsize = fab__cu_le32(h + 4), csize = fab__cu_le32(h + 16);
-            uint64_t psize = fab__cu_le64(h + 8), flags = fab__cu_le64(h + 40),
-                     dsize = fab__cu_le64(h + 56);
+            unsigned kind = fab__le_get16(h);
+            uint32_t ehsize = fab__le_get32(h + 4), csize = fab__le_get32(h + 16);
+            uint64_t psize = fab__le_get64(h + 8), flags = fab__le_get64(h + 40),
+                     dsize = fab__le_get64(h + 56);
             if (ehsize < 64 || !fab__cu_in(e + ehsize, psize, stop))
                 return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                           "fatbin: an entry out of its container at offset %zu", e);
@@ -951,7 +936,7 @@ CUresult fab__cu_image_parse(const void *data, size_t len, fab__cu_image_t *img)
         r = fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "an empty image");
     else if (len >= 4 && memcmp(d, FAB__CU_ELF_MAGIC, 4) == 0)
         r = fab__cu_elf_parse(d, len, img);
-    else if (len >= 4 && fab__cu_le32(d) == FAB__CU_FATBIN_MAGIC)
+    else if (len >= 4 && fab__le_get32(d) == FAB__CU_FATBIN_MAGIC)
         r = fab__cu_fatbin_parse(d, len, img);
     else
         r = fab__cu_ptx_parse((const char *)d, len, img);
@@ -972,18 +957,18 @@ size_t fab__cu_image_extent(const void *data)
          * the parse then checks every section against that extent. */
         if (d[4] != 2)
             return 64;
-        uint64_t end = 64, shoff = fab__cu_le64(d + 40), phoff = fab__cu_le64(d + 32);
-        uint64_t sh_end = shoff + (uint64_t)fab__cu_le16(d + 60) * fab__cu_le16(d + 58);
-        uint64_t ph_end = phoff + (uint64_t)fab__cu_le16(d + 56) * fab__cu_le16(d + 54);
+        uint64_t end = 64, shoff = fab__le_get64(d + 40), phoff = fab__le_get64(d + 32);
+        uint64_t sh_end = shoff + (uint64_t)fab__le_get16(d + 60) * fab__le_get16(d + 58);
+        uint64_t ph_end = phoff + (uint64_t)fab__le_get16(d + 56) * fab__le_get16(d + 54);
         if (shoff <= FAB__CU_IMAGE_MAX_BYTES && sh_end > end)
             end = sh_end;
         if (phoff <= FAB__CU_IMAGE_MAX_BYTES && ph_end > end)
             end = ph_end;
         return end > FAB__CU_IMAGE_MAX_BYTES ? FAB__CU_IMAGE_MAX_BYTES : (size_t)end;
     }
-    if (fab__cu_le32(d) == FAB__CU_FATBIN_MAGIC) {
-        uint64_t body = fab__cu_le64(d + 8);
-        unsigned hsize = fab__cu_le16(d + 6);
+    if (fab__le_get32(d) == FAB__CU_FATBIN_MAGIC) {
+        uint64_t body = fab__le_get64(d + 8);
+        unsigned hsize = fab__le_get16(d + 6);
         return body > FAB__CU_IMAGE_MAX_BYTES ? FAB__CU_IMAGE_MAX_BYTES : hsize + (size_t)body;
     }
     return strlen((const char *)d) + 1;
@@ -992,7 +977,7 @@ size_t fab__cu_image_extent(const void *data)
 const void *fab__cu_image_unwrap(const void *data)
 {
     const unsigned char *d = data;
-    if (d && fab__cu_le32(d) == FAB__CU_FATBIN_WRAPPER_MAGIC) {
+    if (d && fab__le_get32(d) == FAB__CU_FATBIN_WRAPPER_MAGIC) {
         const void *inner;
         memcpy(&inner, d + 8, sizeof(inner));
         return inner;
