@@ -573,12 +573,13 @@ static int cmd_smi(bool json)
         printf("            Route Unhealthy              %s\n", unhealthy);
         printf("            Access Timeout Recovery      %s\n", timeout);
     }
+    int rc = 0;
+    if (json) /* before the close: the topology lives as long as the client */
+        rc = print_json(json_pack("{s:i, s:s, s:i, s:o}", "driver_version",
+                                  fab_topology_driver_version(topology), "node", node.name,
+                                  "node_index", here, "gpus", gpus));
     fab_client_close(client);
-    if (json)
-        return print_json(json_pack("{s:i, s:s, s:i, s:o}", "driver_version",
-                                    fab_topology_driver_version(topology), "node", node.name,
-                                    "node_index", here, "gpus", gpus));
-    return 0;
+    return rc;
 }
 
 /* ---- run ------------------------------------------------------------------ */
