@@ -373,24 +373,33 @@ CUresult cuModuleUnload(CUmodule hmod)
     return CUDA_SUCCESS;
 }
 
+/* The function called name in module m (NULL: INVALID_HANDLE), for
+ * cuModuleGetFunction and cuLibraryGetKernel alike; NOT_FOUND when m has
+ * none. The caller holds fab__cu.lock. */
+static CUresult fab__cu_module_function(const fab__cu_module_t *m, const char *name,
+                                        fab__cu_function_t **fn_out)
+{
+    if (!m)
+        return CUDA_ERROR_INVALID_HANDLE;
+    for (size_t i = 0; i < m->img.nkernels; i++) {
+        if (strcmp(m->functions[i].name, name) == 0) {
+            *fn_out = &m->functions[i];
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_NOT_FOUND;
+}
+
 CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
     FAB__CU_ENTER();
     if (!hfunc || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = CUDA_ERROR_INVALID_HANDLE;
     pthread_rwlock_rdlock(&fab__cu.lock);
-    const fab__cu_module_t *m = fab__cu_module_find(hmod);
-    if (m) {
-        r = CUDA_ERROR_NOT_FOUND;
-        for (size_t i = 0; i < m->img.nkernels; i++) {
-            if (strcmp(m->functions[i].name, name) == 0) {
-                *hfunc = (CUfunction)&m->functions[i];
-                r = CUDA_SUCCESS;
-                break;
-            }
-        }
-    }
+    fab__cu_function_t *fn = NULL;
+    CUresult r = fab__cu_module_function(fab__cu_module_find(hmod), name, &fn);
+    if (r == CUDA_SUCCESS)
+        *hfunc = (CUfunction)fn;
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
 }
@@ -559,19 +568,12 @@ CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *na
     FAB__CU_ENTER();
     if (!pKernel || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult r = CUDA_ERROR_INVALID_HANDLE;
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_library_t *l = fab__cu_library_find(library);
-    if (l) {
-        r = CUDA_ERROR_NOT_FOUND;
-        for (size_t i = 0; i < l->module->img.nkernels; i++) {
-            if (strcmp(l->module->functions[i].name, name) == 0) {
-                *pKernel = (CUkernel)&l->module->functions[i];
-                r = CUDA_SUCCESS;
-                break;
-            }
-        }
-    }
+    fab__cu_function_t *fn = NULL;
+    CUresult r = fab__cu_module_function(l ? l->module : NULL, name, &fn);
+    if (r == CUDA_SUCCESS)
+        *pKernel = (CUkernel)fn;
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
 }
