@@ -291,5 +291,17 @@ FAB__CU_API cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsig
                                       unsigned int blockDimY, unsigned int blockDimZ,
                                       unsigned int sharedMemBytes, CUstream hStream,
                                       void **kernelParams);
+FAB__CU_API cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                unsigned int gridDimZ, unsigned int blockDimX,
+                                unsigned int blockDimY, unsigned int blockDimZ,
+                                unsigned int sharedMemBytes, CUstream hStream,
+                                void **kernelParams, void **extra);
+FAB__CU_API cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                  void **kernelParams, void **extra);
+FAB__CU_API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                           unsigned int gridDimY, unsigned int gridDimZ,
+                                           unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                           CUstream hStream, void **kernelParams);
 
 #endif /* FAB_CUDA_ENTRY_H */

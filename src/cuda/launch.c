@@ -28,11 +28,6 @@
 
 #include "src/common/log.h"
 
-/* Per-thread-default-stream names: every stream runs its work at the call,
- * so the per-thread stream behaves as the legacy one. */
-#define FAB__CU_ALIAS(name, target, ...) \
-    FAB__CU_EXPORT CUresult name(__VA_ARGS__) __attribute__((alias(#target)))
-
 /* More pairs than any extra array holds: a bound on walking one that lacks
  * its CU_LAUNCH_PARAM_END. */
 #define FAB__CU_EXTRA_MAX 64
@@ -180,7 +175,7 @@ static void fab__cu_launch_work(void *arg)
 
 static CUresult fab__cu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shared, CUstream stream,
-                               void **params, void **extra, bool cooperative)
+                               void **params, void **extra, bool cooperative, unsigned submit)
 {
     const fab_dim3_t grid = {gx, gy, gz}, block = {bx, by, bz};
     fab__cu_launch_t launch;
@@ -191,32 +186,37 @@ static CUresult fab__cu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned 
      * copies the arguments at launch and their sizes are not known here:
      * kernelParams must stay valid while the kernel runs. */
     fab__cu_launch_work_t work = {&launch, CUDA_SUCCESS};
-    FAB__CU_TRY(fab__cu_stream_submit(stream, FAB__CU_SUBMIT_WAIT, fab__cu_launch_work, &work,
-                                      NULL));
+    FAB__CU_TRY(fab__cu_stream_submit(stream, FAB__CU_SUBMIT_WAIT | submit, fab__cu_launch_work,
+                                      &work, NULL));
     return work.result;
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                        void **kernelParams, void **extra)
+/* Each launch has two ABIs: the plain name, where a NULL stream is the
+ * legacy default stream, and the _ptsz name (CUDA_API_PER_THREAD_DEFAULT_STREAM,
+ * or cuGetProcAddress with the per-thread flag), where it is the calling
+ * thread's own default stream, which does not wait for other streams. */
+static CUresult fab__cu_launch_kernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                      unsigned int gridDimZ, unsigned int blockDimX,
+                                      unsigned int blockDimY, unsigned int blockDimZ,
+                                      unsigned int sharedMemBytes, CUstream hStream,
+                                      void **kernelParams, void **extra, unsigned submit)
 {
     return fab__cu_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                          sharedMemBytes, hStream, kernelParams, extra, false);
+                          sharedMemBytes, hStream, kernelParams, extra, false, submit);
 }
 
-CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                   unsigned int gridDimZ, unsigned int blockDimX,
-                                   unsigned int blockDimY, unsigned int blockDimZ,
-                                   unsigned int sharedMemBytes, CUstream hStream,
-                                   void **kernelParams)
+static CUresult fab__cu_launch_cooperative(CUfunction f, unsigned int gridDimX,
+                                           unsigned int gridDimY, unsigned int gridDimZ,
+                                           unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                           CUstream hStream, void **kernelParams, unsigned submit)
 {
     return fab__cu_launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                          sharedMemBytes, hStream, kernelParams, NULL, true);
+                          sharedMemBytes, hStream, kernelParams, NULL, true, submit);
 }
 
-CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
-                          void **extra)
+static CUresult fab__cu_launch_ex(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                                  void **extra, unsigned submit)
 {
     FAB__CU_ENTER();
     if (!config || (config->numAttrs > 0 && !config->attrs))
@@ -232,14 +232,57 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **ker
     return fab__cu_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ,
                           config->blockDimX, config->blockDimY, config->blockDimZ,
                           config->sharedMemBytes, config->hStream, kernelParams, extra,
-                          cooperative);
+                          cooperative, submit);
 }
 
-FAB__CU_ALIAS(cuLaunchKernel_ptsz, cuLaunchKernel, CUfunction, unsigned int, unsigned int,
-              unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, CUstream,
-              void **, void **);
-FAB__CU_ALIAS(cuLaunchKernelEx_ptsz, cuLaunchKernelEx, const CUlaunchConfig *, CUfunction,
-              void **, void **);
-FAB__CU_ALIAS(cuLaunchCooperativeKernel_ptsz, cuLaunchCooperativeKernel, CUfunction,
-              unsigned int, unsigned int, unsigned int, unsigned int, unsigned int, unsigned int,
-              unsigned int, CUstream, void **);
+CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                        void **kernelParams, void **extra)
+{
+    return fab__cu_launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                 blockDimZ, sharedMemBytes, hStream, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                             unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                             unsigned int blockDimZ, unsigned int sharedMemBytes,
+                             CUstream hStream, void **kernelParams, void **extra)
+{
+    return fab__cu_launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                 blockDimZ, sharedMemBytes, hStream, kernelParams, extra,
+                                 FAB__CU_SUBMIT_PER_THREAD);
+}
+
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                   unsigned int gridDimZ, unsigned int blockDimX,
+                                   unsigned int blockDimY, unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes, CUstream hStream,
+                                   void **kernelParams)
+{
+    return fab__cu_launch_cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                      blockDimZ, sharedMemBytes, hStream, kernelParams, 0);
+}
+
+CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                        unsigned int gridDimY, unsigned int gridDimZ,
+                                        unsigned int blockDimX, unsigned int blockDimY,
+                                        unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                        CUstream hStream, void **kernelParams)
+{
+    return fab__cu_launch_cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                      blockDimZ, sharedMemBytes, hStream, kernelParams,
+                                      FAB__CU_SUBMIT_PER_THREAD);
+}
+
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                          void **extra)
+{
+    return fab__cu_launch_ex(config, f, kernelParams, extra, 0);
+}
+
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+                               void **extra)
+{
+    return fab__cu_launch_ex(config, f, kernelParams, extra, FAB__CU_SUBMIT_PER_THREAD);
+}

@@ -299,6 +299,9 @@ static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuStreamWaitValue64", 11070, cuStreamWaitValue64_v2_ptsz),
     P("cuStreamBatchMemOp", 8000, cuStreamBatchMemOp_ptsz),
     P("cuStreamBatchMemOp", 11070, cuStreamBatchMemOp_v2_ptsz),
+    P("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
+    P("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
+    P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel_ptsz),
 };
 
 #undef P

@@ -780,6 +780,58 @@ static void entry_points_are_reachable_through_get_proc_address(void **state)
     assert_ptr_equal(fn, v2); /* cuda.h's name is the _v2 ABI */
 }
 
+/* The _ptsz launch ABI (what CUDA_API_PER_THREAD_DEFAULT_STREAM and the
+ * per-thread flag of cuGetProcAddress give) reads a NULL stream as the
+ * calling thread's default stream, which does not wait for a blocking
+ * stream that is held; the plain ABI's legacy stream would (and this test
+ * would then hang until ctest's timeout). */
+static void launch_ptsz_null_stream_is_the_per_thread_stream(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUmodule mod = load_test_ptx();
+    CUfunction fill;
+    CU_OK(cuModuleGetFunction(&fill, mod, "fill"));
+    void *fn = NULL, *plain = NULL;
+    CUdriverProcAddressQueryResult q;
+    CU_OK(cuGetProcAddress("cuLaunchKernel", &fn, 12000,
+                           CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &q));
+    CU_OK(cuGetProcAddress("cuLaunchKernel", &plain, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &q));
+    assert_non_null(fn);
+    assert_ptr_not_equal(fn, plain);
+    CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void **, void **);
+    memcpy(&launch, &fn, sizeof(fn));
+    CU_OK(cuGetProcAddress("cuMemcpyDtoH", &fn, 12000,
+                           CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &q));
+    CUresult (*copy_ptds)(void *, CUdeviceptr, size_t);
+    memcpy(&copy_ptds, &fn, sizeof(fn));
+    out_mem_t m = out_alloc(); /* its memset runs on the legacy stream: before the hold */
+
+    uint32_t *gate = NULL;
+    CU_OK(cuMemAllocHost((void **)&gate, sizeof(*gate)));
+    *gate = 0;
+    CUstream held;
+    CU_OK(cuStreamCreate(&held, CU_STREAM_DEFAULT)); /* blocking */
+    CU_OK(cuStreamWaitValue32(held, (CUdeviceptr)(uintptr_t)gate, 1, CU_STREAM_WAIT_VALUE_GEQ));
+
+    unsigned base = 7;
+    void *params[] = {&m.ptr, &base};
+    CU_OK(launch(fill, 1, 1, 1, 4, 1, 1, 0, NULL, params, NULL));
+    unsigned got[4];
+    CU_OK(copy_ptds(got, m.ptr, sizeof(got))); /* the legacy one would wait for held */
+    for (unsigned i = 0; i < 4; i++)
+        assert_int_equal(got[i], 7 + i);
+    assert_int_equal(cuStreamQuery(held), CUDA_ERROR_NOT_READY);
+
+    __atomic_store_n(gate, 1, __ATOMIC_SEQ_CST);
+    CU_OK(cuStreamSynchronize(held));
+    CU_OK(cuStreamDestroy(held));
+    CU_OK(cuMemFreeHost(gate));
+    out_free(m);
+    CU_OK(cuModuleUnload(mod));
+}
+
 /* ---- a launch on memory imported by another process --------------------------------------- */
 
 /* helper "launcher": receive an fd, import and map it, load the test PTX and
@@ -859,6 +911,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(launch_checks_its_arguments),
     cmocka_unit_test(launch_without_implementation_is_not_supported),
     cmocka_unit_test(launch_ex_and_cooperative_launches),
+    cmocka_unit_test(launch_ptsz_null_stream_is_the_per_thread_stream),
     cmocka_unit_test(library_kernels_globals_and_module),
     cmocka_unit_test(function_attributes_and_occupancy),
     cmocka_unit_test(entry_points_are_reachable_through_get_proc_address),
