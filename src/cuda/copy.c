@@ -523,6 +523,46 @@ FAB__CU_SET_PAIR(cuMemsetD32Async, cuMemsetD32Async_ptsz, FAB__CU_ASYNC, unsigne
                  (CUdeviceptr dstDevice, unsigned int value, size_t N, CUstream hStream),
                  hStream)
 
+/* The 3.1 ABI's 2D and 3D descriptors hold device pointers in 32 bits, which
+ * the emulation's 64-bit addresses do not fit (as cuMemAlloc's 3.1 ABI):
+ * refused without reading them. */
+CUresult cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
+{
+    (void)pCopy;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
+{
+    (void)pCopy;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
+{
+    (void)pCopy;
+    (void)hStream;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
+{
+    (void)pCopy;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
+{
+    (void)pCopy;
+    (void)hStream;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
     return cuMemsetD8_v2(dstDevice, uc, N);

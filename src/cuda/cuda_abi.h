@@ -249,6 +249,11 @@ typedef unsigned long long FAB_CU(CUmemGenericAllocationHandle);
 typedef uint64_t FAB_CU(cuuint64_t);
 typedef struct FAB_CU(CUctx_st) *FAB_CU(CUcontext);
 typedef struct FAB_CU(CUstream_st) *FAB_CU(CUstream);
+typedef struct FAB_CU(CUgreenCtx_st) *FAB_CU(CUgreenCtx); /* never made here */
+/* The CUDA 3.1 copy descriptors (32-bit device pointers): only named, since
+ * their entry points refuse them unread. */
+typedef struct FAB_CU(CUDA_MEMCPY2D_v1_st) FAB_CU(CUDA_MEMCPY2D_v1);
+typedef struct FAB_CU(CUDA_MEMCPY3D_v1_st) FAB_CU(CUDA_MEMCPY3D_v1);
 
 #define FAB_CU_IPC_HANDLE_SIZE 64
 

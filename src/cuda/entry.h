@@ -72,6 +72,7 @@ FAB__CU_API cuMemUnmap(CUdeviceptr ptr, size_t size);
 FAB__CU_API cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count);
 FAB__CU_API cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location, CUdeviceptr ptr);
 FAB__CU_API cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr);
+FAB__CU_API cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr);
 FAB__CU_API cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total);
 FAB__CU_API cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
 
@@ -152,6 +153,11 @@ FAB__CU_API cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdev
 FAB__CU_API cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy);
 FAB__CU_API cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy);
 FAB__CU_API cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream);
+FAB__CU_API cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy);
+FAB__CU_API cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy);
+FAB__CU_API cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream);
+FAB__CU_API cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy);
+FAB__CU_API cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream);
 FAB__CU_API cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy);
 FAB__CU_API cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream);
 FAB__CU_API cuStreamGetDevice(CUstream hStream, CUdevice *device);
@@ -171,6 +177,8 @@ FAB__CU_API cuStreamGetId(CUstream hStream, unsigned long long *streamId);
 FAB__CU_API cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId);
 FAB__CU_API cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
 FAB__CU_API cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx);
+FAB__CU_API cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx);
+FAB__CU_API cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx);
 FAB__CU_API cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
 FAB__CU_API cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags);
 FAB__CU_API cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);

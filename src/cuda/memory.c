@@ -393,6 +393,17 @@ CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 
 /* ---- address ranges and pointer attributes ------------------------------------------ */
 
+/* The CUDA 3.1 ABI: 32-bit pointers and sizes, which the emulation's
+ * addresses do not fit. */
+CUresult cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
+{
+    (void)pbase;
+    (void)psize;
+    (void)dptr;
+    FAB__CU_ENTER();
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
     FAB__CU_ENTER();

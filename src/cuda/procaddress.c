@@ -78,6 +78,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemUnmap", 10020, cuMemUnmap),
     P("cuMemSetAccess", 10020, cuMemSetAccess),
     P("cuMemGetAccess", 10020, cuMemGetAccess),
+    P("cuMemGetAddressRange", 2000, cuMemGetAddressRange),
     P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
     P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
     P("cuPointerGetAttribute", 4000, cuPointerGetAttribute),
@@ -137,10 +138,15 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuPointerSetAttribute", 6000, cuPointerSetAttribute),
     P("cuMemcpyPeer", 4000, cuMemcpyPeer),
     P("cuMemcpyPeerAsync", 4000, cuMemcpyPeerAsync),
+    P("cuMemcpy2D", 2000, cuMemcpy2D),
     P("cuMemcpy2D", 3020, cuMemcpy2D_v2),
+    P("cuMemcpy2DUnaligned", 2000, cuMemcpy2DUnaligned),
     P("cuMemcpy2DUnaligned", 3020, cuMemcpy2DUnaligned_v2),
+    P("cuMemcpy2DAsync", 2000, cuMemcpy2DAsync),
     P("cuMemcpy2DAsync", 3020, cuMemcpy2DAsync_v2),
+    P("cuMemcpy3D", 2000, cuMemcpy3D),
     P("cuMemcpy3D", 3020, cuMemcpy3D_v2),
+    P("cuMemcpy3DAsync", 2000, cuMemcpy3DAsync),
     P("cuMemcpy3DAsync", 3020, cuMemcpy3DAsync_v2),
     P("cuStreamGetDevice", 12080, cuStreamGetDevice),
     P("cuMemsetD16", 2000, cuMemsetD16),
@@ -151,6 +157,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuStreamGetPriority", 5050, cuStreamGetPriority),
     P("cuStreamGetId", 12000, cuStreamGetId),
     P("cuStreamGetCtx", 9020, cuStreamGetCtx),
+    P("cuStreamGetCtx", 12050, cuStreamGetCtx_v2),
     P("cuStreamWaitEvent", 3020, cuStreamWaitEvent),
     P("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
     P("cuStreamGetCaptureInfo", 10010, cuStreamGetCaptureInfo),
@@ -280,6 +287,7 @@ static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuStreamGetPriority", 7000, cuStreamGetPriority_ptsz),
     P("cuStreamGetId", 12000, cuStreamGetId_ptsz),
     P("cuStreamGetCtx", 9020, cuStreamGetCtx_ptsz),
+    P("cuStreamGetCtx", 12050, cuStreamGetCtx_v2_ptsz),
     P("cuStreamWaitEvent", 7000, cuStreamWaitEvent_ptsz),
     P("cuStreamIsCapturing", 10000, cuStreamIsCapturing_ptsz),
     P("cuStreamGetCaptureInfo", 10010, cuStreamGetCaptureInfo_ptsz),
@@ -355,7 +363,16 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
     return CUDA_SUCCESS;
 }
 
+/* The CUDA 11.3 ABI has no status argument, so it says "not there" with its
+ * result: CUDA_ERROR_NOT_FOUND, as CUDA 11's documentation of the call gives
+ * for an unknown name and for a version below the function's first. A
+ * caller of this ABI (NVSHMEM's loader is one) that checks only the result
+ * would otherwise take a NULL pointer for a function that exists. */
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
-    return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
+    CUresult r = cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, &status);
+    if (r == CUDA_SUCCESS && status != CU_GET_PROC_ADDRESS_SUCCESS)
+        return CUDA_ERROR_NOT_FOUND;
+    return r;
 }

@@ -667,6 +667,35 @@ FAB__CU_STREAM_GETTER(cuStreamGetId_ptsz, true, unsigned long long, id_out, id)
 FAB__CU_STREAM_GETTER(cuStreamGetCtx, false, CUcontext, ctx_out, ctx)
 FAB__CU_STREAM_GETTER(cuStreamGetCtx_ptsz, true, CUcontext, ctx_out, ctx)
 
+/* CUDA 12.5's ABI also names a stream's green context; the emulation makes
+ * none, so that is always NULL. */
+static CUresult fab__cu_stream_get_ctx2(CUstream h, bool per_thread, CUcontext *pCtx,
+                                        CUgreenCtx *pGreenCtx)
+{
+    if (!pCtx || !pGreenCtx)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUcontext ctx;
+    unsigned flags;
+    int priority;
+    unsigned long long id;
+    CUresult r = fab__cu_stream_props(h, per_thread, &ctx, &flags, &priority, &id);
+    if (r == CUDA_SUCCESS) {
+        *pCtx = ctx;
+        *pGreenCtx = NULL;
+    }
+    return r;
+}
+
+CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
+{
+    return fab__cu_stream_get_ctx2(hStream, false, pCtx, pGreenCtx);
+}
+
+CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
+{
+    return fab__cu_stream_get_ctx2(hStream, true, pCtx, pGreenCtx);
+}
+
 static CUresult fab__cu_stream_device(CUstream h, bool per_thread, CUdevice *device)
 {
     if (!device)
