@@ -217,7 +217,14 @@ static size_t fab__node_encode(const fab__node_t *node, uint8_t *p)
     p[at + 2] = node->info.host_id;
     fab__le_put32(p + at + 3, node->device.pci_domain);
     fab__le_put32(p + at + 7, node->device.pci_device_id);
-    return at + 11;
+    at += 11;
+    /* The attribute overrides: a count, then (u32 id, i32 value) each. */
+    p[at] = node->nattributes;
+    for (unsigned i = 0; i < node->nattributes; i++) {
+        fab__le_put32(p + at + 1 + 8 * i, node->attributes[i].id);
+        fab__le_put32(p + at + 5 + 8 * i, (uint32_t)node->attributes[i].value);
+    }
+    return at + 1 + 8 * (size_t)node->nattributes;
 }
 
 /* Read a name; 0 when it does not fit in len. */
@@ -262,7 +269,7 @@ static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *
     char serial[FAB_NAME_MAX];
     size_t d = fab__get_name(p + at, len - at, serial);
     at += d;
-    if (d == 0 || d - 1 > FAB_CHASSIS_SERIAL_MAX || len - at != 11)
+    if (d == 0 || d - 1 > FAB_CHASSIS_SERIAL_MAX || len - at < 12)
         return FAB_ERROR_INVALID_VALUE;
     memcpy(node->info.chassis_serial, serial, d);
     node->info.slot_number = p[at];
@@ -270,6 +277,15 @@ static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *
     node->info.host_id = p[at + 2];
     node->device.pci_domain = fab__le_get32(p + at + 3);
     node->device.pci_device_id = fab__le_get32(p + at + 7);
+    at += 11;
+    unsigned n = p[at];
+    if (n > FAB__NODE_ATTRIBUTES_MAX || len - at != 1 + 8 * (size_t)n)
+        return FAB_ERROR_INVALID_VALUE;
+    node->nattributes = (uint8_t)n;
+    for (unsigned i = 0; i < n; i++) {
+        node->attributes[i].id = fab__le_get32(p + at + 1 + 8 * i);
+        node->attributes[i].value = (int32_t)fab__le_get32(p + at + 5 + 8 * i);
+    }
     return FAB_SUCCESS;
 }
 

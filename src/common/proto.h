@@ -35,8 +35,9 @@
 
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
 /* 3: the TOPOLOGY node record grew the fabric status and health, the
- * platform place and the PCI fields; a version-2 peer could not decode it. */
-#define FAB__PROTO_VERSION 3u
+ * platform place and the PCI fields; a version-2 peer could not decode it.
+ * 4: the node record ends with the config's device-attribute overrides. */
+#define FAB__PROTO_VERSION 4u
 #define FAB__PROTO_HEADER 16
 #define FAB__PROTO_MAX 1536 /* no message is longer */
 #define FAB__TOKEN_BYTES 16 /* the creator token */

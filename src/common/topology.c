@@ -14,6 +14,7 @@
  * Nodes keep the order in which they first appear. An unknown section or key,
  * or a bad value, fails the load and is logged with file and line. */
 #include "src/common/topology.h"
+#include "src/base/cuda_attributes.h"
 
 #include <errno.h>
 #include <ini.h>
@@ -304,10 +305,55 @@ static int fab__parse_ids(const char *text, uint32_t **ids, unsigned *n, int *oo
 
 #define FAB__BAD(...) (snprintf(p->error, sizeof(p->error), __VA_ARGS__), 0)
 
+/* The device attributes by name, for "attribute.NAME" keys. */
+static const struct {
+    const char *name;
+    uint32_t id;
+} fab__attribute_names[] = {
+#define FAB__ATTRIBUTE_NAME(name, value) {#name, value},
+    FAB_CUDA_DEVICE_ATTRIBUTES(FAB__ATTRIBUTE_NAME)
+#undef FAB__ATTRIBUTE_NAME
+};
+
+/* "attribute.NAME = value": the value the emulation answers for the
+ * attribute on this node's devices; a later key for the same one wins. */
+static int fab__node_attribute(fab__parse_t *p, fab__node_t *node, const char *name,
+                               const char *value)
+{
+    uint32_t id = 0;
+    for (size_t i = 0; i < sizeof(fab__attribute_names) / sizeof(fab__attribute_names[0]); i++) {
+        if (strcmp(fab__attribute_names[i].name, name) == 0)
+            id = fab__attribute_names[i].id;
+    }
+    if (id == 0)
+        return FAB__BAD("attribute.%s: no such device attribute (cuda.h's CU_DEVICE_ATTRIBUTE_ "
+                        "names, without the prefix)", name);
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 0);
+    if (*value == '\0' || *end != '\0' || errno != 0 || v < INT32_MIN || v > INT32_MAX)
+        return FAB__BAD("attribute.%s: not a 32-bit integer: %s", name, value);
+    for (unsigned i = 0; i < node->nattributes; i++) {
+        if (node->attributes[i].id == id) {
+            node->attributes[i].value = (int32_t)v;
+            return 1;
+        }
+    }
+    if (node->nattributes == FAB__NODE_ATTRIBUTES_MAX)
+        return FAB__BAD("attribute.%s: a node may set at most %d attributes", name,
+                        FAB__NODE_ATTRIBUTES_MAX);
+    node->attributes[node->nattributes].id = id;
+    node->attributes[node->nattributes].value = (int32_t)v;
+    node->nattributes++;
+    return 1;
+}
+
 static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, const char *value)
 {
     unsigned long long v;
-    if (strcmp(key, "imex_domain") == 0) {
+    if (strncmp(key, "attribute.", 10) == 0) {
+        return fab__node_attribute(p, node, key + 10, value);
+    } else if (strcmp(key, "imex_domain") == 0) {
         if (*value == '\0' || strlen(value) >= FAB_NAME_MAX)
             return FAB__BAD("imex_domain: empty or too long");
         snprintf(node->info.imex_domain, sizeof(node->info.imex_domain), "%s", value);
@@ -750,4 +796,19 @@ fab_status_t fab__topology_alloc_check(const fab_topology_t *topology, int node,
     if (used > n->device.total_memory || size > n->device.total_memory - used)
         return FAB_ERROR_OUT_OF_MEMORY;
     return FAB_SUCCESS;
+}
+
+bool fab__topology_attribute(const fab_topology_t *topology, int node, uint32_t id,
+                             int32_t *value)
+{
+    if (!topology || node < 0 || node >= topology->nnodes)
+        return false;
+    const fab__node_t *n = &topology->nodes[node];
+    for (unsigned i = 0; i < n->nattributes; i++) {
+        if (n->attributes[i].id == id) {
+            *value = n->attributes[i].value;
+            return true;
+        }
+    }
+    return false;
 }

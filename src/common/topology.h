@@ -4,6 +4,7 @@
 #ifndef FABMEM_COMMON_TOPOLOGY_H
 #define FABMEM_COMMON_TOPOLOGY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -11,9 +12,19 @@
 
 #define FAB__CHANNEL_MAX 64 /* channel numbers 0..63: a client's set is one word */
 
+/* A device attribute a node's config sets ("attribute.NAME = value"): the
+ * driver emulation answers it instead of its own value. */
+#define FAB__NODE_ATTRIBUTES_MAX 32
+typedef struct fab__attribute {
+    uint32_t id; /* CUdevice_attribute (src/base/cuda_attributes.h) */
+    int32_t value;
+} fab__attribute_t;
+
 typedef struct fab__node {
     fab_node_info_t info;
     fab_device_info_t device; /* every GPU of a node is alike; uuid of ordinal 0 */
+    uint8_t nattributes;
+    fab__attribute_t attributes[FAB__NODE_ATTRIBUTES_MAX];
 } fab__node_t;
 
 typedef struct fab__channel {
@@ -61,6 +72,11 @@ fab_status_t fab__topology_alloc_check(const fab_topology_t *topology, int node,
 
 /* The channels (bit n = channel n) a peer with these credentials holds. */
 uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t gid);
+
+/* The value node's config sets for device attribute id, in *value: true, or
+ * false (and *value untouched) when the config leaves it to the emulation. */
+bool fab__topology_attribute(const fab_topology_t *topology, int node, uint32_t id,
+                             int32_t *value);
 
 /* The device uuid of ordinal on node (stable across runs). */
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);

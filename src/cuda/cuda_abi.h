@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "fabmem/status.h"
+#include "src/base/cuda_attributes.h"
 
 #ifndef FAB_CU
 #define FAB_CU(name) name
@@ -109,66 +110,12 @@ typedef enum FAB_CU(CUmemAllocationGranularity_flags_enum) {
     FAB_CU_GRANULARITY_LIST(FAB__CU_ENUMERATOR)
 } FAB_CU(CUmemAllocationGranularity_flags);
 
-/* The device attributes the emulation answers (NCCL, NVSHMEM and PyTorch
- * query these). */
-#define FAB_CU_DEVICE_ATTRIBUTE_LIST(XX)                                  \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1)                      \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 2)                            \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 3)                            \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 4)                            \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 5)                             \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 6)                             \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 7)                             \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 8)                \
-    XX(CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, 9)                      \
-    XX(CU_DEVICE_ATTRIBUTE_WARP_SIZE, 10)                                 \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 12)                   \
-    XX(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, 13)                                \
-    XX(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 16)                      \
-    XX(CU_DEVICE_ATTRIBUTE_INTEGRATED, 18)                                \
-    XX(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, 19)                       \
-    XX(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, 20)                              \
-    XX(CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, 31)                        \
-    XX(CU_DEVICE_ATTRIBUTE_ECC_ENABLED, 32)                               \
-    XX(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, 33)                                \
-    XX(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, 34)                             \
-    XX(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, 36)                         \
-    XX(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 37)                   \
-    XX(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 38)                             \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 39)            \
-    XX(CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, 40)                        \
-    XX(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 41)                        \
-    XX(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, 50)                             \
-    XX(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 75)                  \
-    XX(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 76)                  \
-    XX(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, 78)               \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 81)      \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 82)          \
-    XX(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 83)                            \
-    XX(CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD, 84)                           \
-    XX(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, 89)                 \
-    XX(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, 95)                        \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)         \
-    XX(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 102)      \
-    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 103) \
-    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, 104)       \
-    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED, 105)   \
-    XX(CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 106)            \
-    XX(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 110)  \
-    XX(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, 115)                   \
-    XX(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, 116)                \
-    XX(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 119)           \
-    XX(CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 124)                        \
-    XX(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 128)             \
-    XX(CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, 130)                              \
-    XX(CU_DEVICE_ATTRIBUTE_NUMA_ID, 131)                                  \
-    XX(CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 132)                      \
-    XX(CU_DEVICE_ATTRIBUTE_MPS_ENABLED, 133)                              \
-    XX(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, 134)                             \
-    XX(CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID, 139)                        \
-    XX(CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID, 140)
+/* Every device attribute (src/base/cuda_attributes.h, the list the config's
+ * attribute keys come from too); those the emulation does not model read 0. */
+#define FAB__CU_DEVICE_ATTRIBUTE_ENUMERATOR(name, value) FAB_CU(CU_DEVICE_ATTRIBUTE_##name) = (value),
 typedef enum FAB_CU(CUdevice_attribute_enum) {
-    FAB_CU_DEVICE_ATTRIBUTE_LIST(FAB__CU_ENUMERATOR)
+    FAB_CUDA_DEVICE_ATTRIBUTES(FAB__CU_DEVICE_ATTRIBUTE_ENUMERATOR)
+    FAB_CU(CU_DEVICE_ATTRIBUTE_MAX)
 } FAB_CU(CUdevice_attribute);
 
 #define FAB_CU_POINTER_ATTRIBUTE_LIST(XX)                \

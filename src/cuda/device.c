@@ -12,6 +12,7 @@
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/entry.h"
+#include "src/common/topology.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -242,9 +243,12 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
-    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 0;
+    /* What the emulated H100/GB200 class reports; NCCL 2.18-2.23 turn cuMem
+     * off and NIXL falls back to cuMemAlloc where VMM memory cannot be
+     * registered for RDMA. */
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0;
-    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
     /* Says what the device can do, not whether this user holds a channel:
@@ -258,6 +262,7 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return -1;
     case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: return (int)d->pci_device_id;
     case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: return 0;
+    default: break;
     }
     *known = false;
     return 0;
@@ -274,10 +279,16 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
         /* Attributes a real device has but the emulation does not model read
          * as 0 ("not supported"), as for a device without the feature; values
          * beyond the driver's list are refused as the driver refuses them. */
-        if ((int)attrib <= 0 || (int)attrib > 147)
+        if ((int)attrib <= 0 || (int)attrib > FAB_CU_DEVICE_ATTRIBUTE_LAST)
             return CUDA_ERROR_INVALID_VALUE;
         v = 0;
     }
+    /* The node's config has the last word ("attribute.NAME"): a test can
+     * make an attribute promise what a call then refuses, as on real
+     * machines. */
+    int32_t set;
+    if (fab__topology_attribute(fab__cu.topology, fab__cu.node, (uint32_t)attrib, &set))
+        v = set;
     *pi = v;
     return CUDA_SUCCESS;
 }

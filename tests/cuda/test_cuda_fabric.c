@@ -668,6 +668,30 @@ static void a_node_the_daemon_lacks_fails_cuinit(void **state)
     devices_in_peer(NULL, env, "init=CUDA_ERROR_NO_DEVICE");
 }
 
+/* A node's "attribute.NAME" keys have the last word on what
+ * cuDeviceGetAttribute answers: the attribute can promise FABRIC while the
+ * node's handle types refuse it, as users meet on real machines. */
+static void config_attributes_override_what_the_device_answers(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start("[node tray]\ngpus = 2\nhandle_types = posix_fd\n"
+                                          "attribute.HANDLE_TYPE_FABRIC_SUPPORTED = 1\n"
+                                          "attribute.HOST_NUMA_ID = 3\n"
+                                          "attribute.HOST_NUMA_ID = -7\n",
+                                          NULL));
+    cut_init(0);
+    int v = 0;
+    CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 1));
+    assert_int_equal(v, 1); /* the attribute says yes ... */
+    CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, 0));
+    assert_int_equal(v, -7); /* the later key wins */
+    CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0));
+    assert_int_equal(v, 32); /* the rest are the emulation's own */
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CUmemGenericAllocationHandle h;
+    CU_IS(cuMemCreate(&h, SIZE, &prop, 0), CUDA_ERROR_NOT_SUPPORTED); /* ... creation says no */
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(fabric_handle_shares_memory_between_processes, fab_test_teardown),
     cmocka_unit_test_teardown(nccl_fallback_drops_fabric_without_a_channel, fab_test_teardown),
@@ -682,6 +706,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(without_a_daemon_the_local_config_offers_posix_fd_only,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_node_the_daemon_lacks_fails_cuinit, fab_test_teardown),
+    cmocka_unit_test_teardown(config_attributes_override_what_the_device_answers,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(import_without_a_shared_channel_is_not_permitted, fab_test_teardown),
     cmocka_unit_test_teardown(import_sharing_a_channel_across_users, fab_test_teardown),
     cmocka_unit_test_teardown(a_stalled_daemon_stalls_only_the_calls_that_need_it,

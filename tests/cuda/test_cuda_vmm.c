@@ -135,6 +135,9 @@ static void attributes_nccl_queries_answer(void **state)
     assert_int_equal(v, 32);
     CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, 0));
     assert_int_equal(v, 1);
+    /* NIXL and NCCL 2.18-2.23 give up on VMM memory where this is 0. */
+    CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 0));
+    assert_int_equal(v, 1);
     CU_IS(cuDeviceGetAttribute(&v, (CUdevice_attribute)100000, 0), CUDA_ERROR_INVALID_VALUE);
     CU_IS(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 99), CUDA_ERROR_INVALID_DEVICE);
     int peer = -1;

@@ -377,6 +377,9 @@ static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
     reply.u.topology.node.info.fabric_health = 0x61;
     reply.u.topology.node.info.tray_index = 200;
     reply.u.topology.node.device.pci_domain = 0x1234;
+    reply.u.topology.node.nattributes = 2;
+    reply.u.topology.node.attributes[0] = (fab__attribute_t){128, 1};
+    reply.u.topology.node.attributes[1] = (fab__attribute_t){134, -1};
     uint8_t buf[FAB__PROTO_MAX + 1];
     size_t n = fab__reply_encode(&reply, buf);
     fab__reply_t back;
@@ -385,9 +388,22 @@ static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
     assert_int_equal(back.u.topology.node.info.fabric_health, 0x61);
     assert_int_equal(back.u.topology.node.info.tray_index, 200);
     assert_int_equal(back.u.topology.node.device.pci_domain, 0x1234);
-    /* The serial's length byte sits before its 16 bytes and the 11 fixed
-     * bytes after; make it 17 and add a byte. */
-    size_t at = n - 11 - 16 - 1;
+    assert_int_equal(back.u.topology.node.nattributes, 2);
+    assert_int_equal(back.u.topology.node.attributes[0].id, 128);
+    assert_int_equal(back.u.topology.node.attributes[0].value, 1);
+    assert_int_equal(back.u.topology.node.attributes[1].id, 134);
+    assert_int_equal(back.u.topology.node.attributes[1].value, -1);
+    /* The attribute count must match the bytes that follow it. */
+    size_t count_at = n - 2 * 8 - 1;
+    assert_int_equal(buf[count_at], 2);
+    buf[count_at] = 3;
+    assert_int_equal(fab__reply_decode(buf, n, &back), FAB_ERROR_INVALID_VALUE);
+    buf[count_at] = 1;
+    assert_int_equal(fab__reply_decode(buf, n, &back), FAB_ERROR_INVALID_VALUE);
+    buf[count_at] = 2;
+    /* The serial's length byte sits before its 16 bytes, then the 11 fixed
+     * bytes and the attributes; make it 17 and add a byte. */
+    size_t at = count_at - 11 - 16 - 1;
     assert_int_equal(buf[at], 16);
     memmove(buf + at + 2, buf + at + 1, n - at - 1);
     buf[at] = 17;

@@ -179,6 +179,9 @@ static void config_errors_name_file_and_line(void **state)
         {"[node a]\nhost_id = -1\n", ":2: host_id"},
         {"[node a]\npci_domain = 0x10000\n", ":2: pci_domain"},
         {"[node a]\npci_device_id = 0x100000000\n", ":2: pci_device_id"},
+        {"[node a]\nattribute.NO_SUCH_THING = 1\n", ":2: attribute.NO_SUCH_THING: no such"},
+        {"[node a]\nattribute.NUMA_ID = lots\n", ":2: attribute.NUMA_ID: not a 32-bit"},
+        {"[node a]\nattribute.NUMA_ID = 2147483648\n", ":2: attribute.NUMA_ID: not a 32-bit"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char log[1024];
