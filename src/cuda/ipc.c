@@ -226,17 +226,58 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
 CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
 {
     FAB__CU_ENTER();
-    (void)event;
     if (!pHandle)
         return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_ERROR_NOT_SUPPORTED;
+    fab_client_t *client;
+    FAB__CU_TRY(fab__cu_ipc_client(&client));
+    unsigned char bytes[FAB__IPC_HANDLE_BYTES];
+    int fd;
+    bool cached;
+    FAB__CU_TRY(fab__cu_event_ipc_source(event, &fd, &cached, bytes));
+    if (!cached) {
+        int device = 0;
+        (void)fab__cu_current_device(&device);
+        fab_status_t s = fab__client_ipc_publish(client, FAB__IPC_KIND_EVENT, device,
+                                                 (uint64_t)sysconf(_SC_PAGESIZE), fd, bytes);
+        close(fd);
+        if (s != FAB_SUCCESS)
+            return fab__cu_from_status(s);
+        unsigned char mine[FAB__IPC_HANDLE_BYTES];
+        memcpy(mine, bytes, sizeof(mine));
+        /* Destroyed meanwhile (bytes unchanged), or another thread
+         * published first (bytes now its handle): ours goes. */
+        if (!fab__cu_event_ipc_cache(event, bytes)) {
+            (void)fab__client_ipc_withdraw(client, mine);
+            if (memcmp(mine, bytes, sizeof(mine)) == 0)
+                return CUDA_ERROR_INVALID_HANDLE;
+        }
+    }
+    memcpy(pHandle->reserved, bytes, sizeof(bytes));
+    return CUDA_SUCCESS;
 }
 
 CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 {
     FAB__CU_ENTER();
-    (void)handle;
     if (!phEvent)
         return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_ERROR_NOT_SUPPORTED;
+    CUcontext ctx;
+    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
+    fab_client_t *client;
+    FAB__CU_TRY(fab__cu_ipc_client(&client));
+    int fd;
+    uint8_t kind;
+    uint64_t size;
+    fab_status_t s = fab__client_ipc_open(client, (const unsigned char *)handle.reserved, &fd,
+                                          &kind, NULL, &size);
+    if (s != FAB_SUCCESS)
+        return fab__cu_from_status(s);
+    if (kind != FAB__IPC_KIND_EVENT || size != (uint64_t)sysconf(_SC_PAGESIZE)) {
+        close(fd);
+        return CUDA_ERROR_INVALID_VALUE; /* a memory handle */
+    }
+    CUresult r = fab__cu_event_ipc_open(fd, phEvent);
+    if (r != CUDA_SUCCESS)
+        close(fd);
+    return r;
 }

@@ -128,6 +128,44 @@ static int helper_exporter(int argc, char **argv, int sock)
     return fab_test_send(sock, h.reserved, sizeof(h.reserved)) == 0 ? 0 : 14;
 }
 
+/* helper "event_waiter": receive an event handle; check that
+ * cuIpcOpenMemHandle refuses it; open it; say the query's status (the
+ * parent recorded it behind a gate); wait for it on a stream of ours and
+ * with cuEventSynchronize (the parent opens the gate after "waiting"); say
+ * the query's status again. */
+static int helper_event_waiter(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    helper_init();
+    if (fab_test_send_word(sock, "ready") != 0)
+        return 13;
+    CUipcEventHandle h;
+    if (fab_test_recv(sock, h.reserved, sizeof(h.reserved)) != 0)
+        return 14;
+    CUipcMemHandle as_mem;
+    memcpy(as_mem.reserved, h.reserved, sizeof(h.reserved));
+    CUdeviceptr p;
+    if (cuIpcOpenMemHandle(&p, as_mem, 0) != CUDA_ERROR_INVALID_VALUE)
+        return 15;
+    CUevent e;
+    HELPER_CU(cuIpcOpenEventHandle(&e, h), 16);
+    if (fab_test_send_word(sock, name_of(cuEventQuery(e))) != 0)
+        return 17;
+    CUstream s;
+    HELPER_CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), 18);
+    HELPER_CU(cuStreamWaitEvent(s, e, 0), 19);
+    if (fab_test_send_word(sock, "waiting") != 0)
+        return 20;
+    HELPER_CU(cuStreamSynchronize(s), 21);
+    HELPER_CU(cuEventSynchronize(e), 22);
+    if (fab_test_send_word(sock, name_of(cuEventQuery(e))) != 0)
+        return 23;
+    HELPER_CU(cuStreamDestroy(s), 24);
+    HELPER_CU(cuEventDestroy(e), 25);
+    return 0;
+}
+
 /* An allocation holding 42 at byte 0, and its handle. */
 static CUdeviceptr export_42(CUipcMemHandle *h)
 {
@@ -327,7 +365,45 @@ static void ipc_calls_are_found_at_their_versions(void **state)
     }
 }
 
+static void an_event_recorded_here_is_waited_for_in_another_process(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    cut_init(0);
+    CUevent plain, e;
+    CUipcEventHandle h;
+    CU_OK(cuEventCreate(&plain, CU_EVENT_DISABLE_TIMING));
+    CU_IS(cuIpcGetEventHandle(&h, plain), CUDA_ERROR_INVALID_VALUE); /* not interprocess */
+    CU_OK(cuEventDestroy(plain));
+    CU_OK(cuEventCreate(&e, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+    /* The record waits behind a gate: a word the stream waits to see 1. */
+    CUdeviceptr gate;
+    CU_OK(cuMemAlloc(&gate, 4));
+    CU_OK(cuMemsetD32(gate, 0, 1));
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuStreamWaitValue32(s, gate, 1, CU_STREAM_WAIT_VALUE_GEQ));
+    CU_OK(cuEventRecord(e, s));
+    CU_OK(cuIpcGetEventHandle(&h, e));
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("event_waiter", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, h.reserved, sizeof(h.reserved)), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "CUDA_ERROR_NOT_READY"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "waiting"), 0);
+    /* Unified addressing: the device word is this host address. */
+    __atomic_store_n((uint32_t *)(uintptr_t)gate, 1u, __ATOMIC_RELEASE);
+    assert_int_equal(fab_test_expect_word(child.sock, "CUDA_SUCCESS"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    CU_OK(cuEventQuery(e));
+    CU_OK(cuStreamDestroy(s));
+    CU_OK(cuEventDestroy(e));
+    CU_OK(cuMemFree(gate));
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(an_event_recorded_here_is_waited_for_in_another_process,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(ipc_memory_is_shared_both_ways, fab_test_teardown),
     cmocka_unit_test_teardown(opening_ones_own_handle_is_an_invalid_context, fab_test_teardown),
     cmocka_unit_test_teardown(a_handle_from_another_node_is_refused, fab_test_teardown),
@@ -345,6 +421,7 @@ static const fab_test_helper_t helpers[] = {
     {"forger", helper_forger},
     {"keeper", helper_keeper},
     {"exporter", helper_exporter},
+    {"event_waiter", helper_event_waiter},
 };
 
 FAB_TEST_MAIN("cuda", tests, helpers)
