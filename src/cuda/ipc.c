@@ -8,12 +8,11 @@
  * allocation's record, so later calls answer at once. cuMemFree withdraws
  * them (memory.c). cuIpcOpenMemHandle asks the daemon for the memfd the bytes
  * name and maps it at a fresh address, a record of memory.c's (so copies,
- * memsets and pointer attributes know it); opening the same handle again in
- * this process returns the same address and counts, and cuIpcCloseMemHandle
- * unmaps at the last close.
+ * memsets and pointer attributes know it). A handle is open at most once per
+ * process, as with the driver: a second open before the close is
+ * CUDA_ERROR_ALREADY_MAPPED.
  *
- * Lifecycle of an open: first open (daemon round trip, map, entry with one
- * count) ─▶ open again (count + 1) ─▶ close (count - 1) ─▶ last close
+ * Lifecycle of an open: open (daemon round trip, map, entry) ─▶ close
  * (entry removed, mapping unmapped). The pages live while any process maps
  * them, whatever the publisher does.
  *
@@ -46,7 +45,6 @@ _Static_assert(sizeof(CUipcEventHandle) == FAB__IPC_HANDLE_BYTES, "a handle is t
 typedef struct fab__cu_ipc_open {
     unsigned char handle[FAB__IPC_HANDLE_BYTES];
     CUdeviceptr base;
-    unsigned count;
     struct fab__cu_ipc_open *next;
 } fab__cu_ipc_open_t;
 
@@ -119,17 +117,13 @@ static fab__cu_ipc_open_t *fab__cu_ipc_find(const unsigned char *handle)
     return NULL;
 }
 
-/* Count one more open of handle if this process has it open; its address. */
-static bool fab__cu_ipc_reopen(const unsigned char *handle, CUdeviceptr *out)
+/* Whether this process has handle open now. */
+static bool fab__cu_ipc_is_open(const unsigned char *handle)
 {
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_ipc_open_t *o = fab__cu_ipc_find(handle);
-    if (o) {
-        o->count++;
-        *out = o->base;
-    }
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool open = fab__cu_ipc_find(handle) != NULL;
     pthread_rwlock_unlock(&fab__cu.lock);
-    return o != NULL;
+    return open;
 }
 
 CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags)
@@ -142,8 +136,10 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsign
     fab_client_t *client;
     FAB__CU_TRY(fab__cu_ipc_client(&client));
     const unsigned char *bytes = (const unsigned char *)handle.reserved;
-    if (fab__cu_ipc_reopen(bytes, pdptr))
-        return CUDA_SUCCESS;
+    /* The driver maps a handle once per process: a second open before the
+     * close is refused (users meet it as "resource already mapped"). */
+    if (fab__cu_ipc_is_open(bytes))
+        return CUDA_ERROR_ALREADY_MAPPED;
     fab__cu_ipc_open_t *o = calloc(1, sizeof(*o));
     if (!o)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -167,25 +163,22 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsign
         return r;
     }
     /* Another thread of ours may have opened it while we asked: one
-     * mapping per handle, so ours goes. */
+     * mapping per handle, so ours goes, as a second open would. */
     memcpy(o->handle, bytes, sizeof(o->handle));
     o->base = base;
-    o->count = 1;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_ipc_open_t *have = fab__cu_ipc_find(bytes);
-    if (have) {
-        have->count++;
-        *pdptr = have->base;
-    } else {
+    bool raced = fab__cu_ipc_find(bytes) != NULL;
+    if (!raced) {
         o->next = fab__cu_ipc_opens;
         fab__cu_ipc_opens = o;
-        *pdptr = base;
     }
     pthread_rwlock_unlock(&fab__cu.lock);
-    if (have) {
+    if (raced) {
         (void)fab__cu_mem_ipc_unmap((uintptr_t)base);
         free(o);
+        return CUDA_ERROR_ALREADY_MAPPED;
     }
+    *pdptr = base;
     return CUDA_SUCCESS;
 }
 
@@ -208,17 +201,13 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
             break;
         }
     }
-    bool last = o && --o->count == 0;
-    if (last)
+    if (o)
         *link = o->next;
     pthread_rwlock_unlock(&fab__cu.lock);
     if (!o)
         return CUDA_ERROR_INVALID_VALUE;
-    if (last) {
-        free(o);
-        return fab__cu_mem_ipc_unmap((uintptr_t)dptr);
-    }
-    return CUDA_SUCCESS;
+    free(o);
+    return fab__cu_mem_ipc_unmap((uintptr_t)dptr);
 }
 
 /* ---- events ---------------------------------------------------------------------- */

@@ -80,6 +80,7 @@
 
 #include "src/common/log.h"
 #include "src/common/memfd.h"
+#include "src/fabric/ipc.h"
 
 #define FAB__CU_PRIORITY_LEAST 0
 #define FAB__CU_PRIORITY_GREATEST (-5)
@@ -1106,11 +1107,20 @@ CUresult cuEventSynchronize(CUevent hEvent)
 CUresult cuEventDestroy_v2(CUevent hEvent)
 {
     FAB__CU_ENTER();
+    unsigned char handle[64];
+    bool published = false;
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUevent_st *e = fab__cu_idtable_remove(&fab__cu_sq.events, (uintptr_t)hEvent);
-    if (e)
+    if (e) {
+        if ((published = e->published))
+            memcpy(handle, e->handle, sizeof(handle));
         fab__cu_event_put(e); /* a record still queued holds its own ref */
+    }
     pthread_mutex_unlock(&fab__cu_sq.mu);
+    /* Its IPC handle no longer opens (processes that opened it keep their
+     * event); the daemon is asked with no lock held. */
+    if (published && fab__cu.client)
+        (void)fab__client_ipc_withdraw(fab__cu.client, handle);
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 

@@ -33,8 +33,9 @@ static const char *name_of(CUresult r)
 }
 
 /* helper "opener" [twice]: receive a handle, open it, check byte 0 is 42,
- * write 43 at byte 1; with twice, open again (same address) and check that
- * cuMemFree refuses the mapping; close; say the open's status by name. */
+ * write 43 at byte 1; with twice, check that a second open is refused while
+ * the first is open and that cuMemFree refuses the mapping, then close and
+ * open it again; close; say the open's status by name. */
 static int helper_opener(int argc, char **argv, int sock)
 {
     helper_init();
@@ -54,16 +55,18 @@ static int helper_opener(int argc, char **argv, int sock)
         HELPER_CU(cuMemsetD8(p + 1, 43, 1), 17);
         if (twice) {
             CUdeviceptr q = 0;
-            HELPER_CU(cuIpcOpenMemHandle(&q, h, 0), 18);
-            if (q != p)
-                return 19;
+            if (cuIpcOpenMemHandle(&q, h, 0) != CUDA_ERROR_ALREADY_MAPPED)
+                return 18;
             if (cuMemFree(p) != CUDA_ERROR_INVALID_VALUE)
-                return 20;
-            HELPER_CU(cuIpcCloseMemHandle(q), 21);
+                return 19;
+            HELPER_CU(cuIpcCloseMemHandle(p), 20);
+            if (cuIpcCloseMemHandle(p) != CUDA_ERROR_INVALID_VALUE)
+                return 21;
+            HELPER_CU(cuIpcOpenMemHandle(&p, h, 0), 22);
         }
-        HELPER_CU(cuIpcCloseMemHandle(p), 22);
+        HELPER_CU(cuIpcCloseMemHandle(p), 23);
     }
-    return fab_test_send_word(sock, name_of(r)) == 0 ? 0 : 23;
+    return fab_test_send_word(sock, name_of(r)) == 0 ? 0 : 24;
 }
 
 /* helper "forger": receive a handle, try it with one byte altered, then
@@ -401,7 +404,46 @@ static void an_event_recorded_here_is_waited_for_in_another_process(void **state
     CU_OK(cuMemFree(gate));
 }
 
+/* helper "event_opener": receive an event handle, say cuIpcOpenEventHandle's
+ * status. */
+static int helper_event_opener(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    helper_init();
+    if (fab_test_send_word(sock, "ready") != 0)
+        return 13;
+    CUipcEventHandle h;
+    if (fab_test_recv(sock, h.reserved, sizeof(h.reserved)) != 0)
+        return 14;
+    CUevent e;
+    CUresult r = cuIpcOpenEventHandle(&e, h);
+    if (r == CUDA_SUCCESS)
+        HELPER_CU(cuEventDestroy(e), 15);
+    return fab_test_send_word(sock, name_of(r)) == 0 ? 0 : 16;
+}
+
+static void a_destroyed_events_handle_no_longer_opens(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    cut_init(0);
+    CUevent e;
+    CU_OK(cuEventCreate(&e, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+    CUipcEventHandle h, again;
+    CU_OK(cuIpcGetEventHandle(&h, e));
+    CU_OK(cuIpcGetEventHandle(&again, e));
+    assert_memory_equal(h.reserved, again.reserved, sizeof(h.reserved)); /* cached */
+    CUipcMemHandle mh;
+    memcpy(mh.reserved, h.reserved, sizeof(h.reserved));
+    run_peer("event_opener", NULL, NULL, &mh, "CUDA_SUCCESS");
+    CU_OK(cuEventDestroy(e));
+    run_peer("event_opener", NULL, NULL, &mh, "CUDA_ERROR_INVALID_VALUE");
+    CU_IS(cuIpcGetEventHandle(&h, e), CUDA_ERROR_INVALID_HANDLE);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(a_destroyed_events_handle_no_longer_opens, fab_test_teardown),
     cmocka_unit_test_teardown(an_event_recorded_here_is_waited_for_in_another_process,
                               fab_test_teardown),
     cmocka_unit_test_teardown(ipc_memory_is_shared_both_ways, fab_test_teardown),
@@ -422,6 +464,7 @@ static const fab_test_helper_t helpers[] = {
     {"keeper", helper_keeper},
     {"exporter", helper_exporter},
     {"event_waiter", helper_event_waiter},
+    {"event_opener", helper_event_opener},
 };
 
 FAB_TEST_MAIN("cuda", tests, helpers)
