@@ -90,17 +90,14 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
         close(fd);
         if (s != FAB_SUCCESS)
             return fab__cu_from_status(s);
-        /* Freed meanwhile, or another thread published first: ours goes. */
+        unsigned char mine[FAB__IPC_HANDLE_BYTES];
+        memcpy(mine, bytes, sizeof(mine));
+        /* Freed meanwhile (bytes unchanged), or another thread published
+         * first (bytes now its handle): ours goes. */
         if (!fab__cu_mem_ipc_cache((uintptr_t)dptr, id, bytes)) {
-            unsigned char mine[FAB__IPC_HANDLE_BYTES];
-            memcpy(mine, bytes, sizeof(mine));
             (void)fab__client_ipc_withdraw(client, mine);
-            FAB__CU_TRY(fab__cu_mem_ipc_source((uintptr_t)dptr, &fd, &size, &device, &id,
-                                               &cached, bytes));
-            if (!cached) {
-                close(fd);
+            if (memcmp(mine, bytes, sizeof(mine)) == 0)
                 return CUDA_ERROR_INVALID_VALUE;
-            }
         }
     }
     memcpy(pHandle->reserved, bytes, sizeof(bytes));

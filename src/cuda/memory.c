@@ -23,7 +23,13 @@
  * the mapping and the fd go after unlocking). Records are one AVL tree keyed
  * by base address (tree.h); they never overlap, because allocations are
  * mappings of their own and a registration overlapping any record is
- * refused. Buffer ids come from alloc.c's id counter and are never reused. */
+ * refused. Buffer ids come from alloc.c's id counter and are never reused.
+ *
+ * Legacy IPC (ipc.c): a cuMemAlloc record keeps the handle its memfd was
+ * published under, withdrawn from the daemon when the record is freed (after
+ * unlocking, as every daemon call); a record made by cuIpcOpenMemHandle maps
+ * another process's memfd, counts against nothing, is refused by cuMemFree
+ * and removed by cuIpcCloseMemHandle. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
