@@ -23,6 +23,13 @@
  *     another size, 4 none, 5 a pipe's read end, 6 FAB__FD_LOST (the kernel
  *     could not pass it), 7 a read-only descriptor of a sealed memfd of that
  *     size;
+ *   - IPC: an IPC_PUBLISH comes with a descriptor chosen as an ADOPT's (its
+ *     size the request's); an IPC_OPEN or IPC_WITHDRAW whose bytes start
+ *     with a zero byte presents the last IPC handle this input got (an
+ *     IPC_PUBLISH reply), altered by bytes 1 and 2 as a handle is;
+ *   - peer: a request whose sequence number has bit 3 set goes through a
+ *     second connection (another pid, so that IPC_OPEN is not a self-open),
+ *     which must say HELLO for itself;
  *   - restart: an empty message is a daemon restart. The connection is
  *     closed (freeing what it held) and the rest of the input talks, on a new
  *     connection, to a new daemon with the same key: an empty registry without
@@ -122,6 +129,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fab__conn_t *conn = fab__registry_conn_open(daemon, getuid(), getgid(), 1);
     if (conn == NULL)
         return 0;
+    fab__conn_t *peer = fab__registry_conn_open(daemon, getuid(), getgid(), 2);
+    if (peer == NULL) {
+        fab__registry_conn_close(daemon, conn);
+        return 0;
+    }
+    uint8_t last_ipc[FAB__IPC_HANDLE_BYTES] = {0};
     fab_handle_t last = {{0}};
     uint8_t last_token[FAB__TOKEN_BYTES] = {0};
     int last_fd = -1; /* our own descriptor of the last memory handed to us */
@@ -134,13 +147,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fab__request_t request;
         if (len == 0) {
             fab__registry_conn_close(daemon, conn);
+            fab__registry_conn_close(daemon, peer);
             if (restarted != NULL)
                 fab__registry_destroy(restarted);
             daemon = restarted = fab__registry_create(fuzz_topology, fuzz_key);
             if (restarted == NULL)
                 abort();
             conn = fab__registry_conn_open(daemon, getuid(), getgid(), 1);
-            if (conn == NULL)
+            peer = fab__registry_conn_open(daemon, getuid(), getgid(), 2);
+            if (conn == NULL || peer == NULL)
                 abort();
         } else if (fab__request_decode(data, len, &request) == FAB_SUCCESS) {
             if ((request.type == FAB__MSG_IMPORT || request.type == FAB__MSG_VERIFY ||
@@ -160,9 +175,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                       (uint64_t)fab_handle_size(&request.u.import.handle),
                                       last_fd);
             }
+            if (request.type == FAB__MSG_IPC_PUBLISH)
+                fd_in = fuzz_adopt_fd(request.seq & 7u, request.u.ipc_publish.size, last_fd);
+            if ((request.type == FAB__MSG_IPC_OPEN || request.type == FAB__MSG_IPC_WITHDRAW) &&
+                request.u.ipc.bytes[0] == 0) {
+                uint8_t where = request.u.ipc.bytes[1];
+                uint8_t flip = request.u.ipc.bytes[2];
+                memcpy(request.u.ipc.bytes, last_ipc, FAB__IPC_HANDLE_BYTES);
+                request.u.ipc.bytes[where % FAB__IPC_HANDLE_BYTES] ^= flip;
+            }
             fab__reply_t reply;
             int fd, owned;
-            fab__registry_answer(daemon, conn, &request, fd_in, &reply, &fd, &owned);
+            fab__registry_answer(daemon, (request.seq & 8u) != 0 ? peer : conn, &request, fd_in,
+                                 &reply, &fd, &owned);
+            if (request.type == FAB__MSG_IPC_PUBLISH && reply.status == FAB_SUCCESS)
+                memcpy(last_ipc, reply.u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
             if (fd >= 0) {
                 /* Keep the memory, as a client that maps it does. */
                 if (last_fd >= 0)
@@ -190,6 +217,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size -= len;
     }
     fab__registry_conn_close(daemon, conn);
+    fab__registry_conn_close(daemon, peer);
     if (restarted != NULL)
         fab__registry_destroy(restarted);
     if (last_fd >= 0)

@@ -48,6 +48,11 @@ static size_t fab__request_body_len(uint16_t type)
         return 9 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
     case FAB__MSG_TOPOLOGY:
         return 4;
+    case FAB__MSG_IPC_PUBLISH:
+        return 13;
+    case FAB__MSG_IPC_OPEN:
+    case FAB__MSG_IPC_WITHDRAW:
+        return FAB__IPC_HANDLE_BYTES;
     default:
         return 0;
     }
@@ -91,6 +96,15 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         break;
     case FAB__MSG_TOPOLOGY:
         fab__le_put32(b, request->u.topology.node);
+        break;
+    case FAB__MSG_IPC_PUBLISH:
+        b[0] = request->u.ipc_publish.kind;
+        fab__le_put32(b + 1, (uint32_t)request->u.ipc_publish.device);
+        fab__le_put64(b + 5, request->u.ipc_publish.size);
+        break;
+    case FAB__MSG_IPC_OPEN:
+    case FAB__MSG_IPC_WITHDRAW:
+        memcpy(b, request->u.ipc.bytes, FAB__IPC_HANDLE_BYTES);
         break;
     default:
         break;
@@ -169,6 +183,19 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.topology.node = fab__le_get32(b);
+        break;
+    case FAB__MSG_IPC_PUBLISH:
+        if (body != want || (b[0] != FAB__IPC_KIND_MEM && b[0] != FAB__IPC_KIND_EVENT))
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.ipc_publish.kind = b[0];
+        r.u.ipc_publish.device = (int32_t)fab__le_get32(b + 1);
+        r.u.ipc_publish.size = fab__le_get64(b + 5);
+        break;
+    case FAB__MSG_IPC_OPEN:
+    case FAB__MSG_IPC_WITHDRAW:
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        memcpy(r.u.ipc.bytes, b, FAB__IPC_HANDLE_BYTES);
         break;
     default:
         return FAB_ERROR_INVALID_VALUE;
@@ -319,7 +346,10 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *   VERIFY    u8 live
  *   TOPOLOGY  u32 node count, u32 driver version, the node record (its
  *             fabric status and health, chassis serial, slot, tray, host id,
- *             PCI domain and device id last) */
+ *             PCI domain and device id last)
+ *   IPC_PUBLISH   64 IPC handle bytes
+ *   IPC_OPEN      u8 kind, i32 device, u64 size (+ the memfd)
+ *   IPC_WITHDRAW  empty */
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -369,6 +399,16 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         fab__le_put32(b, reply->u.topology.node_count);
         fab__le_put32(b + 4, reply->u.topology.driver_version);
         n = 8 + fab__node_encode(&reply->u.topology.node, b + 8);
+        break;
+    case FAB__MSG_IPC_PUBLISH:
+        memcpy(b, reply->u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
+        n = FAB__IPC_HANDLE_BYTES;
+        break;
+    case FAB__MSG_IPC_OPEN:
+        b[0] = reply->u.ipc_open.kind;
+        fab__le_put32(b + 1, (uint32_t)reply->u.ipc_open.device);
+        fab__le_put64(b + 5, reply->u.ipc_open.size);
+        n = 13;
         break;
     default:
         break;
@@ -453,6 +493,22 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             r.u.topology.node_count = fab__le_get32(b);
             r.u.topology.driver_version = fab__le_get32(b + 4);
             want = body;
+            break;
+        case FAB__MSG_IPC_PUBLISH:
+            want = FAB__IPC_HANDLE_BYTES;
+            if (body == want)
+                memcpy(r.u.ipc_publish.bytes, b, FAB__IPC_HANDLE_BYTES);
+            break;
+        case FAB__MSG_IPC_OPEN:
+            want = 13;
+            if (body == want) {
+                r.u.ipc_open.kind = b[0];
+                r.u.ipc_open.device = (int32_t)fab__le_get32(b + 1);
+                r.u.ipc_open.size = fab__le_get64(b + 5);
+            }
+            break;
+        case FAB__MSG_IPC_WITHDRAW:
+            want = 0;
             break;
         default:
             return FAB_ERROR_INVALID_VALUE;

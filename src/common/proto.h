@@ -21,8 +21,15 @@
  * ADOPT is how a client hands its live memory to a daemon that restarted:
  * the handle proves the uuid was minted under the same key (state file), the
  * memfd travels with it, and a creator proves it is one with the creator
- * token that only the ALLOC reply carried. It is the only request that may
- * carry an fd. */
+ * token that only the ALLOC reply carried. ADOPT and IPC_PUBLISH are the only
+ * requests that may carry an fd.
+ *
+ * IPC_PUBLISH, IPC_OPEN and IPC_WITHDRAW are legacy CUDA IPC
+ * (cuIpcGetMemHandle and friends): a process publishes the memfd of one
+ * cuMemAlloc allocation (or of an interprocess event's shared page) and gets
+ * 64 handle bytes the daemon signed; another process on the same node opens
+ * them and gets the memfd back; the publisher withdraws them on cuMemFree,
+ * and its connection closing withdraws all it published. */
 #ifndef FABMEM_COMMON_PROTO_H
 #define FABMEM_COMMON_PROTO_H
 
@@ -36,11 +43,20 @@
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
 /* 3: the TOPOLOGY node record grew the fabric status and health, the
  * platform place and the PCI fields; a version-2 peer could not decode it.
- * 4: the node record ends with the config's device-attribute overrides. */
+ * 4: the node record ends with the config's device-attribute overrides; and
+ * IPC_PUBLISH, IPC_OPEN and IPC_WITHDRAW (legacy CUDA IPC), which a
+ * version-3 daemon would answer by closing the connection. */
 #define FAB__PROTO_VERSION 4u
 #define FAB__PROTO_HEADER 16
 #define FAB__PROTO_MAX 1536 /* no message is longer */
 #define FAB__TOKEN_BYTES 16 /* the creator token */
+#define FAB__IPC_HANDLE_BYTES 64 /* CU_IPC_HANDLE_SIZE */
+
+/* What an IPC handle names. */
+enum {
+    FAB__IPC_KIND_MEM = 1,   /* a cuMemAlloc allocation */
+    FAB__IPC_KIND_EVENT = 2, /* an interprocess event's shared page */
+};
 
 enum {
     FAB__MSG_HELLO = 1,   /* u32 version, u8 name length, name bytes (0: first node) */
@@ -53,7 +69,10 @@ enum {
     FAB__MSG_ADOPT = 8,   /* i32 device, u32 handle types, u8 creator, 64 handle bytes,
                              16 token bytes (zero unless creator); + memfd */
     FAB__MSG_TOPOLOGY = 9, /* u32 node index */
-    FAB__MSG_TYPE_MAX = 9,
+    FAB__MSG_IPC_PUBLISH = 10,  /* u8 kind, i32 device, u64 size; + memfd */
+    FAB__MSG_IPC_OPEN = 11,     /* 64 IPC handle bytes */
+    FAB__MSG_IPC_WITHDRAW = 12, /* 64 IPC handle bytes */
+    FAB__MSG_TYPE_MAX = 12,
     FAB__MSG_REPLY = 0x8000,
 };
 
@@ -86,6 +105,14 @@ typedef struct fab__request {
             uint8_t creator;      /* ADOPT only: 1 if the sender allocated it */
             uint8_t token[FAB__TOKEN_BYTES]; /* ADOPT only: the creator's proof */
         } import; /* IMPORT, VERIFY (device unused) and ADOPT */
+        struct {
+            uint8_t kind; /* FAB__IPC_KIND_* */
+            int32_t device;
+            uint64_t size;
+        } ipc_publish;
+        struct {
+            uint8_t bytes[FAB__IPC_HANDLE_BYTES];
+        } ipc; /* IPC_OPEN and IPC_WITHDRAW */
     } u;
 } fab__request_t;
 
@@ -131,6 +158,14 @@ typedef struct fab__reply {
             uint32_t driver_version;
             fab__node_t node;
         } topology;
+        struct {
+            uint8_t bytes[FAB__IPC_HANDLE_BYTES];
+        } ipc_publish;
+        struct {
+            uint8_t kind;
+            int32_t device;
+            uint64_t size;
+        } ipc_open; /* + the memfd */
     } u;
 } fab__reply_t;
 

@@ -445,4 +445,16 @@ typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
 #define FAB_CU_STREAM_CALLBACK_FLAGS 0
 #include "src/cuda/cuda_abi_code.h"
 
+/* Legacy CUDA IPC (ipc.c): 64 opaque bytes each, and the one open flag. */
+typedef struct FAB_CU(CUipcMemHandle_st) {
+    char reserved[FAB_CU_IPC_HANDLE_SIZE];
+} FAB_CU(CUipcMemHandle);
+typedef struct FAB_CU(CUipcEventHandle_st) {
+    char reserved[FAB_CU_IPC_HANDLE_SIZE];
+} FAB_CU(CUipcEventHandle);
+#define FAB_CU_IPC_MEM_FLAGS_LIST(XX) XX(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS, 0x1)
+typedef enum FAB_CU(CUipcMem_flags_enum) {
+    FAB_CU_IPC_MEM_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUipcMem_flags);
+
 #endif /* FAB_CUDA_ABI_H */

@@ -311,5 +311,12 @@ FAB__CU_API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
                                            unsigned int blockDimX, unsigned int blockDimY,
                                            unsigned int blockDimZ, unsigned int sharedMemBytes,
                                            CUstream hStream, void **kernelParams);
+/* legacy CUDA IPC (ipc.c) */
+FAB__CU_API cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr);
+FAB__CU_API cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
+FAB__CU_API cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags);
+FAB__CU_API cuIpcCloseMemHandle(CUdeviceptr dptr);
+FAB__CU_API cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
+FAB__CU_API cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
 
 #endif /* FAB_CUDA_ENTRY_H */

@@ -23,7 +23,13 @@
  * the mapping and the fd go after unlocking). Records are one AVL tree keyed
  * by base address (tree.h); they never overlap, because allocations are
  * mappings of their own and a registration overlapping any record is
- * refused. Buffer ids come from alloc.c's id counter and are never reused. */
+ * refused. Buffer ids come from alloc.c's id counter and are never reused.
+ *
+ * Legacy IPC (ipc.c): a cuMemAlloc record keeps the handle its memfd was
+ * published under, withdrawn from the daemon when the record is freed (after
+ * unlocking, as every daemon call); a record made by cuIpcOpenMemHandle maps
+ * another process's memfd, counts against nothing, is refused by cuMemFree
+ * and removed by cuIpcCloseMemHandle. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
@@ -36,10 +42,12 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "src/common/memfd.h"
+#include "src/fabric/ipc.h"
 
 /* cuMemAllocPitch's row alignment: the driver documents none but returns
  * multiples of the texture pitch alignment; 512 bytes is what current GPUs
@@ -60,6 +68,9 @@ typedef struct fab__cu_mem {
     uint64_t id;    /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
     bool sync_memops;
     bool counted; /* size is in the device's used bytes */
+    bool ipc_opened;    /* mapped by cuIpcOpenMemHandle: not ours to cuMemFree */
+    bool ipc_published; /* ipc_handle was published: withdraw it on free */
+    unsigned char ipc_handle[64];
 } fab__cu_mem_t;
 
 _Static_assert(offsetof(fab__cu_mem_t, node) == 0, "a node is its record");
@@ -168,7 +179,7 @@ static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresu
 {
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_mem_t *m = fab__cu_mem_find(addr);
-    if (!m || m->node.key != addr || m->kind != kind) {
+    if (!m || m->node.key != addr || m->kind != kind || m->ipc_opened) {
         pthread_rwlock_unlock(&fab__cu.lock);
         return not_found;
     }
@@ -176,6 +187,11 @@ static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresu
     if (m->counted)
         fab__cu_alloc_uncharge(m->device, m->size);
     pthread_rwlock_unlock(&fab__cu.lock);
+    /* Freed memory is no longer shared: the daemon refuses its IPC handle
+     * from now on (processes that opened it keep their mapping). */
+    fab_client_t *client;
+    if (m->ipc_published && fab__cu_client(&client) == CUDA_SUCCESS)
+        (void)fab__client_ipc_withdraw(client, m->ipc_handle);
     if (m->map_len)
         munmap((void *)m->node.key, m->map_len);
     if (m->fd >= 0)
@@ -451,7 +467,7 @@ static CUresult fab__cu_mem_attribute(const fab__cu_mem_t *m, void *data,
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(bool *)data = false; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = m->device; break;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-        *(bool *)data = m->kind == FAB__CU_MEM_DEVICE;
+        *(bool *)data = m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened;
         break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
@@ -575,4 +591,92 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
         m->sync_memops = *(const bool *)value;
     pthread_rwlock_unlock(&fab__cu.lock);
     return m && m->kind == FAB__CU_MEM_DEVICE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* ---- legacy CUDA IPC (ipc.c) ------------------------------------------------------ */
+
+CUresult fab__cu_mem_ipc_source(uintptr_t addr, int *fd_out, size_t *size_out, int *device_out,
+                                uint64_t *id_out, bool *cached, unsigned char handle[64])
+{
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    *fd_out = -1;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (m && m->node.key == addr && m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened) {
+        *size_out = m->map_len;
+        *device_out = m->device;
+        *id_out = m->id;
+        *cached = m->ipc_published;
+        r = CUDA_SUCCESS;
+        if (m->ipc_published)
+            memcpy(handle, m->ipc_handle, sizeof(m->ipc_handle));
+        else if ((*fd_out = fcntl(m->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return r;
+}
+
+bool fab__cu_mem_ipc_cache(uintptr_t addr, uint64_t id, unsigned char handle[64])
+{
+    bool kept = false;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (m && m->node.key == addr && m->id == id) {
+        if (m->ipc_published) {
+            memcpy(handle, m->ipc_handle, sizeof(m->ipc_handle));
+        } else {
+            memcpy(m->ipc_handle, handle, sizeof(m->ipc_handle));
+            m->ipc_published = true;
+            kept = true;
+        }
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return kept;
+}
+
+CUresult fab__cu_mem_ipc_map(int fd, size_t size, CUdeviceptr *out)
+{
+    CUcontext ctx;
+    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
+    int dev;
+    FAB__CU_TRY(fab__cu_current_device(&dev));
+    fab__cu_mem_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    m->node.key = (uintptr_t)p;
+    m->size = size;
+    m->map_len = size;
+    m->fd = fd;
+    m->kind = FAB__CU_MEM_DEVICE;
+    m->device = dev;
+    m->ctx = ctx;
+    m->ipc_opened = true;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    m->id = fab__cu_alloc_new_id();
+    fab__cu_tree_insert(&fab__cu_mems, &m->node);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    *out = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+CUresult fab__cu_mem_ipc_unmap(uintptr_t addr)
+{
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (!m || m->node.key != addr || !m->ipc_opened) {
+        pthread_rwlock_unlock(&fab__cu.lock);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    fab__cu_tree_remove(&fab__cu_mems, &m->node);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    munmap((void *)m->node.key, m->map_len);
+    close(m->fd);
+    free(m);
+    return CUDA_SUCCESS;
 }

@@ -28,4 +28,31 @@ fab__cu_where_t fab__cu_mem_where(uintptr_t addr);
  * CUDA_ERROR_ILLEGAL_ADDRESS (VMM memory mapped without the access). */
 CUresult fab__cu_mem_check(uintptr_t addr, size_t len, int device, bool write);
 
+/* ---- legacy CUDA IPC (ipc.c) --------------------------------------------------
+ * These take fab__cu.lock themselves: the caller holds no lock. */
+
+/* The cuMemAlloc allocation based exactly at addr, for cuIpcGetMemHandle:
+ * its memfd's size (whole pages) and device, its buffer id, and either its
+ * cached handle (*cached set, handle filled, *fd_out -1) or a new
+ * descriptor of its memfd for publishing (the caller closes it).
+ * CUDA_ERROR_INVALID_VALUE for any other address (host memory, VMM memory,
+ * inside an allocation, a mapping opened from another process). */
+CUresult fab__cu_mem_ipc_source(uintptr_t addr, int *fd_out, size_t *size_out, int *device_out,
+                                uint64_t *id_out, bool *cached, unsigned char handle[64]);
+
+/* Cache handle in the allocation at addr whose buffer id is id. Returns
+ * false when it is gone (freed meanwhile) or already has one (copied into
+ * handle): the caller then withdraws what it published. */
+bool fab__cu_mem_ipc_cache(uintptr_t addr, uint64_t id, unsigned char handle[64]);
+
+/* Map a memfd another process published (size bytes, whole pages) at a
+ * fresh address, as device memory of the current context: copies, memsets
+ * and pointer attributes know it as they know cuMemAlloc memory, but
+ * cuMemFree refuses it. Takes fd on success. */
+CUresult fab__cu_mem_ipc_map(int fd, size_t size, CUdeviceptr *out);
+
+/* Unmap what fab__cu_mem_ipc_map mapped at addr. CUDA_ERROR_INVALID_VALUE
+ * for any other address. */
+CUresult fab__cu_mem_ipc_unmap(uintptr_t addr);
+
 #endif /* FAB_CUDA_MEMORY_H */

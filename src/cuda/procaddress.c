@@ -214,6 +214,13 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuLaunchKernel", 4000, cuLaunchKernel),
     P("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
     P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel),
+    /* legacy CUDA IPC (docs/cuda.md, "Legacy IPC") */
+    P("cuIpcGetMemHandle", 4010, cuIpcGetMemHandle),
+    P("cuIpcOpenMemHandle", 4010, cuIpcOpenMemHandle),
+    P("cuIpcOpenMemHandle", 11000, cuIpcOpenMemHandle_v2),
+    P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
+    P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
+    P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
 };
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which

@@ -32,6 +32,8 @@
  *   copy.c             copies and memsets, as stream operations (uses
  *                      memory's range check)
  *   memop.c            stream memory operations (cuStreamWaitValue32 ...)
+ *   ipc.h              legacy CUDA IPC through the daemon: cuIpc* (ipc.c;
+ *                      uses memory's IPC records and stream's shared events)
  *   procaddress.c      cuGetProcAddress (knows every entry point)
  *
  * entry.h, apart, holds the prototypes of the exported cu* entry points:

@@ -48,6 +48,18 @@
  * under fab__cu.lock held for writing, and no thread waits for a stream while
  * holding fab__cu.lock (waits happen in entry points, before they lock).
  *
+ * Interprocess events (CU_EVENT_INTERPROCESS) keep, besides the above, two
+ * counters in a page of shared memory (a sealed memfd, published by
+ * cuIpcGetEventHandle, ipc.c): recorded, bumped by each record, and
+ * completed, raised to a record's number when its stream reaches it. Every
+ * process that has the event (its creator, and those that opened its
+ * handle) records, queries and waits through that page, so a record in one
+ * process is seen by a query, a synchronize or a cuStreamWaitEvent in
+ * another: complete means completed >= recorded as it was read when asked.
+ * Waiting for another process polls the page, backing off to a millisecond
+ * (no lock is held meanwhile); a record completing in this process also
+ * wakes local waiters through the condition variable as before.
+ *
  * Process exit: workers are detached and never joined; exit() ends them
  * wherever they are (waiting, or polling in cuStreamWaitValue32), so work
  * still queued at exit neither hangs nor crashes the process; it is not run. */
@@ -61,9 +73,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "src/common/log.h"
+#include "src/common/memfd.h"
+#include "src/fabric/ipc.h"
 
 #define FAB__CU_PRIORITY_LEAST 0
 #define FAB__CU_PRIORITY_GREATEST (-5)
@@ -121,6 +138,10 @@ struct CUevent_st {
     uint64_t point;             /* the stream's point that completes it */
     bool timed;                 /* time holds when that point was reached */
     struct timespec time;
+    uint64_t *shared; /* interprocess: {recorded, completed}, shared; else NULL */
+    int shared_fd;    /* its memfd (-1: none) */
+    bool published;   /* handle holds its IPC handle (ipc.c) */
+    unsigned char handle[64];
 };
 
 /* A thread's per-thread default streams, one per context it used. */
@@ -167,6 +188,10 @@ static void fab__cu_event_put(struct CUevent_st *e)
         return;
     if (e->stream)
         fab__cu_stream_put(e->stream);
+    if (e->shared)
+        munmap(e->shared, (size_t)sysconf(_SC_PAGESIZE));
+    if (e->shared_fd >= 0)
+        close(e->shared_fd);
     free(e);
 }
 
@@ -894,6 +919,58 @@ CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, v
 
 /* ---- events ---------------------------------------------------------------- */
 
+/* Give e its shared page: fd's (another process's, which e then owns), or
+ * a new one (fd < 0). 0, or -1. */
+static int fab__cu_event_share(struct CUevent_st *e, int fd)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    bool made = fd < 0;
+    if (made && fab__memfd_create("cuEventIpc", page, &fd) != FAB_SUCCESS)
+        return -1;
+    void *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        if (made)
+            close(fd);
+        return -1;
+    }
+    e->shared = p;
+    e->shared_fd = fd;
+    return 0;
+}
+
+static bool fab__cu_shared_done(const uint64_t *sh, uint64_t target)
+{
+    return __atomic_load_n(&sh[1], __ATOMIC_ACQUIRE) >= target;
+}
+
+/* Wait, with no lock held, until the shared page's completed count reaches
+ * target: another process's stream gets there, so poll, backing off. */
+static void fab__cu_shared_wait(const uint64_t *sh, uint64_t target)
+{
+    long ns = 1000;
+    while (!fab__cu_shared_done(sh, target)) {
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000)
+            ns *= 2;
+    }
+}
+
+typedef struct fab__cu_shared_waiter {
+    struct CUevent_st *event; /* holds a ref: its page stays mapped */
+    uint64_t target;
+} fab__cu_shared_waiter_t;
+
+static void fab__cu_shared_wait_run(void *arg)
+{
+    fab__cu_shared_waiter_t *w = arg;
+    fab__cu_shared_wait(w->event->shared, w->target);
+    pthread_mutex_lock(&fab__cu_sq.mu);
+    fab__cu_event_put(w->event);
+    pthread_mutex_unlock(&fab__cu_sq.mu);
+    free(w);
+}
+
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
     FAB__CU_ENTER();
@@ -910,11 +987,18 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     e->flags = Flags;
     e->refs = 1;
+    e->shared_fd = -1;
+    if ((Flags & CU_EVENT_INTERPROCESS) && fab__cu_event_share(e, -1) != 0) {
+        free(e);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     pthread_mutex_lock(&fab__cu_sq.mu);
     int err = fab__cu_idtable_insert(&fab__cu_sq.events, (uintptr_t)e, e);
     pthread_mutex_unlock(&fab__cu_sq.mu);
     if (err != 0) {
-        free(e);
+        pthread_mutex_lock(&fab__cu_sq.mu);
+        fab__cu_event_put(e);
+        pthread_mutex_unlock(&fab__cu_sq.mu);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *phEvent = e;
@@ -924,6 +1008,7 @@ CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 typedef struct fab__cu_record {
     struct CUevent_st *event; /* holds a ref */
     uint64_t point;
+    uint64_t shared_seq; /* interprocess: this record's number in the page */
 } fab__cu_record_t;
 
 static void fab__cu_record_run(void *arg)
@@ -931,6 +1016,14 @@ static void fab__cu_record_run(void *arg)
     fab__cu_record_t *rec = arg;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t *sh = rec->event->shared;
+    if (sh) { /* raise completed to our number, never lower it */
+        uint64_t have = __atomic_load_n(&sh[1], __ATOMIC_RELAXED);
+        while (have < rec->shared_seq &&
+               !__atomic_compare_exchange_n(&sh[1], &have, rec->shared_seq, true,
+                                            __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+            ;
+    }
     pthread_mutex_lock(&fab__cu_sq.mu);
     if (rec->event->point == rec->point) { /* not recorded again since */
         rec->event->time = now;
@@ -959,6 +1052,7 @@ static CUresult fab__cu_event_record(CUevent ev, CUstream h, bool per_thread, un
         /* The point is known only once queued; the record reads it then,
          * under mu, which this thread holds until the event names it. */
         rec->point = s->submitted + 1;
+        rec->shared_seq = e->shared ? __atomic_add_fetch(&e->shared[0], 1, __ATOMIC_ACQ_REL) : 0;
         e->refs++;
         r = fab__cu_submit_locked(s, 0, fab__cu_record_run, rec, NULL, NULL, &point);
         if (r != CUDA_SUCCESS)
@@ -1000,6 +1094,8 @@ CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned 
 
 static bool fab__cu_event_done(const struct CUevent_st *e)
 {
+    if (e->shared)
+        return fab__cu_shared_done(e->shared, __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE));
     return !e->stream || e->stream->completed >= e->point;
 }
 
@@ -1020,7 +1116,14 @@ CUresult cuEventSynchronize(CUevent hEvent)
     FAB__CU_ENTER();
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)hEvent);
-    if (e && e->stream) {
+    if (e && e->shared) {
+        uint64_t target = __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE);
+        e->refs++;
+        pthread_mutex_unlock(&fab__cu_sq.mu);
+        fab__cu_shared_wait(e->shared, target);
+        pthread_mutex_lock(&fab__cu_sq.mu);
+        fab__cu_event_put(e);
+    } else if (e && e->stream) {
         struct CUstream_st *s = e->stream;
         fab__cu_stream_get(s);
         fab__cu_wait_point(s, e->point);
@@ -1033,11 +1136,20 @@ CUresult cuEventSynchronize(CUevent hEvent)
 CUresult cuEventDestroy_v2(CUevent hEvent)
 {
     FAB__CU_ENTER();
+    unsigned char handle[64];
+    bool published = false;
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUevent_st *e = fab__cu_idtable_remove(&fab__cu_sq.events, (uintptr_t)hEvent);
-    if (e)
+    if (e) {
+        if ((published = e->published))
+            memcpy(handle, e->handle, sizeof(handle));
         fab__cu_event_put(e); /* a record still queued holds its own ref */
+    }
     pthread_mutex_unlock(&fab__cu_sq.mu);
+    /* Its IPC handle no longer opens (processes that opened it keep their
+     * event); the daemon is asked with no lock held. */
+    if (published && fab__cu.client)
+        (void)fab__client_ipc_withdraw(fab__cu.client, handle);
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -1084,6 +1196,25 @@ static CUresult fab__cu_stream_wait_event(CUstream h, bool per_thread, CUevent e
     struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)ev);
     struct CUstream_st *s = NULL;
     CUresult r = e ? fab__cu_resolve(h, per_thread, &s) : CUDA_ERROR_INVALID_HANDLE;
+    if (r == CUDA_SUCCESS && e->shared) {
+        /* Maybe recorded in another process: wait on the page. */
+        uint64_t target = __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE);
+        fab__cu_shared_waiter_t *w = NULL;
+        if (!fab__cu_shared_done(e->shared, target) && !(w = malloc(sizeof(*w))))
+            r = CUDA_ERROR_OUT_OF_MEMORY;
+        if (w) {
+            w->event = e;
+            w->target = target;
+            e->refs++;
+            r = fab__cu_submit_locked(s, 0, fab__cu_shared_wait_run, w, NULL, NULL, NULL);
+            if (r != CUDA_SUCCESS) {
+                e->refs--;
+                free(w);
+            }
+        }
+        pthread_mutex_unlock(&fab__cu_sq.mu);
+        return r;
+    }
     /* An event never recorded is complete: nothing to wait for. */
     if (r == CUDA_SUCCESS && e->stream) {
         fab__cu_dep_t dep = {e->stream, e->point};
@@ -1148,4 +1279,64 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
 CUresult cuCtxSynchronize(void)
 {
     return cuCtxSynchronize_v2(NULL);
+}
+
+/* ---- interprocess events, for ipc.c (stream.h) ---------------------------------- */
+
+CUresult fab__cu_event_ipc_source(CUevent ev, int *fd_out, bool *cached, unsigned char handle[64])
+{
+    CUresult r = CUDA_SUCCESS;
+    *fd_out = -1;
+    pthread_mutex_lock(&fab__cu_sq.mu);
+    struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)ev);
+    if (!e)
+        r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!e->shared)
+        r = CUDA_ERROR_INVALID_VALUE; /* not created CU_EVENT_INTERPROCESS */
+    else if ((*cached = e->published))
+        memcpy(handle, e->handle, sizeof(e->handle));
+    else if ((*fd_out = fcntl(e->shared_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_unlock(&fab__cu_sq.mu);
+    return r;
+}
+
+bool fab__cu_event_ipc_cache(CUevent ev, unsigned char handle[64])
+{
+    bool kept = false;
+    pthread_mutex_lock(&fab__cu_sq.mu);
+    struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)ev);
+    if (e && e->published) {
+        memcpy(handle, e->handle, sizeof(e->handle));
+    } else if (e) {
+        memcpy(e->handle, handle, sizeof(e->handle));
+        e->published = kept = true;
+    }
+    pthread_mutex_unlock(&fab__cu_sq.mu);
+    return kept;
+}
+
+CUresult fab__cu_event_ipc_open(int fd, CUevent *out)
+{
+    CUcontext ctx;
+    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
+    struct CUevent_st *e = calloc(1, sizeof(*e));
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+    e->refs = 1;
+    e->shared_fd = -1;
+    if (fab__cu_event_share(e, fd) != 0) {
+        free(e);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_lock(&fab__cu_sq.mu);
+    int err = fab__cu_idtable_insert(&fab__cu_sq.events, (uintptr_t)e, e);
+    if (err != 0)
+        fab__cu_event_put(e);
+    pthread_mutex_unlock(&fab__cu_sq.mu);
+    if (err != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *out = e;
+    return CUDA_SUCCESS;
 }

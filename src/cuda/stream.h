@@ -41,4 +41,20 @@ CUresult fab__cu_stream_enqueue(CUstream s, void (*run)(void *arg), void *arg,
  * be called with fab__cu.lock held (the stream lock comes after it). */
 CUresult fab__cu_stream_check(CUstream s);
 
+/* Interprocess events, for legacy IPC (ipc.c). The caller holds no lock. */
+
+/* An event's shared page for cuIpcGetEventHandle: its cached handle
+ * (*cached set), or a new descriptor of its memfd to publish (the caller
+ * closes it). CUDA_ERROR_INVALID_HANDLE (not an event),
+ * CUDA_ERROR_INVALID_VALUE (not created CU_EVENT_INTERPROCESS). */
+CUresult fab__cu_event_ipc_source(CUevent ev, int *fd_out, bool *cached, unsigned char handle[64]);
+
+/* Cache handle in ev; false when ev is gone or has one already (copied into
+ * handle): the caller withdraws what it published. */
+bool fab__cu_event_ipc_cache(CUevent ev, unsigned char handle[64]);
+
+/* An event of this process over another process's shared page (fd, which
+ * it takes on success). */
+CUresult fab__cu_event_ipc_open(int fd, CUevent *out);
+
 #endif /* FAB_CUDA_STREAM_H */

@@ -16,8 +16,9 @@
  * never the connection's or another user's. A message that does not decode,
  * or that comes with an fd, closes the connection (after an error reply where
  * there is a request to answer); the peer's references are dropped with it.
- * ADOPT is the one request that carries an fd (a client's memory, back after a
- * restart). Nothing on the request path blocks. */
+ * ADOPT (a client's memory, back after a restart) and IPC_PUBLISH (a
+ * cuMemAlloc allocation shared by legacy CUDA IPC) are the requests that
+ * carry an fd. Nothing on the request path blocks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -310,8 +311,9 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         }
         fab__request_t request;
         fab_status_t status = fab__request_decode(buf, (size_t)n, &request);
-        if (status != FAB_SUCCESS || (fd != -1 && request.type != FAB__MSG_ADOPT)) {
-            /* Only ADOPT brings an fd, and a message that does not decode
+        if (status != FAB_SUCCESS || (fd != -1 && request.type != FAB__MSG_ADOPT &&
+                                      request.type != FAB__MSG_IPC_PUBLISH)) {
+            /* Only ADOPT and IPC_PUBLISH bring an fd, and a message that does not decode
              * leaves nothing to trust about the stream. */
             fab__log(FAB__LOG_WARN, "client pid %ld sent %s, closing", (long)client->conn->pid,
                      fd != -1 ? "a file descriptor" : "a malformed message");

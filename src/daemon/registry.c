@@ -59,6 +59,16 @@ struct fab__ref {
     fab__ref_t *next_parked;
 };
 
+/* A published IPC handle: the memfd, what it holds, who published it. */
+typedef struct fab__ipc {
+    uint64_t id;       /* its key in daemon->ipcs and in its publisher's map */
+    fab__conn_t *conn; /* the publisher */
+    int fd;
+    uint8_t kind;
+    int32_t device;
+    uint64_t size;
+} fab__ipc_t;
+
 struct fab__user {
     uid_t uid;
     uint64_t connections;
@@ -77,6 +87,7 @@ struct fab__registry {
     fab__map_t allocs;    /* uuid word -> fab__alloc_t */
     fab__map_t users;     /* uid + 1 -> fab__user_t */
     fab__set_t tombstones; /* uuid words of freed allocations */
+    fab__map_t ipcs;       /* IPC handle id -> fab__ipc_t, all publishers' */
     size_t nconns;
     uint64_t bytes;
     fab__log_limit_t limit_log;
@@ -255,6 +266,35 @@ static void fab__ref_drop(fab__registry_t *daemon, fab__ref_t *ref)
     free(ref);
 }
 
+/* ---- IPC entries -------------------------------------------------------------------- */
+
+static void fab__ipc_drop(fab__registry_t *daemon, fab__ipc_t *ipc)
+{
+    fab__map_remove(&daemon->ipcs, ipc->id);
+    fab__map_remove(&ipc->conn->ipcs, ipc->id);
+    close(ipc->fd);
+    free(ipc);
+}
+
+/* A connection leaves: everything it published is withdrawn, as its
+ * process's cuMemFree would have done; pages others mapped stay theirs. */
+static void fab__ipc_drop_all(fab__registry_t *daemon, fab__conn_t *conn)
+{
+    size_t n = conn->ipcs.count;
+    while (conn->ipcs.count != 0) {
+        for (size_t i = 0; i < conn->ipcs.cap; i++) {
+            if (conn->ipcs.slots[i].key != 0) {
+                fab__ipc_drop(daemon, conn->ipcs.slots[i].value);
+                break;
+            }
+        }
+    }
+    fab__map_free(&conn->ipcs);
+    if (n != 0)
+        fab__log(FAB__LOG_INFO, "client pid %ld left with %zu IPC handles: withdrawn",
+                 (long)conn->pid, n);
+}
+
 /* ---- connections ------------------------------------------------------------------ */
 
 fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t gid, pid_t pid)
@@ -301,6 +341,7 @@ void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn)
         }
     }
     fab__map_free(&conn->refs);
+    fab__ipc_drop_all(daemon, conn);
     daemon->nconns--;
     conn->user->connections--;
     fab__user_put(daemon, conn->user);
@@ -328,6 +369,14 @@ void fab__registry_destroy(fab__registry_t *daemon)
             free(daemon->users.slots[i].value);
     }
     fab__map_free(&daemon->users);
+    for (size_t i = 0; i < daemon->ipcs.cap; i++) {
+        fab__ipc_t *ipc = daemon->ipcs.slots[i].value;
+        if (daemon->ipcs.slots[i].key != 0) {
+            close(ipc->fd);
+            free(ipc);
+        }
+    }
+    fab__map_free(&daemon->ipcs);
     fab__set_free(&daemon->tombstones);
     sodium_memzero(daemon->key, sizeof(daemon->key));
     free(daemon->domain_ids);
@@ -344,6 +393,11 @@ size_t fab__registry_conn_count(const fab__registry_t *daemon)
 size_t fab__registry_alloc_count(const fab__registry_t *daemon)
 {
     return daemon->allocs.count;
+}
+
+size_t fab__registry_ipc_count(const fab__registry_t *daemon)
+{
+    return daemon->ipcs.count;
 }
 
 static fab__ref_t *fab__ref_get(fab__conn_t *conn, uint64_t id)
@@ -908,6 +962,167 @@ static void fab__request_stats(fab__registry_t *daemon, const fab__conn_t *conn,
     out->rss = (uint64_t)fab__rss_bytes();
 }
 
+/* ---- legacy CUDA IPC ---------------------------------------------------------------- */
+
+/* The IPC handle's 64 bytes (little-endian):
+ *    0  4  magic "FIPC"
+ *    4  1  format version (1)
+ *    5  1  kind (FAB__IPC_KIND_*)
+ *    6  2  zero
+ *    8  8  the daemon's id of the entry (random, never 0)
+ *   16  4  the publisher's node index
+ *   20  4  device ordinal on that node
+ *   24  8  size in bytes
+ *   32 16  zero
+ *   48 16  keyed BLAKE2b of a label and bytes [0, 48): the daemon's key, so
+ *          only this daemon (or one restarted with its state file) mints
+ *          bytes it accepts, and no field can be altered. */
+#define FAB__IPC_MAGIC 0x43504946u /* "FIPC" */
+#define FAB__IPC_FORMAT 1
+#define FAB__IPC_MAC_OFFSET 48
+
+static void fab__ipc_mac(const fab__registry_t *daemon, const uint8_t *bytes, uint8_t mac[16])
+{
+    /* The label keeps an IPC MAC from ever equalling a fabric handle's tag
+     * or a creator token made with the same key. */
+    uint8_t in[8 + FAB__IPC_MAC_OFFSET] = {'c', 'u', 'd', 'a', 'i', 'p', 'c', 0};
+    memcpy(in + 8, bytes, FAB__IPC_MAC_OFFSET);
+    crypto_generichash(mac, 16, in, sizeof(in), daemon->key, sizeof(daemon->key));
+}
+
+static void fab__ipc_mint(const fab__registry_t *daemon, const fab__ipc_t *ipc, int node,
+                          uint8_t out[FAB__IPC_HANDLE_BYTES])
+{
+    memset(out, 0, FAB__IPC_HANDLE_BYTES);
+    fab__le_put32(out, FAB__IPC_MAGIC);
+    out[4] = FAB__IPC_FORMAT;
+    out[5] = ipc->kind;
+    fab__le_put64(out + 8, ipc->id);
+    fab__le_put32(out + 16, (uint32_t)node);
+    fab__le_put32(out + 20, (uint32_t)ipc->device);
+    fab__le_put64(out + 24, ipc->size);
+    fab__ipc_mac(daemon, out, out + FAB__IPC_MAC_OFFSET);
+}
+
+/* A process publishes the memfd of its memory. The fd must be a memfd
+ * sealed as every fabmem memfd is, of the size it claims, read-write (the
+ * openers write through it); the device one of its node's. */
+static fab_status_t fab__request_ipc_publish(fab__registry_t *daemon, fab__conn_t *conn,
+                                             const fab__request_t *request, int *fd_in,
+                                             fab__reply_t *reply)
+{
+    const fab__node_t *node = &daemon->topology->nodes[conn->node];
+    int32_t device = request->u.ipc_publish.device;
+    uint64_t size = request->u.ipc_publish.size;
+    if (*fd_in < 0)
+        return *fd_in == FAB__FD_LOST ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_INVALID_VALUE;
+    if (device < 0 || device >= node->info.device_count)
+        return FAB_ERROR_INVALID_DEVICE;
+    char why[160];
+    if (size == 0 || fab__memfd_check(*fd_in, size, 1, why, sizeof(why)) != FAB_SUCCESS) {
+        fab__log(FAB__LOG_WARN, "IPC_PUBLISH by pid %ld refused: %s", (long)conn->pid,
+                 size == 0 ? "size 0" : why);
+        return FAB_ERROR_INVALID_VALUE;
+    }
+    fab__ipc_t *ipc = calloc(1, sizeof(*ipc));
+    if (ipc == NULL)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    do
+        randombytes_buf(&ipc->id, sizeof(ipc->id));
+    while (ipc->id == 0 || fab__map_get(&daemon->ipcs, ipc->id) != NULL);
+    ipc->conn = conn;
+    ipc->fd = *fd_in;
+    ipc->kind = request->u.ipc_publish.kind;
+    ipc->device = device;
+    ipc->size = size;
+    if (fab__map_put(&daemon->ipcs, ipc->id, ipc) != 0) {
+        free(ipc);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    if (fab__map_put(&conn->ipcs, ipc->id, ipc) != 0) {
+        fab__map_remove(&daemon->ipcs, ipc->id);
+        free(ipc);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    *fd_in = -1; /* kept */
+    fab__ipc_mint(daemon, ipc, conn->node, reply->u.ipc_publish.bytes);
+    return FAB_SUCCESS;
+}
+
+/* The live entry that authentic handle bytes name; NULL with the status:
+ * INVALID_VALUE for bytes this daemon did not mint (or that were altered)
+ * and for a withdrawn handle, as the driver answers a handle it cannot
+ * resolve. */
+static fab__ipc_t *fab__ipc_find(fab__registry_t *daemon, const uint8_t *bytes,
+                                 fab_status_t *status)
+{
+    uint8_t mac[16];
+    *status = FAB_ERROR_INVALID_VALUE;
+    if (fab__le_get32(bytes) != FAB__IPC_MAGIC || bytes[4] != FAB__IPC_FORMAT)
+        return NULL;
+    fab__ipc_mac(daemon, bytes, mac);
+    if (sodium_memcmp(mac, bytes + FAB__IPC_MAC_OFFSET, sizeof(mac)) != 0)
+        return NULL;
+    fab__ipc_t *ipc = fab__map_get(&daemon->ipcs, fab__le_get64(bytes + 8));
+    if (ipc == NULL)
+        return NULL;
+    *status = FAB_SUCCESS;
+    return ipc;
+}
+
+/* Another process opens a handle: same node as the publisher (the handle
+ * says which), not the publisher itself, a handle still published. */
+static fab_status_t fab__request_ipc_open(fab__registry_t *daemon, fab__conn_t *conn,
+                                          const fab__request_t *request, fab__reply_t *reply,
+                                          int *fd_out, int *fd_owned)
+{
+    const uint8_t *bytes = request->u.ipc.bytes;
+    fab_status_t status;
+    fab__ipc_t *ipc = fab__ipc_find(daemon, bytes, &status);
+    if (ipc == NULL) {
+        fab__log(FAB__LOG_INFO, "IPC_OPEN by pid %ld: %s handle", (long)conn->pid,
+                 fab__le_get32(bytes) == FAB__IPC_MAGIC ? "a forged, altered or withdrawn"
+                                                        : "not an IPC");
+        return status;
+    }
+    if ((int)fab__le_get32(bytes + 16) != conn->node) {
+        fab__log(FAB__LOG_INFO, "IPC_OPEN by pid %ld on node %s: the handle is of node %s",
+                 (long)conn->pid, daemon->topology->nodes[conn->node].info.name,
+                 daemon->topology->nodes[ipc->conn->node].info.name);
+        return FAB_ERROR_INVALID_VALUE;
+    }
+    if (ipc->conn->pid == conn->pid) {
+        fab__log(FAB__LOG_INFO, "IPC_OPEN by pid %ld of its own handle", (long)conn->pid);
+        return FAB_ERROR_INVALID_CONTEXT;
+    }
+    /* A descriptor of the reply's own: the publisher may withdraw (and the
+     * entry's fd close) while this reply waits for the opener to read. */
+    int fd = fcntl(ipc->fd, F_DUPFD_CLOEXEC, 0);
+    if (fd < 0)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    reply->u.ipc_open.kind = ipc->kind;
+    reply->u.ipc_open.device = ipc->device;
+    reply->u.ipc_open.size = ipc->size;
+    *fd_out = fd;
+    *fd_owned = 1;
+    return FAB_SUCCESS;
+}
+
+/* The publisher withdraws a handle (cuMemFree, cuEventDestroy): later opens
+ * fail; mappings already made keep their pages. Only its publisher may. */
+static fab_status_t fab__request_ipc_withdraw(fab__registry_t *daemon, fab__conn_t *conn,
+                                              const fab__request_t *request)
+{
+    fab_status_t status;
+    fab__ipc_t *ipc = fab__ipc_find(daemon, request->u.ipc.bytes, &status);
+    if (ipc == NULL)
+        return status;
+    if (ipc->conn != conn)
+        return FAB_ERROR_NOT_PERMITTED;
+    fab__ipc_drop(daemon, ipc);
+    return FAB_SUCCESS;
+}
+
 void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned)
 {
@@ -925,6 +1140,12 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
     }
     if (request->type == FAB__MSG_ADOPT) {
         reply->status = (uint32_t)fab__request_adopt(daemon, conn, request, &fd_in, reply);
+        if (fd_in >= 0)
+            close(fd_in);
+        return;
+    }
+    if (request->type == FAB__MSG_IPC_PUBLISH) {
+        reply->status = (uint32_t)fab__request_ipc_publish(daemon, conn, request, &fd_in, reply);
         if (fd_in >= 0)
             close(fd_in);
         return;
@@ -956,6 +1177,12 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         break;
     case FAB__MSG_TOPOLOGY:
         status = fab__request_topology(daemon, request, reply);
+        break;
+    case FAB__MSG_IPC_OPEN:
+        status = fab__request_ipc_open(daemon, conn, request, reply, fd_out, fd_owned);
+        break;
+    case FAB__MSG_IPC_WITHDRAW:
+        status = fab__request_ipc_withdraw(daemon, conn, request);
         break;
     default:
         status = FAB_ERROR_INVALID_VALUE;

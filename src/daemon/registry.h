@@ -21,6 +21,13 @@
  * first is parked (its reference counts, but the handle is not live) until
  * the creator returns with the same memory.
  *
+ * Legacy CUDA IPC (IPC_PUBLISH, IPC_OPEN, IPC_WITHDRAW) is a table apart:
+ * an entry is a published memfd, owned by the publishing connection from
+ * PUBLISH until WITHDRAW or its disconnection; an open hands out the memfd
+ * and keeps nothing (the opener's mapping holds the pages). Entries are not
+ * allocations: they count against no limit, since the memory is the
+ * publisher's own (cuMemAlloc), already made.
+ *
  * Per uid, the daemon counts connections, live allocations, their bytes and
  * references, and refuses what goes over the [daemon] limits. */
 #ifndef FABMEM_DAEMON_REGISTRY_H
@@ -48,6 +55,7 @@ typedef struct fab__conn {
     uint64_t channels; /* bit n: IMEX channel n */
     uint64_t next_ref;
     fab__map_t refs; /* ref id -> fab__ref_t */
+    fab__map_t ipcs; /* IPC handle id -> fab__ipc_t: what it published */
 } fab__conn_t;
 
 /* Create the registry for topology (kept, not copied) and key. Returns NULL
@@ -81,5 +89,7 @@ void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__r
 /* Counters for STATS and the idle check. */
 size_t fab__registry_conn_count(const fab__registry_t *daemon);
 size_t fab__registry_alloc_count(const fab__registry_t *daemon);
+/* Live IPC entries (published, not withdrawn), over all connections. */
+size_t fab__registry_ipc_count(const fab__registry_t *daemon);
 
 #endif /* FABMEM_DAEMON_REGISTRY_H */

@@ -41,6 +41,7 @@
  * won the race, after which connecting again finds that one. */
 #include "fabmem/fabric.h"
 #include "src/fabric/fabmemd.h"
+#include "src/fabric/ipc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -1048,4 +1049,81 @@ fab_status_t fab_region_release(fab_region_t *region)
     }
     pthread_mutex_unlock(&client->lock);
     return status;
+}
+
+/* ---- legacy CUDA IPC (ipc.h) -------------------------------------------------- */
+
+/* One IPC request: connect again first if the connection broke (nothing
+ * published on the old one survives; the daemon dropped it), never resend:
+ * a publish the daemon may have taken must not be taken twice. */
+static fab_status_t fab__ipc_call(fab_client_t *client, fab__request_t *request, int fd_in,
+                                  fab__reply_t *reply, int *fd_out)
+{
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    pthread_mutex_lock(&client->lock);
+    fab_status_t status = FAB_SUCCESS;
+    if (client->sock < 0)
+        status = fab__reconnect(client);
+    if (status == FAB_SUCCESS) {
+        fab__drain(client);
+        status = fab__call_raw(client, request, fd_in, reply, fd_out);
+    }
+    pthread_mutex_unlock(&client->lock);
+    return status;
+}
+
+fab_status_t fab__client_ipc_publish(fab_client_t *client, uint8_t kind, int device,
+                                     uint64_t size, int fd, uint8_t out[FAB__IPC_HANDLE_BYTES])
+{
+    if (client == NULL || out == NULL || fd < 0)
+        return FAB_ERROR_INVALID_VALUE;
+    fab__request_t request = {.type = FAB__MSG_IPC_PUBLISH};
+    request.u.ipc_publish.kind = kind;
+    request.u.ipc_publish.device = device;
+    request.u.ipc_publish.size = size;
+    fab__reply_t reply;
+    fab_status_t status = fab__ipc_call(client, &request, fd, &reply, NULL);
+    if (status == FAB_SUCCESS)
+        memcpy(out, reply.u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
+    return status;
+}
+
+fab_status_t fab__client_ipc_open(fab_client_t *client, const uint8_t handle[FAB__IPC_HANDLE_BYTES],
+                                  int *fd_out, uint8_t *kind_out, int *device_out,
+                                  uint64_t *size_out)
+{
+    if (client == NULL || handle == NULL || fd_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    fab__request_t request = {.type = FAB__MSG_IPC_OPEN};
+    memcpy(request.u.ipc.bytes, handle, FAB__IPC_HANDLE_BYTES);
+    fab__reply_t reply;
+    int fd = -1;
+    fab_status_t status = fab__ipc_call(client, &request, -1, &reply, &fd);
+    if (status == FAB_SUCCESS && fd < 0)
+        status = FAB_ERROR_SYSTEM_NOT_READY; /* a reply without its memfd */
+    if (status != FAB_SUCCESS) {
+        if (fd >= 0)
+            close(fd);
+        return status;
+    }
+    *fd_out = fd;
+    if (kind_out != NULL)
+        *kind_out = reply.u.ipc_open.kind;
+    if (device_out != NULL)
+        *device_out = reply.u.ipc_open.device;
+    if (size_out != NULL)
+        *size_out = reply.u.ipc_open.size;
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab__client_ipc_withdraw(fab_client_t *client,
+                                      const uint8_t handle[FAB__IPC_HANDLE_BYTES])
+{
+    if (client == NULL || handle == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    fab__request_t request = {.type = FAB__MSG_IPC_WITHDRAW};
+    memcpy(request.u.ipc.bytes, handle, FAB__IPC_HANDLE_BYTES);
+    fab__reply_t reply;
+    return fab__ipc_call(client, &request, -1, &reply, NULL);
 }

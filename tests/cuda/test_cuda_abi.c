@@ -30,6 +30,7 @@ _Static_assert((long long)CU_DEVICE_ATTRIBUTE_MAX == (long long)abi_CU_DEVICE_AT
 FAB_CU_POINTER_ATTRIBUTE_LIST(SAME_VALUE)
 FAB_CU_MEMORYTYPE_LIST(SAME_VALUE)
 FAB_CU_PROC_FLAGS_LIST(SAME_VALUE)
+FAB_CU_IPC_MEM_FLAGS_LIST(SAME_VALUE)
 FAB_CU_PROC_RESULT_LIST(SAME_VALUE)
 FAB_CU_STREAM_FLAGS_LIST(SAME_VALUE)
 FAB_CU_EXEC_AFFINITY_LIST(SAME_VALUE)
@@ -75,6 +76,10 @@ SAME_TYPE(CUpointer_attribute);
 SAME_TYPE(CUdriverProcAddressQueryResult);
 SAME_FIELD(CUuuid, bytes);
 SAME_FIELD(CUmemFabricHandle, data);
+SAME_TYPE(CUipcMemHandle);
+SAME_TYPE(CUipcEventHandle);
+SAME_FIELD(CUipcMemHandle, reserved);
+SAME_FIELD(CUipcEventHandle, reserved);
 SAME_FIELD(CUmemLocation, type);
 SAME_FIELD(CUmemLocation, id);
 SAME_FIELD(CUmemAllocationProp, type);

@@ -1,6 +1,7 @@
 /* Bad input never crashes, leaks or stalls the daemon: malformed, truncated,
  * oversized, empty and out-of-order messages, stray fds, unknown regions,
- * ADOPT without proof or with other memory, a
+ * ADOPT without proof or with other memory, IPC messages with missing,
+ * unsealed or stray fds and forged bytes, a
  * client that never reads its replies, and a client that vanishes holding
  * memory. Raw connections speak the wire protocol directly (proto.h). */
 #include "daemon_harness.h"
@@ -412,7 +413,92 @@ static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
     fab_topology_destroy(t);
 }
 
+/* An IPC_PUBLISH of kind with fd (-1: none) on sock: its status; the handle
+ * bytes to out (may be NULL) on success. */
+static int ipc_publish(int sock, uint8_t kind, int device, uint64_t size, int fd, uint8_t *out)
+{
+    fab__request_t request = {.type = FAB__MSG_IPC_PUBLISH, .seq = 7};
+    request.u.ipc_publish.kind = kind;
+    request.u.ipc_publish.device = device;
+    request.u.ipc_publish.size = size;
+    fab__reply_t reply;
+    int status = fab_test_raw_call(sock, &request, fd, &reply, NULL);
+    if (status == FAB_SUCCESS && out != NULL)
+        memcpy(out, reply.u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
+    return status;
+}
+
+static int ipc_request(int sock, uint16_t type, const uint8_t *bytes, int fd_in, int *fd_out)
+{
+    fab__request_t request = {.type = type, .seq = 8};
+    memcpy(request.u.ipc.bytes, bytes, FAB__IPC_HANDLE_BYTES);
+    return fab_test_raw_call(sock, &request, fd_in, NULL, fd_out);
+}
+
+static void ipc_messages_refuse_bad_input(void **state)
+{
+    (void)state;
+    int baseline;
+    fab_test_daemon_t *daemon = start(&baseline);
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    int sock = fab_test_raw_hello(daemon->socket);
+    /* The fd: missing, not sealed, of another size, read-only. */
+    assert_int_equal(ipc_publish(sock, 1, 0, page, -1, NULL), FAB_ERROR_INVALID_VALUE);
+    int unsealed = memfd_create("unsealed", MFD_CLOEXEC);
+    assert_int_equal(ftruncate(unsealed, (off_t)page), 0);
+    assert_int_equal(ipc_publish(sock, 1, 0, page, unsealed, NULL), FAB_ERROR_INVALID_VALUE);
+    close(unsealed);
+    int fd;
+    assert_int_equal(fab__memfd_create("ipc", page, &fd), FAB_SUCCESS);
+    assert_int_equal(ipc_publish(sock, 1, 0, 2 * page, fd, NULL), FAB_ERROR_INVALID_VALUE);
+    int ro = fab__memfd_reopen_read_only(fd);
+    assert_true(ro >= 0);
+    assert_int_equal(ipc_publish(sock, 1, 0, page, ro, NULL), FAB_ERROR_INVALID_VALUE);
+    close(ro);
+    assert_int_equal(ipc_publish(sock, 1, 99, page, fd, NULL), FAB_ERROR_INVALID_DEVICE);
+    uint8_t h[FAB__IPC_HANDLE_BYTES];
+    assert_int_equal(ipc_publish(sock, 1, 0, page, fd, h), FAB_SUCCESS);
+    /* Opening one's own handle; altered bytes; a withdraw by another. */
+    assert_int_equal(ipc_request(sock, FAB__MSG_IPC_OPEN, h, -1, NULL), FAB_ERROR_INVALID_CONTEXT);
+    uint8_t bad[FAB__IPC_HANDLE_BYTES];
+    for (size_t i = 0; i < sizeof(bad); i += 9) {
+        memcpy(bad, h, sizeof(bad));
+        bad[i] ^= 0x40;
+        assert_int_equal(ipc_request(sock, FAB__MSG_IPC_OPEN, bad, -1, NULL),
+                         FAB_ERROR_INVALID_VALUE);
+    }
+    int other = fab_test_raw_hello(daemon->socket);
+    assert_int_equal(ipc_request(other, FAB__MSG_IPC_WITHDRAW, h, -1, NULL),
+                     FAB_ERROR_NOT_PERMITTED);
+    /* An fd with an open closes the connection, after an error reply. */
+    assert_int_equal(ipc_request(other, FAB__MSG_IPC_OPEN, h, fd, NULL), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_test_raw_reply(other, NULL, NULL), -1);
+    close(other);
+    /* So does an IPC message of the wrong length, or of an unknown kind. */
+    other = fab_test_raw_hello(daemon->socket);
+    fab__request_t open_req = {.type = FAB__MSG_IPC_OPEN, .seq = 3};
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(&open_req, buf);
+    raw_send(other, buf, len - 1);
+    assert_int_equal(fab_test_raw_reply(other, NULL, NULL), -1);
+    close(other);
+    other = fab_test_raw_hello(daemon->socket);
+    assert_int_equal(ipc_publish(other, 3, 0, page, -1, NULL), -1);
+    close(other);
+    /* The publisher withdraws; a second withdraw finds nothing. */
+    assert_int_equal(ipc_request(sock, FAB__MSG_IPC_WITHDRAW, h, -1, NULL), FAB_SUCCESS);
+    assert_int_equal(ipc_request(sock, FAB__MSG_IPC_WITHDRAW, h, -1, NULL),
+                     FAB_ERROR_INVALID_VALUE);
+    /* What a connection published goes with it: no fd stays behind. */
+    assert_int_equal(ipc_publish(sock, 2, 0, page, fd, NULL), FAB_SUCCESS);
+    close(fd);
+    close(sock);
+    daemon_is_healthy(daemon, baseline);
+    assert_true(fab_test_daemon_log_contains(daemon, "left with 1 IPC handles: withdrawn"));
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(ipc_messages_refuse_bad_input, fab_test_teardown),
     cmocka_unit_test_teardown(daemon_out_of_fds_refuses_and_recovers, fab_test_teardown),
     cmocka_unit_test_teardown(adopt_needs_proof_and_the_same_memory, fab_test_teardown),
     cmocka_unit_test_teardown(malformed_message_closes_the_connection, fab_test_teardown),

@@ -1,7 +1,8 @@
 /* The trust boundary, tried as an attacker would: a socket planted by another
  * user, a daemon of another uid, a read-only import reopened writable, a
  * memfd truncated under its exporter, ADOPT with forged creator claims, freed
- * uuids, files that are not sealed memfds and leased memory; and the
+ * uuids, files that are not sealed memfds and leased memory, an IPC handle
+ * another uid was given (it opens; only its publisher withdraws); and the
  * correctness of the restart path (stale region ids, importers back before
  * their creator), a client out of fds, fork, and a daemon that dies while a
  * client waits in its backlog. Tests that need a second uid run only as root
@@ -923,7 +924,80 @@ static void daemon_leaving_while_a_client_waits_is_invisible(void **state)
     free(dir);
 }
 
+/* helper "ipc_other_uid" PATH: as uid 65534, say HELLO to the daemon at
+ * PATH, receive an IPC handle; say what withdrawing it answers, then what
+ * opening it answers and, when it opened, the first byte of the memory. */
+static int helper_ipc_other_uid(int argc, char **argv, int sock)
+{
+    if (argc < 2 || drop_to_nobody() != 0)
+        return 10;
+    int daemon = fab_test_raw_hello(argv[1]);
+    if (fab_test_send_word(sock, "ready") != 0)
+        return 11;
+    fab__request_t request = {.seq = 5};
+    if (fab_test_recv(sock, request.u.ipc.bytes, sizeof(request.u.ipc.bytes)) != 0)
+        return 12;
+    request.type = FAB__MSG_IPC_WITHDRAW;
+    if (fab_test_send_word(sock, fab_status_name(
+                                     (fab_status_t)fab_test_raw_call(daemon, &request, -1, NULL, NULL))) != 0)
+        return 13;
+    request.type = FAB__MSG_IPC_OPEN;
+    int fd = -1;
+    int status = fab_test_raw_call(daemon, &request, -1, NULL, &fd);
+    if (fab_test_send_word(sock, fab_status_name((fab_status_t)status)) != 0)
+        return 14;
+    char word[8] = "none";
+    if (fd >= 0) {
+        unsigned char *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) {
+            snprintf(word, sizeof(word), "%u", p[0]);
+            munmap(p, 4096);
+        }
+        close(fd);
+    }
+    close(daemon);
+    return fab_test_send_word(sock, word) == 0 ? 0 : 15;
+}
+
+/* On a daemon shared by several users, an IPC handle is a capability: a
+ * process of another uid that is given the bytes may open them, as the
+ * driver lets any process that holds a handle open it, but only the
+ * publishing connection may withdraw them. */
+static void an_ipc_handle_opens_for_another_uid_but_only_its_publisher_withdraws(void **state)
+{
+    (void)state;
+    skip_unless_root();
+    fab_test_daemon_t *d = fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n", NULL);
+    assert_non_null(d);
+    int sock = fab_test_raw_hello(d->socket);
+    int fd;
+    assert_int_equal(fab__memfd_create("ipc", 4096, &fd), FAB_SUCCESS);
+    unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(p != MAP_FAILED);
+    p[0] = 77;
+    fab__request_t publish = {.type = FAB__MSG_IPC_PUBLISH, .seq = 2};
+    publish.u.ipc_publish.kind = FAB__IPC_KIND_MEM;
+    publish.u.ipc_publish.size = 4096;
+    fab__reply_t reply;
+    assert_int_equal(fab_test_raw_call(sock, &publish, fd, &reply, NULL), FAB_SUCCESS);
+    fab_test_child_t child;
+    const char *args[] = {d->socket, NULL};
+    assert_int_equal(fab_test_spawn("ipc_other_uid", args, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, reply.u.ipc_publish.bytes,
+                                   sizeof(reply.u.ipc_publish.bytes)), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_ERROR_NOT_PERMITTED"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_SUCCESS"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "77"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    munmap(p, 4096);
+    close(fd);
+    close(sock);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(an_ipc_handle_opens_for_another_uid_but_only_its_publisher_withdraws,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(socket_directory_of_another_user_is_refused, fab_test_teardown),
     cmocka_unit_test_teardown(symlinked_socket_directory_is_refused, fab_test_teardown),
     cmocka_unit_test_teardown(world_writable_socket_directory_is_refused, fab_test_teardown),
@@ -952,6 +1026,7 @@ static const struct CMUnitTest tests[] = {
 
 static const fab_test_helper_t helpers[] = {
     {"impostor", helper_impostor},       {"daemon_in", helper_daemon_in},
+    {"ipc_other_uid", helper_ipc_other_uid},
     {"ro_importer", helper_ro_importer}, {"same_uid", helper_same_uid},
     {"fake_daemon", helper_fake_daemon}, {"dying_daemon", helper_dying_daemon},
 };
