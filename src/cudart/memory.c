@@ -8,10 +8,37 @@
  * page-locked host memory allocated by cuMemHostAlloc (portable, mapped).
  * Host and every emulated device share one address space, so the pointer
  * works on both sides, which is what managed memory promises; pointer
- * attributes report it as host memory. */
+ * attributes report it as host memory. cudaFree frees it (as CUDA's
+ * cudaFree frees managed memory), so the runtime keeps the set of managed
+ * allocations, guarded by fab__rt_lock, from cudaMallocManaged to cudaFree. */
 #include "src/cudart/runtime.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+
+typedef struct fab__rt_managed {
+    void *ptr;
+    struct fab__rt_managed *next;
+} fab__rt_managed_t;
+static fab__rt_managed_t *fab__rt_managed;
+
+/* Take ptr out of the managed set; false if it was not there. */
+static bool fab__rt_managed_take(void *ptr)
+{
+    bool found = false;
+    pthread_mutex_lock(&fab__rt_lock);
+    for (fab__rt_managed_t **p = &fab__rt_managed; *p; p = &(*p)->next) {
+        if ((*p)->ptr == ptr) {
+            fab__rt_managed_t *m = *p;
+            *p = m->next;
+            free(m);
+            found = true;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&fab__rt_lock);
+    return found;
+}
 
 static CUdeviceptr fab__rt_dptr(const void *p)
 {
@@ -39,6 +66,8 @@ FAB__RT_API cudaFree(void *devPtr)
     FAB__RT_ENTER();
     if (!devPtr)
         return cudaSuccess;
+    if (fab__rt_managed_take(devPtr))
+        return fab__rt_cu(cuMemFreeHost(devPtr));
     return fab__rt_cu(cuMemFree_v2(fab__rt_dptr(devPtr)));
 }
 
@@ -115,7 +144,20 @@ FAB__RT_API cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     if (!devPtr || size == 0 || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
         FAB__RT_RETURN(cudaErrorInvalidValue);
     FAB__RT_ENTER();
-    return fab__rt_cu(cuMemHostAlloc(devPtr, size, 0x01 | 0x02 /* portable, mapped */));
+    fab__rt_managed_t *m = malloc(sizeof *m);
+    if (!m)
+        FAB__RT_RETURN(cudaErrorMemoryAllocation);
+    CUresult r = cuMemHostAlloc(&m->ptr, size, 0x01 | 0x02 /* portable, mapped */);
+    if (r != CUDA_SUCCESS) {
+        free(m);
+        return fab__rt_cu(r);
+    }
+    *devPtr = m->ptr;
+    pthread_mutex_lock(&fab__rt_lock);
+    m->next = fab__rt_managed;
+    fab__rt_managed = m;
+    pthread_mutex_unlock(&fab__rt_lock);
+    return cudaSuccess;
 }
 
 FAB__RT_API cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
