@@ -292,4 +292,7 @@ FAB__CU_API cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsig
                                       unsigned int sharedMemBytes, CUstream hStream,
                                       void **kernelParams);
 
+/* exporttable.c: refused, with a log line (NVIDIA's runtime asks for it). */
+FAB__CU_API cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId);
+
 #endif /* FAB_CUDA_ENTRY_H */

@@ -207,6 +207,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuLaunchKernel", 4000, cuLaunchKernel),
     P("cuLaunchKernelEx", 11060, cuLaunchKernelEx),
     P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel),
+    P("cuGetExportTable", 3000, cuGetExportTable),
 };
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which
