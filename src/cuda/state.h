@@ -33,6 +33,8 @@
  *                      memory's range check)
  *   memop.c            stream memory operations (cuStreamWaitValue32 ...)
  *   procaddress.c      cuGetProcAddress (knows every entry point)
+ *   exporttable.c      cuGetExportTable, refused with a log line (no state;
+ *                      docs/runtime.md)
  *
  * entry.h, apart, holds the prototypes of the exported cu* entry points:
  * each file that defines some includes it, so that the compiler checks them,

@@ -384,8 +384,10 @@ FAB__RT_API cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStre
 
 /* ---- pointer attributes ---- */
 
-/* Memory the driver does not know is reported as CUDA 11 and later do:
- * unregistered, no device, no device pointer, and the host pointer NULL. */
+/* Memory the driver does not know is unregistered host memory: no device
+ * (cudaInvalidDeviceId), no device pointer, and the host pointer the
+ * pointer itself (CUDA's cudaPointerAttributes notes that it does not check
+ * unregistered memory, so hostPointer may be whatever was passed). */
 FAB__RT_API cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
     if (!attributes)
@@ -405,7 +407,7 @@ FAB__RT_API cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
         attributes->type = cudaMemoryTypeUnregistered;
         attributes->device = cudaInvalidDeviceId;
         attributes->devicePointer = NULL;
-        attributes->hostPointer = NULL;
+        attributes->hostPointer = (void *)ptr;
         return r == CUDA_SUCCESS || r == CUDA_ERROR_INVALID_VALUE ? cudaSuccess : fab__rt_cu(r);
     }
     attributes->type = type == CU_MEMORYTYPE_DEVICE ? cudaMemoryTypeDevice : cudaMemoryTypeHost;
