@@ -546,3 +546,32 @@ FAB__RT_API cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t coun
 {
     return fab__rt_symbol_copy(dst, NULL, symbol, count, offset, kind, false, NULL, false, true);
 }
+
+FAB__RT_API cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
+                                         size_t offset, enum cudaMemcpyKind kind,
+                                         cudaStream_t stream);
+FAB__RT_API cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
+                                         size_t offset, enum cudaMemcpyKind kind,
+                                         cudaStream_t stream)
+{
+    return fab__rt_symbol_copy(NULL, src, symbol, count, offset, kind, true, stream, true, true);
+}
+
+FAB__RT_API cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+                                           size_t offset, enum cudaMemcpyKind kind,
+                                           cudaStream_t stream);
+FAB__RT_API cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+                                           size_t offset, enum cudaMemcpyKind kind,
+                                           cudaStream_t stream)
+{
+    return fab__rt_symbol_copy(dst, NULL, symbol, count, offset, kind, false, stream, true, true);
+}
+
+FAB__RT_API cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                             void **args, size_t sharedMem, cudaStream_t stream);
+FAB__RT_API cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                             void **args, size_t sharedMem, cudaStream_t stream)
+{
+    return fab__rt_launch_host(func, gridDim, blockDim, args, sharedMem,
+                               fab__rt_stream(stream, true), true);
+}

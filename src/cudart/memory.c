@@ -416,3 +416,17 @@ FAB__RT_API cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
     attributes->hostPointer = hptr;
     return cudaSuccess;
 }
+
+FAB__RT_API cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height);
+FAB__RT_API cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
+    return fab__rt_memset2d(devPtr, pitch, value, width, height, NULL, false, true);
+}
+
+FAB__RT_API cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width,
+                                   size_t height, cudaStream_t stream);
+FAB__RT_API cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width,
+                                   size_t height, cudaStream_t stream)
+{
+    return fab__rt_memset2d(devPtr, pitch, value, width, height, stream, true, true);
+}

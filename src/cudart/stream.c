@@ -312,3 +312,78 @@ FAB__RT_API cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
         free(cb);
     return fab__rt_cu(r);
 }
+
+/* ---- the per-thread-default-stream forms: stream 0 is the thread's ---- */
+
+FAB__RT_API cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
+FAB__RT_API cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags)
+{
+    return cudaStreamGetFlags((cudaStream_t)fab__rt_stream(hStream, true), flags);
+}
+
+FAB__RT_API cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority);
+FAB__RT_API cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority)
+{
+    return cudaStreamGetPriority((cudaStream_t)fab__rt_stream(hStream, true), priority);
+}
+
+FAB__RT_API cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+                                       enum cudaStreamCaptureStatus *pCaptureStatus);
+FAB__RT_API cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+                                       enum cudaStreamCaptureStatus *pCaptureStatus)
+{
+    return cudaStreamIsCapturing((cudaStream_t)fab__rt_stream(stream, true), pCaptureStatus);
+}
+
+FAB__RT_API cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
+                                          enum cudaStreamCaptureStatus *captureStatus_out,
+                                          unsigned long long *id_out, cudaGraph_t *graph_out,
+                                          const cudaGraphNode_t **dependencies_out,
+                                          const cudaGraphEdgeData **edgeData_out,
+                                          size_t *numDependencies_out);
+FAB__RT_API cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
+                                          enum cudaStreamCaptureStatus *captureStatus_out,
+                                          unsigned long long *id_out, cudaGraph_t *graph_out,
+                                          const cudaGraphNode_t **dependencies_out,
+                                          const cudaGraphEdgeData **edgeData_out,
+                                          size_t *numDependencies_out)
+{
+    return cudaStreamGetCaptureInfo((cudaStream_t)fab__rt_stream(stream, true), captureStatus_out,
+                                    id_out, graph_out, dependencies_out, edgeData_out,
+                                    numDependencies_out);
+}
+
+FAB__RT_API cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+FAB__RT_API cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    return cudaStreamBeginCapture(stream, mode);
+}
+
+FAB__RT_API cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
+FAB__RT_API cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    return cudaStreamEndCapture(stream, pGraph);
+}
+
+FAB__RT_API cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+FAB__RT_API cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return cudaGraphLaunch(graphExec, stream);
+}
+
+FAB__RT_API cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                          unsigned int flags);
+FAB__RT_API cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+                                          unsigned int flags)
+{
+    return cudaEventRecordWithFlags(event, (cudaStream_t)fab__rt_stream(stream, true), flags);
+}
+
+FAB__RT_API cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
+                                       void *userData, unsigned int flags);
+FAB__RT_API cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
+                                       void *userData, unsigned int flags)
+{
+    return cudaStreamAddCallback((cudaStream_t)fab__rt_stream(stream, true), callback, userData,
+                                 flags);
+}
