@@ -177,10 +177,15 @@ static int build_and_run(const char *source, const char *runtime, char **out_tex
     char libpath[1024], kernels[1024];
     snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", FAB_TEST_LIBDIR);
     snprintf(kernels, sizeof kernels, "FABMEM_KERNELS=%s", FAB_TEST_KERNELS);
+#ifdef FAB_TEST_PRELOAD
+    const char *env[] = {libpath, kernels, "LD_PRELOAD=" FAB_TEST_PRELOAD, NULL};
+#else
     const char *env[] = {libpath, kernels, NULL};
+#endif
     const char *prog[] = {exe, NULL};
     rc = run(prog, env, log);
     *out_text = slurp(log);
+    /* The sanitizers' report, if any, is in the output the test prints. */
     fprintf(stderr, "program said:\n%s\n", *out_text);
     fab_test_rmtree(dir);
     free(dir);
