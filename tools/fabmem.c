@@ -43,9 +43,10 @@ static void usage(FILE *out)
             "       fabmem nodes [--json]   the daemon's nodes and which can share with which\n"
             "       fabmem smi [--json]     this node's GPUs and their fabric (nvidia-smi -q)\n"
             "       fabmem errors           list status codes, names and messages\n"
-            "       fabmem run [--config FILE] [--node NAME] -- PROGRAM [ARG...]\n"
+            "       fabmem run [--config FILE] [--node NAME] [--kernels LIB]... -- PROGRAM [ARG...]\n"
             "                               run PROGRAM on the emulation, with a daemon of\n"
-            "                               its own serving FILE, on node NAME\n"
+            "                               its own serving FILE, on node NAME, its kernels'\n"
+            "                               CPU implementations from each LIB\n"
             "       fabmem --version        the version of fabmem\n"
             "       fabmem help\n"
             "\n"
@@ -665,19 +666,34 @@ static void remove_tree(const char *dir)
 /* fabmem run: the program runs with FABMEM_SOCKET at a daemon started for it
  * alone (in a fresh private directory), FABMEM_CONFIG and FABMEM_NODE as
  * given, FABMEM_NO_AUTOSTART=1 (so that nothing else starts), and the
- * emulation's folder first on LD_LIBRARY_PATH; the daemon is stopped and its
- * directory removed when the program ends. The exit status is the
- * program's (128 + the signal that ended it). */
+ * emulation's folder first on LD_LIBRARY_PATH (where libcuda.so.1 and the
+ * runtime, libcudart.so.13, sit), and each --kernels library, as an absolute
+ * path, first in FABMEM_KERNELS; the daemon is stopped and its directory
+ * removed when the program ends. The exit status is the program's (128 +
+ * the signal that ended it). */
 static int cmd_run(int argc, char **argv)
 {
     const char *config = NULL, *node = NULL;
+    char kernels[8192] = "";
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
             config = argv[++i];
         else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc)
             node = argv[++i];
-        else {
+        else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
+            char lib[PATH_MAX];
+            if (realpath(argv[++i], lib) == NULL) {
+                fprintf(stderr, "fabmem run: --kernels %s: %s\n", argv[i], strerror(errno));
+                return 2;
+            }
+            size_t used = strlen(kernels);
+            if (used + strlen(lib) + 2 > sizeof(kernels)) {
+                fprintf(stderr, "fabmem run: too many --kernels\n");
+                return 2;
+            }
+            snprintf(kernels + used, sizeof(kernels) - used, "%s%s", used ? ":" : "", lib);
+        } else {
             fprintf(stderr, "fabmem run: unknown option %s\n", argv[i]);
             usage(stderr);
             return 2;
@@ -725,10 +741,21 @@ static int cmd_run(int argc, char **argv)
         setenv("FABMEM_CONFIG", config, 1);
     if (node != NULL)
         setenv("FABMEM_NODE", node, 1);
+    if (kernels[0] != '\0') {
+        const char *old_kernels = getenv("FABMEM_KERNELS");
+        char all[sizeof(kernels) + PATH_MAX];
+        snprintf(all, sizeof(all), "%s%s%s", kernels, old_kernels && *old_kernels ? ":" : "",
+                 old_kernels ? old_kernels : "");
+        setenv("FABMEM_KERNELS", all, 1);
+    }
+    /* The emulation's folder first, unless it is first already. */
     const char *old = getenv("LD_LIBRARY_PATH");
-    char libpath[2 * PATH_MAX + 2];
-    snprintf(libpath, sizeof(libpath), "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
-    setenv("LD_LIBRARY_PATH", libpath, 1);
+    size_t emu_len = strlen(emu);
+    if (!old || strncmp(old, emu, emu_len) != 0 || (old[emu_len] != '\0' && old[emu_len] != ':')) {
+        char libpath[2 * PATH_MAX + 2];
+        snprintf(libpath, sizeof(libpath), "%s%s%s", emu, old && *old ? ":" : "", old ? old : "");
+        setenv("LD_LIBRARY_PATH", libpath, 1);
+    }
 
     /* The program gets the terminal's signals; we wait for it and clean up. */
     signal(SIGINT, SIG_IGN);

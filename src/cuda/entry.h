@@ -319,4 +319,7 @@ FAB__CU_API cuIpcCloseMemHandle(CUdeviceptr dptr);
 FAB__CU_API cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
 FAB__CU_API cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
 
+/* exporttable.c: refused, with a log line (NVIDIA's runtime asks for it). */
+FAB__CU_API cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId);
+
 #endif /* FAB_CUDA_ENTRY_H */

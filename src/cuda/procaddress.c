@@ -221,6 +221,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuIpcCloseMemHandle", 4010, cuIpcCloseMemHandle),
     P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
     P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
+    P("cuGetExportTable", 3000, cuGetExportTable),
 };
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which

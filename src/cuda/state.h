@@ -35,6 +35,8 @@
  *   ipc.h              legacy CUDA IPC through the daemon: cuIpc* (ipc.c;
  *                      uses memory's IPC records and stream's shared events)
  *   procaddress.c      cuGetProcAddress (knows every entry point)
+ *   exporttable.c      cuGetExportTable, refused with a log line (no state;
+ *                      docs/runtime.md)
  *
  * entry.h, apart, holds the prototypes of the exported cu* entry points:
  * each file that defines some includes it, so that the compiler checks them,

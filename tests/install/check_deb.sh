@@ -23,6 +23,11 @@ for f in ./usr/bin/fabmem ./usr/bin/fabmemd ./usr/include/fabmem.h ./usr/include
          ./usr/share/doc/fabmem/README.md ./usr/share/doc/fabmem/examples/nvl72.ini; do
   grep -qx -- "$f" <<<"$files" || { echo "check_deb: the package lacks $f" >&2; fail=1; }
 done
+# The CUDA runtime, where it was built, beside the driver emulation.
+if [ -e "$build/lib/fabmem/libcudart.so.13" ] && ! grep -qx -- ./usr/lib/fabmem/libcudart.so.13 <<<"$files"; then
+  echo "check_deb: the package lacks ./usr/lib/fabmem/libcudart.so.13" >&2
+  fail=1
+fi
 # The emulated driver must stay out of the loader's default path.
 if grep -E '^\./usr/lib/(x86_64-linux-gnu/)?libcuda\.so' <<<"$files"; then
   echo "check_deb: libcuda is on the default library path" >&2

@@ -22,6 +22,9 @@ want=(include/fabmem.h include/fabmem/status.h include/fabmem/handle.h include/f
 [ -e "$build/lib/fabmem/libcuda.so.1" ] && want+=("$libdir/fabmem/libcuda.so.1" "$libdir/fabmem/libcuda.so")
 [ -e "$build/lib/fabmem/libnvidia-ml.so.1" ] &&
   want+=("$libdir/fabmem/libnvidia-ml.so.1" "$libdir/fabmem/libnvidia-ml.so")
+# The CUDA runtime sits beside the driver emulation.
+[ -e "$build/lib/fabmem/libcudart.so.13" ] &&
+  want+=("$libdir/fabmem/libcudart.so.13" "$libdir/fabmem/libcudart.so")
 [ -e "$build/man/fabmem.1" ] && want+=(share/man/man1/fabmem.1 share/man/man8/fabmemd.8)
 want+=("$libdir/cmake/fabmem/fabmemConfig.cmake" include/fabmem/version.h)
 for f in "${want[@]}"; do

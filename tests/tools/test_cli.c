@@ -445,6 +445,50 @@ static void run_puts_the_emulation_first_on_the_library_path(void **state)
         fail_msg("the emulation is not first on LD_LIBRARY_PATH:\n%s", out);
 }
 
+/* --kernels: each library, as an absolute path, in FABMEM_KERNELS, in the
+ * order given and before what the environment had. */
+static void run_names_kernel_libraries_in_fabmem_kernels(void **state)
+{
+    (void)state;
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char a[512], b[512];
+    snprintf(a, sizeof(a), "%s/liba.so", dir);
+    snprintf(b, sizeof(b), "%s/libb.so", dir);
+    fab_test_write_file(a, "");
+    fab_test_write_file(b, "");
+    setenv("FABMEM_KERNELS", "/old/libk.so", 1);
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--kernels", a, "--kernels", b, "--", "sh", "-c",
+                          "echo kernels=$FABMEM_KERNELS", NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    unsetenv("FABMEM_KERNELS");
+    char want[2048];
+    snprintf(want, sizeof(want), "kernels=%s:%s:/old/libk.so\n", a, b);
+    if (!strstr(out, want))
+        fail_msg("FABMEM_KERNELS is not %s:\n%s", want, out);
+    const char *missing[] = {"run", "--kernels", "/no/such/lib.so", "--", "true", NULL};
+    assert_int_equal(run_tool(missing, out), 2);
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
+/* The runtime sits beside the driver, and a run inside a run does not put
+ * the emulation's folder on the path twice. */
+static void run_puts_the_runtime_beside_the_driver_once(void **state)
+{
+    (void)state;
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--", getenv("FABMEM_TOOL"), "run", "--", "sh", "-c",
+                          "d=${LD_LIBRARY_PATH%%:*}; rest=${LD_LIBRARY_PATH#\"$d\"};"
+                          " test -e \"$d/libcudart.so.13\" && echo runtime=yes;"
+                          " case \"$rest\" in *\"$d\"*) echo twice;; esac",
+                          NULL};
+    assert_int_equal(run_tool(args, out), 0);
+    if (!strstr(out, "runtime=yes") || strstr(out, "twice"))
+        fail_msg("libcudart.so.13 is not first on the path exactly once:\n%s", out);
+}
+
 static void run_runs_a_cuda_program_unchanged(void **state)
 {
     (void)state;
@@ -499,6 +543,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(run_runs_a_cuda_program_unchanged),
     cmocka_unit_test(run_with_a_bad_config_names_it_and_runs_nothing),
     cmocka_unit_test(run_without_a_program_is_a_usage_error),
+    cmocka_unit_test(run_names_kernel_libraries_in_fabmem_kernels),
+    cmocka_unit_test(run_puts_the_runtime_beside_the_driver_once),
     cmocka_unit_test_teardown(status_shows_the_daemons_topology_not_its_own_config, fab_test_teardown),
     cmocka_unit_test_teardown(verify_says_live_for_a_live_handle, fab_test_teardown),
     cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fab_test_teardown),
