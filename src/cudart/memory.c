@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct fab__rt_managed {
     void *ptr;
@@ -182,6 +183,46 @@ FAB__RT_API cudaMemGetInfo(size_t *free, size_t *total)
         FAB__RT_RETURN(cudaErrorInvalidValue);
     FAB__RT_ENTER();
     return fab__rt_cu(cuMemGetInfo_v2(free, total));
+}
+
+/* ---- legacy IPC ----
+ * The driver's cuIpc* calls (src/cuda/ipc.c) do the work through the fabric
+ * daemon; the runtime's handles are the same 64 bytes. Opening one's own
+ * handle is the driver's CUDA_ERROR_INVALID_CONTEXT, which the runtime
+ * numbers cudaErrorDeviceUninitialized ("invalid device context"). */
+
+_Static_assert(sizeof(cudaIpcMemHandle_t) == sizeof(CUipcMemHandle), "IPC handle size");
+
+FAB__RT_API cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr)
+{
+    if (!handle)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    CUipcMemHandle h;
+    CUresult r = cuIpcGetMemHandle(&h, (CUdeviceptr)(uintptr_t)devPtr);
+    if (r == CUDA_SUCCESS)
+        memcpy(handle->reserved, h.reserved, sizeof(h.reserved));
+    return fab__rt_cu(r);
+}
+
+FAB__RT_API cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags)
+{
+    if (!devPtr)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    CUipcMemHandle h;
+    memcpy(h.reserved, handle.reserved, sizeof(h.reserved));
+    CUdeviceptr p = 0;
+    CUresult r = cuIpcOpenMemHandle_v2(&p, h, flags);
+    if (r == CUDA_SUCCESS)
+        *devPtr = (void *)(uintptr_t)p;
+    return fab__rt_cu(r);
+}
+
+FAB__RT_API cudaIpcCloseMemHandle(void *devPtr)
+{
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuIpcCloseMemHandle((CUdeviceptr)(uintptr_t)devPtr));
 }
 
 /* ---- copies and memsets ---- */

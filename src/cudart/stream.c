@@ -11,6 +11,7 @@
 #include "src/cudart/runtime.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 FAB__RT_API cudaStreamCreate(cudaStream_t *pStream)
 {
@@ -216,6 +217,32 @@ FAB__RT_API cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
         FAB__RT_RETURN(cudaErrorInvalidValue);
     FAB__RT_ENTER();
     return fab__rt_cu(cuEventCreate((CUevent *)event, flags));
+}
+
+/* Interprocess events: the driver keeps their state in shared memory
+ * (src/cuda/ipc.c); the handle bytes are the driver's. */
+_Static_assert(sizeof(cudaIpcEventHandle_t) == sizeof(CUipcEventHandle), "IPC handle size");
+
+FAB__RT_API cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event)
+{
+    if (!handle)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    CUipcEventHandle h;
+    CUresult r = cuIpcGetEventHandle(&h, (CUevent)event);
+    if (r == CUDA_SUCCESS)
+        memcpy(handle->reserved, h.reserved, sizeof(h.reserved));
+    return fab__rt_cu(r);
+}
+
+FAB__RT_API cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle)
+{
+    if (!event)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    CUipcEventHandle h;
+    memcpy(h.reserved, handle.reserved, sizeof(h.reserved));
+    return fab__rt_cu(cuIpcOpenEventHandle((CUevent *)event, h));
 }
 
 FAB__RT_API cudaEventRecord(cudaEvent_t event, cudaStream_t stream)

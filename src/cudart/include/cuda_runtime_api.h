@@ -239,7 +239,8 @@ enum FAB_RT(cudaFuncAttribute) { FAB_RT_FUNC_ATTRIBUTE_LIST(FAB_RT_VALUE_) };
     XX(cudaCpuDeviceId, -1) XX(cudaInvalidDeviceId, -2)                     \
     XX(cudaInitDeviceFlagsAreValid, 0x01)                                   \
     XX(cudaEnableDefault, 0x0) XX(cudaEnableLegacyStream, 0x1)              \
-    XX(cudaEnablePerThreadDefaultStream, 0x2)
+    XX(cudaEnablePerThreadDefaultStream, 0x2)                               \
+    XX(cudaIpcMemLazyEnablePeerAccess, 0x01)
 #ifndef FAB_RT_ABI_ONLY
 #define cudaHostAllocDefault 0x00
 #define cudaHostAllocPortable 0x01
@@ -281,6 +282,8 @@ enum FAB_RT(cudaFuncAttribute) { FAB_RT_FUNC_ATTRIBUTE_LIST(FAB_RT_VALUE_) };
 #define cudaEnableDefault 0x0
 #define cudaEnableLegacyStream 0x1
 #define cudaEnablePerThreadDefaultStream 0x2
+#define cudaIpcMemLazyEnablePeerAccess 0x01
+#define CUDA_IPC_HANDLE_SIZE FAB_RT_IPC_HANDLE_SIZE
 #define cudaStreamLegacy ((cudaStream_t)0x1)
 #define cudaStreamPerThread ((cudaStream_t)0x2)
 #endif
@@ -312,6 +315,15 @@ typedef struct FAB_RT(dim3) FAB_RT(dim3);
 typedef struct FAB_RT(cudaUUID_st) {
     char bytes[16];
 } FAB_RT(cudaUUID_t);
+
+/* Legacy IPC handles: 64 opaque bytes each. */
+#define FAB_RT_IPC_HANDLE_SIZE 64
+typedef struct FAB_RT(cudaIpcEventHandle_st) {
+    char reserved[FAB_RT_IPC_HANDLE_SIZE];
+} FAB_RT(cudaIpcEventHandle_t);
+typedef struct FAB_RT(cudaIpcMemHandle_st) {
+    char reserved[FAB_RT_IPC_HANDLE_SIZE];
+} FAB_RT(cudaIpcMemHandle_t);
 
 /* cudaDeviceProp as CUDA 13.0 lays it out (the runtime fills what the
  * emulated device knows and zeroes the rest). */
@@ -423,6 +435,11 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost);
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr);
+cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags);
+cudaError_t cudaIpcCloseMemHandle(void *devPtr);
+cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event);
+cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t handle);
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind);
