@@ -312,4 +312,12 @@ FAB__CU_API cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
                                            unsigned int blockDimZ, unsigned int sharedMemBytes,
                                            CUstream hStream, void **kernelParams);
 
+/* Handles for address ranges, arrays' sparse mappings (rangehandle.c). */
+FAB__CU_API cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                          CUmemRangeHandleType handleType,
+                                          unsigned long long flags);
+FAB__CU_API cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream);
+FAB__CU_API cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList, unsigned int count,
+                                    CUstream hStream);
+
 #endif /* FAB_CUDA_ENTRY_H */

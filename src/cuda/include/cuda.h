@@ -356,6 +356,17 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                            unsigned int blockDimZ, unsigned int sharedMemBytes,
                                            CUstream hStream, void **kernelParams);
 
+/* Handles for address ranges; arrays' sparse mappings (not emulated). */
+typedef CUarrayMapInfo CUarrayMapInfo_v1;
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuMemMapArrayAsync cuMemMapArrayAsync_ptsz
+#endif
+CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                               CUmemRangeHandleType handleType,
+                                               unsigned long long flags);
+CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count,
+                                    CUstream hStream);
+
 #ifdef __cplusplus
 }
 #endif
