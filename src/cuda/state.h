@@ -22,6 +22,9 @@
  *                      finds an allocation by a mapped address (vmm.c)
  *   memory.h           cuMemAlloc, host allocations and registrations,
  *                      pointer attributes of every kind (memory.c)
+ *   rangehandle.c      handles for address ranges (cuMemGetHandleForAddressRange's
+ *                      dma-buf fd) and cuMemMapArrayAsync (uses memory's and
+ *                      vmm's backing lookups)
  *   image.h            code images read for what they declare: PTX, cubin,
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
