@@ -253,6 +253,11 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST && types != 0)
         return CUDA_ERROR_INVALID_VALUE;
     int ordinal = numa >= 0 ? FAB_HOST_NUMA_ORDINAL_BASE + numa : fab__cu.devices[dev].ordinal;
+    /* Host memory's device is the one current at creation, which its
+     * DEVICE_ORDINAL pointer attribute reports (as the runtime documents
+     * for host memory: cudaPointerAttributes::device). */
+    if (numa >= 0)
+        (void)fab__cu_current_device(&dev);
     fab__cu_alloc_t *a = calloc(1, sizeof(*a));
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;

@@ -15,7 +15,8 @@
 typedef struct fab__cu_alloc {
     CUmemGenericAllocationHandle id;
     size_t size;
-    int device;               /* a device index; for host memory 0, for its granularity */
+    int device;               /* a device index; for host memory the one current at
+                                 creation (every GPU of a node has one granularity) */
     int host_numa;            /* -1: device memory; else the host NUMA node it lives on */
     CUmemAllocationProp prop; /* as created, or as the import implies */
     int fd;                   /* the backing memfd; owned unless region is set */

@@ -656,7 +656,7 @@ CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdevi
     (void)fab__cu_current_device(&dev);
     /* Host-resident memory reads as host memory, as cuMemHostAlloc's does:
      * its host pointer is its address (unified addressing), and its device
-     * ordinal the current device's. */
+     * ordinal the device current at its creation. */
     bool host = a->host_numa >= 0;
     switch (attribute) {
     /* VMM memory belongs to no context. */
@@ -667,7 +667,7 @@ CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdevi
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(bool *)data = false; break;
     case CU_POINTER_ATTRIBUTE_MAPPED: *(bool *)data = true; break;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = host ? dev : a->device; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = a->device; break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = range->base; break;
     case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = range->size; break;
     case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:

@@ -232,6 +232,9 @@ static void host_and_host_numa_memory_map_copy_and_read_as_host(void **state)
         void *host = NULL;
         CU_OK(cuPointerGetAttribute(&host, CU_POINTER_ATTRIBUTE_HOST_POINTER, ptr + 8));
         assert_ptr_equal(host, cpu + 8);
+        int ordinal = -1; /* the device current at creation */
+        CU_OK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr));
+        assert_int_equal(ordinal, 0);
         CU_OK(cuMemRelease(h));
         cut_unmap_free(ptr, SIZE);
     }
@@ -533,6 +536,31 @@ static void dma_buf_refusals(void **state)
     CU_OK(cuMemFree(ptr));
 }
 
+/* One fd shows one allocation: a range over two is not supported. */
+static void dma_buf_of_a_range_over_two_allocations_is_not_supported(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUmemAllocationProp prop = cut_prop(0, 0);
+    CUmemGenericAllocationHandle a, b;
+    CU_OK(cuMemCreate(&a, SIZE, &prop, 0));
+    CU_OK(cuMemCreate(&b, SIZE, &prop, 0));
+    CUdeviceptr r = 0;
+    CU_OK(cuMemAddressReserve(&r, 2 * SIZE, 0, 0, 0));
+    CU_OK(cuMemMap(r, SIZE, 0, a, 0));
+    CU_OK(cuMemMap(r + SIZE, SIZE, 0, b, 0));
+    int fd = -1;
+    CU_IS(cuMemGetHandleForAddressRange(&fd, r, 2 * SIZE, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+          CUDA_ERROR_NOT_SUPPORTED);
+    CU_OK(cuMemGetHandleForAddressRange(&fd, r + SIZE, SIZE, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                        0));
+    close(fd);
+    CU_OK(cuMemUnmap(r, 2 * SIZE));
+    CU_OK(cuMemRelease(a));
+    CU_OK(cuMemRelease(b));
+    CU_OK(cuMemAddressFree(r, 2 * SIZE));
+}
+
 /* Every handle type on export: POSIX_FD and FABRIC only when requested at
  * creation; NONE and several bits are not a type; Windows' types do not
  * exist on Linux. */
@@ -590,6 +618,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(dma_buf_fd_maps_the_same_bytes_in_another_process),
     cmocka_unit_test(dma_buf_fd_of_a_vmm_mapping_is_its_allocation),
     cmocka_unit_test(dma_buf_refusals),
+    cmocka_unit_test(dma_buf_of_a_range_over_two_allocations_is_not_supported),
     cmocka_unit_test(export_answers_every_handle_type),
     cmocka_unit_test(map_array_async_is_not_supported),
 };
