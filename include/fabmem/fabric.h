@@ -102,7 +102,17 @@ typedef struct fab_device_info {
     uint32_t pci_bus;
     uint32_t pci_device;
     uint32_t pci_device_id; /* PCI device id << 16 | vendor id (NVML's pciDeviceId) */
+    /* The host NUMA node nearest the GPU (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID):
+     * the node's GPUs spread evenly over its host NUMA nodes in ordinal
+     * order, ordinal * host_numa_nodes / gpus (fab_topology_device). */
+    int host_numa_id;
 } fab_device_info_t;
+
+/* A location of memory in an allocation's device ordinal (fab_alloc_props_t,
+ * ALLOC): ordinals below the base name GPUs, and ordinal BASE + n names host
+ * NUMA node n of the allocating node (cuMemCreate on a HOST or HOST_NUMA
+ * location). The model and the handle carry it as any ordinal. */
+#define FAB_HOST_NUMA_ORDINAL_BASE 0x10000
 
 /* One emulated OS instance. */
 typedef struct fab_node_info {
@@ -119,6 +129,10 @@ typedef struct fab_node_info {
     uint8_t slot_number; /* physical slot in the rack; default: node index */
     uint8_t tray_index;  /* compute tray; default: node index */
     uint8_t host_id;     /* host within the tray; default 0 */
+    /* Host memory: NUMA nodes of the node's CPUs and the bytes of each, which
+     * host-resident VMM allocations (cuMemCreate on HOST_NUMA) draw from. */
+    int host_numa_nodes;  /* 1 to 64; default 1 */
+    uint64_t host_memory; /* bytes per host NUMA node; default 512 GiB */
 } fab_node_info_t;
 
 typedef struct fab_topology fab_topology_t;

@@ -245,6 +245,10 @@ static size_t fab__node_encode(const fab__node_t *node, uint8_t *p)
     fab__le_put32(p + at + 3, node->device.pci_domain);
     fab__le_put32(p + at + 7, node->device.pci_device_id);
     at += 11;
+    /* Host NUMA nodes and the bytes of each. */
+    fab__le_put32(p + at, (uint32_t)node->info.host_numa_nodes);
+    fab__le_put64(p + at + 4, node->info.host_memory);
+    at += 12;
     /* The attribute overrides: a count, then (u32 id, i32 value) each. */
     p[at] = node->nattributes;
     for (unsigned i = 0; i < node->nattributes; i++) {
@@ -305,6 +309,14 @@ static fab_status_t fab__node_decode(const uint8_t *p, size_t len, fab__node_t *
     node->device.pci_domain = fab__le_get32(p + at + 3);
     node->device.pci_device_id = fab__le_get32(p + at + 7);
     at += 11;
+    if (len - at < 12 + 1)
+        return FAB_ERROR_INVALID_VALUE;
+    uint32_t numa = fab__le_get32(p + at);
+    if (numa == 0 || numa > FAB__HOST_NUMA_MAX)
+        return FAB_ERROR_INVALID_VALUE;
+    node->info.host_numa_nodes = (int)numa;
+    node->info.host_memory = fab__le_get64(p + at + 4);
+    at += 12;
     unsigned n = p[at];
     if (n > FAB__NODE_ATTRIBUTES_MAX || len - at != 1 + 8 * (size_t)n)
         return FAB_ERROR_INVALID_VALUE;
@@ -346,7 +358,8 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *   VERIFY    u8 live
  *   TOPOLOGY  u32 node count, u32 driver version, the node record (its
  *             fabric status and health, chassis serial, slot, tray, host id,
- *             PCI domain and device id last)
+ *             PCI domain and device id, host NUMA nodes and host memory, then
+ *             the attribute overrides)
  *   IPC_PUBLISH   64 IPC handle bytes
  *   IPC_OPEN      u8 kind, i32 device, u64 size (+ the memfd)
  *   IPC_WITHDRAW  empty */

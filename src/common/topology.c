@@ -8,7 +8,7 @@
  *                   fabric_status, fabric_health, gpus, gpu_name, gpu_memory,
  *                   granularity, handle_types, compute_capability, sm_count,
  *                   pci_domain, pci_device_id, chassis_serial, slot_number,
- *                   tray_index, host_id
+ *                   tray_index, host_id, host_numa_nodes, host_memory
  *   [channel N]     uids, gids
  *
  * Nodes keep the order in which they first appear. An unknown section or key,
@@ -54,6 +54,8 @@ static void fab__node_defaults(fab__node_t *node, const char *name, int index)
     node->info.slot_number = (uint8_t)index;
     node->info.tray_index = (uint8_t)index;
     node->info.host_id = 0;
+    node->info.host_numa_nodes = 1;
+    node->info.host_memory = 512 * FAB__GIB;
     node->device.pci_domain = (uint32_t)index;
     node->device.pci_device_id = FAB__PCI_DEVICE_ID_DEFAULT;
     snprintf(node->info.imex_domain, sizeof(node->info.imex_domain), "default");
@@ -390,6 +392,14 @@ static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, co
                          : key[0] == 't' ? &node->info.tray_index
                                          : &node->info.host_id;
         *field = (uint8_t)v;
+    } else if (strcmp(key, "host_numa_nodes") == 0) {
+        if (fab__parse_u64(value, &v) != 0 || v == 0 || v > FAB__HOST_NUMA_MAX)
+            return FAB__BAD("host_numa_nodes: not a count from 1 to %d: %s", FAB__HOST_NUMA_MAX,
+                            value);
+        node->info.host_numa_nodes = (int)v;
+    } else if (strcmp(key, "host_memory") == 0) {
+        if (fab__parse_bytes(value, &node->info.host_memory) != 0)
+            return FAB__BAD("host_memory: not a size: %s", value);
     } else if (strcmp(key, "pci_domain") == 0) {
         if (fab__parse_u64(value, &v) != 0 || v > 0xffff)
             return FAB__BAD("pci_domain: not a number from 0 to 0xffff: %s", value);
@@ -673,6 +683,10 @@ fab_status_t fab_topology_device(const fab_topology_t *topology, int node_index,
      * below the root gives each GPU its own. At most 64 GPUs: bus <= 0x40. */
     info.pci_bus = 1u + (uint32_t)device_ordinal;
     info.pci_device = 0;
+    /* Spread evenly, in ordinal order: 4 GPUs over 2 NUMA nodes give 0, 0, 1, 1,
+     * as on a GB200 tray, where each Grace CPU has two GPUs. */
+    info.host_numa_id = (int)((int64_t)device_ordinal * node->info.host_numa_nodes /
+                              node->info.device_count);
     *info_out = info;
     return FAB_SUCCESS;
 }
@@ -780,20 +794,42 @@ uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t
     return mask;
 }
 
+int fab__topology_slot(const fab_topology_t *topology, int node, int ordinal)
+{
+    const fab__node_t *n = &topology->nodes[node];
+    if (ordinal >= 0 && ordinal < n->info.device_count)
+        return ordinal;
+    if (ordinal >= FAB_HOST_NUMA_ORDINAL_BASE &&
+        ordinal - FAB_HOST_NUMA_ORDINAL_BASE < n->info.host_numa_nodes)
+        return n->info.device_count + (ordinal - FAB_HOST_NUMA_ORDINAL_BASE);
+    return -1;
+}
+
+int fab__topology_slot_count(const fab_topology_t *topology, int node)
+{
+    const fab__node_t *n = &topology->nodes[node];
+    return n->info.device_count + n->info.host_numa_nodes;
+}
+
 fab_status_t fab__topology_alloc_check(const fab_topology_t *topology, int node, int device,
                                        uint64_t size, uint32_t handle_types, uint64_t used)
 {
     const uint32_t known = FAB_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | FAB_HANDLE_TYPE_WIN32 |
                            FAB_HANDLE_TYPE_WIN32_KMT | FAB_HANDLE_TYPE_FABRIC;
     const fab__node_t *n = &topology->nodes[node];
-    if (device < 0 || device >= n->info.device_count)
+    int slot = fab__topology_slot(topology, node, device);
+    if (slot < 0)
         return FAB_ERROR_INVALID_DEVICE;
+    /* Host NUMA memory follows the node's GPUs in granularity and handle
+     * types (the same pages, shared the same ways); its bytes are the
+     * NUMA node's host_memory. */
+    uint64_t total = slot < n->info.device_count ? n->device.total_memory : n->info.host_memory;
     if ((handle_types & ~known) != 0 || size == 0 || size % n->device.granularity != 0 ||
         size > (uint64_t)INT64_MAX)
         return FAB_ERROR_INVALID_VALUE;
     if ((handle_types & ~n->device.handle_types) != 0)
         return FAB_ERROR_NOT_SUPPORTED;
-    if (used > n->device.total_memory || size > n->device.total_memory - used)
+    if (used > total || size > total - used)
         return FAB_ERROR_OUT_OF_MEMORY;
     return FAB_SUCCESS;
 }

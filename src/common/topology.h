@@ -10,6 +10,7 @@
 
 #include "fabmem/fabric.h"
 
+#define FAB__HOST_NUMA_MAX 64 /* host NUMA nodes per node */
 #define FAB__CHANNEL_MAX 64 /* channel numbers 0..63: a client's set is one word */
 
 /* A device attribute a node's config sets ("attribute.NAME = value"): the
@@ -58,10 +59,21 @@ struct fab_topology {
     fab__limits_t limits;  /* [daemon] max_*_per_uid */
 };
 
+/* Where an allocation's memory may live on node: its GPUs, then its host
+ * NUMA nodes (ordinals FAB_HOST_NUMA_ORDINAL_BASE + n). fab__topology_slot
+ * numbers them 0 .. fab__topology_slot_count - 1, GPUs first, so that a
+ * table of used bytes per place is one array; -1 for an ordinal that names
+ * none of them. */
+int fab__topology_slot(const fab_topology_t *topology, int node, int ordinal);
+int fab__topology_slot_count(const fab_topology_t *topology, int node);
+
 /* The topology's rules for an allocation of size bytes with handle_types on
  * device of node, used bytes of whose memory are already taken: the one
- * place they live, for the daemon and the driver emulation alike.
- *   FAB_ERROR_INVALID_DEVICE  no such device on the node
+ * place they live, for the daemon and the driver emulation alike. device is
+ * a GPU ordinal, or a host NUMA node's (FAB_HOST_NUMA_ORDINAL_BASE + n),
+ * whose memory is the node's host_memory and whose granularity and handle
+ * types are its GPUs'.
+ *   FAB_ERROR_INVALID_DEVICE  no such device or host NUMA node on the node
  *   FAB_ERROR_INVALID_VALUE   handle-type bits CUDA does not define; size 0, not a
  *                             multiple of the device's granularity, or past what
  *                             a file can hold

@@ -8,6 +8,12 @@
  * handle is a region of the fabric (a memfd the daemon made); any other is a
  * memfd made here, so POSIX_FILE_DESCRIPTOR sharing needs no daemon.
  *
+ * Host-resident allocations (a HOST or HOST_NUMA location) are made the same
+ * way; they differ only in whose bytes they take: a host NUMA node's
+ * host_memory instead of a GPU's memory (docs/cuda.md, "Host memory through
+ * VMM"). A FABRIC one asks the daemon for ordinal FAB_HOST_NUMA_ORDINAL_BASE
+ * + its NUMA node.
+ *
  * Lifecycle. An allocation has one reference count, refs, taken with
  * fab__cu_alloc_get and dropped with fab__cu_alloc_put, both under
  * fab__cu.lock held for writing. A reference is held by
@@ -51,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fabmem/fabric.h"
@@ -67,7 +74,14 @@
 /* Guarded by fab__cu.lock. */
 static fab__cu_idtable_t fab__cu_allocs; /* id -> allocation, while it has a reference */
 static CUmemGenericAllocationHandle fab__cu_next_alloc_id = 0x1000;
-static uint64_t fab__cu_used[FAB__CU_MAX_DEVICES]; /* bytes cuMemCreate holds per device */
+/* Bytes held per place: the devices first, then the host NUMA nodes from
+ * FAB__CU_MAX_DEVICES on (fab__cu_used_of). */
+static uint64_t fab__cu_used[FAB__CU_MAX_DEVICES + FAB__HOST_NUMA_MAX];
+
+static uint64_t *fab__cu_used_of(const fab__cu_alloc_t *a)
+{
+    return &fab__cu_used[a->host_numa >= 0 ? FAB__CU_MAX_DEVICES + a->host_numa : a->device];
+}
 
 fab__cu_alloc_t *fab__cu_alloc_find(CUmemGenericAllocationHandle id)
 {
@@ -92,7 +106,7 @@ static CUresult fab__cu_alloc_insert(fab__cu_alloc_t *a)
 static void fab__cu_alloc_release(fab__cu_alloc_t *a, fab__cu_alloc_t **dead)
 {
     if (a->counted)
-        fab__cu_used[a->device] -= a->size;
+        *fab__cu_used_of(a) -= a->size;
     fab__cu_idtable_remove(&fab__cu_allocs, a->id);
     a->next = *dead;
     *dead = a;
@@ -141,7 +155,7 @@ static CUresult fab__cu_alloc_publish(fab__cu_alloc_t *a, CUresult r,
     if (r == CUDA_SUCCESS)
         *handle = a->id;
     else if (a->counted)
-        fab__cu_used[a->device] -= a->size;
+        *fab__cu_used_of(a) -= a->size;
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         fab__cu_alloc_destroy(a);
@@ -150,16 +164,48 @@ static CUresult fab__cu_alloc_publish(fab__cu_alloc_t *a, CUresult r,
 
 /* ---- checks ------------------------------------------------------------------ */
 
-static CUresult fab__cu_location_device(const CUmemLocation *loc, int *device_out)
+/* The host NUMA node of the calling thread's CPU, as the kernel tells it
+ * (getcpu), folded onto this node's host NUMA nodes: node n of the machine
+ * is emulated node n modulo their count, so a one-node machine serves every
+ * emulated NUMA node and a larger one wraps around. */
+static int fab__cu_current_numa(void)
 {
-    if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA)
-        return CUDA_ERROR_NOT_SUPPORTED; /* host-resident VMM memory is not emulated */
-    if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (loc->id < 0 || loc->id >= fab__cu.device_count)
-        return CUDA_ERROR_INVALID_DEVICE;
-    *device_out = loc->id;
-    return CUDA_SUCCESS;
+    unsigned cpu = 0, numa = 0;
+    if (syscall(SYS_getcpu, &cpu, &numa, NULL) != 0)
+        numa = 0;
+    return (int)(numa % (unsigned)fab__cu.host_numa_nodes);
+}
+
+/* Where loc says memory is to live: a device (*device_out, *numa_out = -1)
+ * or a host NUMA node (*numa_out, and *device_out = 0, whose granularity
+ * every GPU of the node shares). HOST names no NUMA node (its id is
+ * ignored): the memory is charged to the calling thread's, as the kernel's
+ * first-touch policy would place it. HOST_NUMA_CURRENT is refused by
+ * cuMemCreate (cuda.h), so only callers that allow it pass current. */
+static CUresult fab__cu_location_place(const CUmemLocation *loc, bool current, int *device_out,
+                                       int *numa_out)
+{
+    *numa_out = -1;
+    *device_out = 0;
+    switch (loc->type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        if (loc->id < 0 || loc->id >= fab__cu.device_count)
+            return CUDA_ERROR_INVALID_DEVICE;
+        *device_out = loc->id;
+        return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST: *numa_out = fab__cu_current_numa(); return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+        if (loc->id < 0 || loc->id >= fab__cu.host_numa_nodes)
+            return CUDA_ERROR_INVALID_VALUE; /* no such NUMA node: a bad value, not a device */
+        *numa_out = loc->id;
+        return CUDA_SUCCESS;
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        if (!current)
+            return CUDA_ERROR_INVALID_VALUE;
+        *numa_out = fab__cu_current_numa();
+        return CUDA_SUCCESS;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
 }
 
 CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *prop,
@@ -170,9 +216,11 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
         return CUDA_ERROR_INVALID_VALUE;
     if (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)
         return CUDA_ERROR_INVALID_VALUE;
-    int dev;
-    FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
-    /* Recommended equals minimum: host pages gain nothing from larger ones. */
+    int dev, numa;
+    FAB__CU_TRY(fab__cu_location_place(&prop->location, true, &dev, &numa));
+    /* Recommended equals minimum: host pages gain nothing from larger ones.
+     * Host NUMA memory has the node's GPUs' granularity: NCCL sizes host
+     * buffers by it and maps them beside device memory. */
     *granularity = (size_t)fab__cu.devices[dev].granularity;
     return CUDA_SUCCESS;
 }
@@ -198,14 +246,24 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         return CUDA_ERROR_INVALID_VALUE;
     if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->win32HandleMetaData)
         return CUDA_ERROR_INVALID_VALUE;
-    int dev;
-    FAB__CU_TRY(fab__cu_location_device(&prop->location, &dev));
+    int dev, numa;
+    FAB__CU_TRY(fab__cu_location_place(&prop->location, false, &dev, &numa));
     unsigned types = (unsigned)prop->requestedHandleTypes;
+    /* "HOST allocations are not IPC capable" (cuda.h, cuMemCreate). */
+    if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST && types != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int ordinal = numa >= 0 ? FAB_HOST_NUMA_ORDINAL_BASE + numa : fab__cu.devices[dev].ordinal;
+    /* Host memory's device is the one current at creation, which its
+     * DEVICE_ORDINAL pointer attribute reports (as the runtime documents
+     * for host memory: cudaPointerAttributes::device). */
+    if (numa >= 0)
+        (void)fab__cu_current_device(&dev);
     fab__cu_alloc_t *a = calloc(1, sizeof(*a));
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
     a->size = size;
     a->device = dev;
+    a->host_numa = numa;
     a->prop = *prop;
     a->fd = -1;
     a->refs = 1; /* the handle reference the call returns */
@@ -216,11 +274,10 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
      * so that two threads cannot both take the last of them. */
     pthread_rwlock_wrlock(&fab__cu.lock);
     CUresult r = fab__cu_from_status(fab__topology_alloc_check(
-        fab__cu.topology, fab__cu.node, fab__cu.devices[dev].ordinal, size, types,
-        fab__cu_used[dev]));
+        fab__cu.topology, fab__cu.node, ordinal, size, types, *fab__cu_used_of(a)));
     if (r == CUDA_SUCCESS) {
         a->counted = true;
-        fab__cu_used[dev] += size;
+        *fab__cu_used_of(a) += size;
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
@@ -232,7 +289,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         fab_client_t *client;
         r = fab__cu_client(&client);
         if (r == CUDA_SUCCESS) {
-            fab_alloc_props_t fp = {.device_ordinal = fab__cu.devices[dev].ordinal, .size = size,
+            fab_alloc_props_t fp = {.device_ordinal = ordinal, .size = size,
                                     .peer_access = FAB_ACCESS_READ_WRITE,
                                     .handle_type = (fab_handle_type_t)types};
             fab_region_t *region = NULL;
@@ -291,8 +348,14 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         r = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
-    /* One type at a time, and only one requested at cuMemCreate (DESIGN:
-     * "export of a type not requested ... refused"). */
+    /* One type at a time. Windows' types do not exist on Linux:
+     * NOT_SUPPORTED. NONE, several bits or unknown ones, and a type not
+     * requested at cuMemCreate (DESIGN: "export of a type not requested ...
+     * refused"): INVALID_VALUE. */
+    if (handleType == CU_MEM_HANDLE_TYPE_WIN32 || handleType == CU_MEM_HANDLE_TYPE_WIN32_KMT) {
+        r = CUDA_ERROR_NOT_SUPPORTED;
+        goto out;
+    }
     if ((handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR &&
          handleType != CU_MEM_HANDLE_TYPE_FABRIC) ||
         !((unsigned)a->prop.requestedHandleTypes & (unsigned)handleType)) {
@@ -382,6 +445,8 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     a->refs = 1; /* the handle reference the call returns */
     a->handle_refs = 1;
     a->device = fab__cu_import_device();
+    a->host_numa = -1; /* a handle does not say where its memory lives */
+    a->imported = true;
     a->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     a->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     a->prop.location.id = a->device;

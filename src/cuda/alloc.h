@@ -15,7 +15,9 @@
 typedef struct fab__cu_alloc {
     CUmemGenericAllocationHandle id;
     size_t size;
-    int device;
+    int device;               /* a device index; for host memory the one current at
+                                 creation (every GPU of a node has one granularity) */
+    int host_numa;            /* -1: device memory; else the host NUMA node it lives on */
     CUmemAllocationProp prop; /* as created, or as the import implies */
     int fd;                   /* the backing memfd; owned unless region is set */
     void *region;             /* fab_region_t * when the fabric backs it */
@@ -25,6 +27,8 @@ typedef struct fab__cu_alloc {
     unsigned fabric_exports;  /* diagnosis only (DESIGN: "The seed's rules") */
     bool read_only;           /* never mapped writable: the fd or the grant allows less */
     bool counted;             /* size is in the device's used bytes (made here) */
+    bool imported;            /* from cuMemImportFromShareableHandle: host or device
+                                 memory, which the handle does not say */
     struct fab__cu_alloc *next; /* once released, in a dead list */
 } fab__cu_alloc_t;
 

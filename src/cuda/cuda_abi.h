@@ -443,6 +443,23 @@ typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
 #define FAB_CU_MEMHOSTREGISTER_IOMEMORY 0x04
 #define FAB_CU_MEMHOSTREGISTER_READ_ONLY 0x08
 #define FAB_CU_STREAM_CALLBACK_FLAGS 0
+
+/* cuMemGetHandleForAddressRange's handle types and flags. */
+#define FAB_CU_MEM_RANGE_HANDLE_TYPE_LIST(XX)   \
+    XX(CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0x1) \
+    XX(CU_MEM_RANGE_HANDLE_TYPE_MAX, 0x7FFFFFFF)
+typedef enum FAB_CU(CUmemRangeHandleType_enum) {
+    FAB_CU_MEM_RANGE_HANDLE_TYPE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemRangeHandleType);
+
+#define FAB_CU_MEM_RANGE_FLAGS_LIST(XX) XX(CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE, 0x1)
+typedef enum FAB_CU(CUmemRangeFlags_enum) {
+    FAB_CU_MEM_RANGE_FLAGS_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemRangeFlags);
+
+/* cuMemMapArrayAsync's list: sparse arrays are not emulated, so the
+ * emulation never looks inside one and leaves the struct incomplete. */
+typedef struct FAB_CU(CUarrayMapInfo_st) FAB_CU(CUarrayMapInfo);
 #include "src/cuda/cuda_abi_code.h"
 
 /* Legacy CUDA IPC (ipc.c): 64 opaque bytes each, and the one open flag. */

@@ -250,7 +250,10 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
-    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
+    /* cuMemGetHandleForAddressRange gives a dma-buf handle type fd. */
+    case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 1;
+    /* ... and for cuMemAllocHost / cuMemHostAlloc memory too (memfd-backed). */
+    case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: return 1;
     /* Says what the device can do, not whether this user holds a channel:
      * cuMemCreate refuses FABRIC without one even where this is 1 (DESIGN). */
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED:
@@ -259,7 +262,15 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_NUMA_ID: return -1;
     case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
-    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return -1;
+    /* The topology spreads a node's GPUs evenly over its host NUMA nodes
+     * (docs/fabric.md, host_numa_nodes). */
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: return d->host_numa_id;
+    /* cuMemCreate takes HOST, HOST_NUMA and HOST_NUMA_CURRENT locations. */
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
+    /* Host NUMA memory goes between nodes as FABRIC handles, where the device has them. */
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED:
+        return (d->handle_types & CU_MEM_HANDLE_TYPE_FABRIC) != 0;
     case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: return (int)d->pci_device_id;
     case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: return 0;
     default: break;

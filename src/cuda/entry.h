@@ -322,4 +322,12 @@ FAB__CU_API cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
 /* exporttable.c: refused, with a log line (NVIDIA's runtime asks for it). */
 FAB__CU_API cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId);
 
+/* Handles for address ranges, arrays' sparse mappings (rangehandle.c). */
+FAB__CU_API cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                          CUmemRangeHandleType handleType,
+                                          unsigned long long flags);
+FAB__CU_API cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream);
+FAB__CU_API cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList, unsigned int count,
+                                    CUstream hStream);
+
 #endif /* FAB_CUDA_ENTRY_H */

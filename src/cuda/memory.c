@@ -106,6 +106,20 @@ CUresult fab__cu_mem_check(uintptr_t addr, size_t len, int device, bool write)
     return CUDA_SUCCESS;
 }
 
+CUresult fab__cu_mem_backing(uintptr_t addr, size_t len, int *fd_out, size_t *offset_out)
+{
+    const fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    if (!m)
+        return CUDA_ERROR_NOT_FOUND;
+    size_t off = addr - m->node.key;
+    /* The whole pages of the mapping belong to the allocation. */
+    if (m->fd < 0 || len > m->map_len - off)
+        return CUDA_ERROR_INVALID_VALUE;
+    *fd_out = m->fd;
+    *offset_out = off;
+    return CUDA_SUCCESS;
+}
+
 static size_t fab__cu_pages(size_t size)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -54,5 +54,11 @@ CUresult fab__cu_mem_ipc_map(int fd, size_t size, CUdeviceptr *out);
 /* Unmap what fab__cu_mem_ipc_map mapped at addr. CUDA_ERROR_INVALID_VALUE
  * for any other address. */
 CUresult fab__cu_mem_ipc_unmap(uintptr_t addr);
+/* The memfd behind [addr, addr+len) when that lies in one cuMemAlloc or host
+ * allocation (cuMemGetHandleForAddressRange): *fd_out (still the record's)
+ * and the range's offset in it. CUDA_SUCCESS; CUDA_ERROR_NOT_FOUND when
+ * addr is in no record (the caller asks vmm next); CUDA_ERROR_INVALID_VALUE
+ * for a range past the allocation or a registration, which has no memfd. */
+CUresult fab__cu_mem_backing(uintptr_t addr, size_t len, int *fd_out, size_t *offset_out);
 
 #endif /* FAB_CUDA_MEMORY_H */

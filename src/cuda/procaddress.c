@@ -78,6 +78,8 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemUnmap", 10020, cuMemUnmap),
     P("cuMemSetAccess", 10020, cuMemSetAccess),
     P("cuMemGetAccess", 10020, cuMemGetAccess),
+    P("cuMemGetHandleForAddressRange", 11070, cuMemGetHandleForAddressRange),
+    P("cuMemMapArrayAsync", 11010, cuMemMapArrayAsync),
     P("cuMemGetAddressRange", 2000, cuMemGetAddressRange),
     P("cuMemGetAddressRange", 3020, cuMemGetAddressRange_v2),
     P("cuMemGetInfo", 3020, cuMemGetInfo_v2),
@@ -267,6 +269,7 @@ FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
 #undef FAB__CU_PT
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
+    P("cuMemMapArrayAsync", 11010, cuMemMapArrayAsync_ptsz),
     P("cuMemcpy", 7000, cuMemcpy_ptds),
     P("cuMemcpyAsync", 7000, cuMemcpyAsync_ptsz),
     P("cuMemcpyHtoD", 7000, cuMemcpyHtoD_v2_ptds),

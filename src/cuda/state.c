@@ -154,7 +154,9 @@ static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *
         d->pci_bus = di.pci_bus;
         d->pci_device = di.pci_device;
         d->pci_device_id = di.pci_device_id;
+        d->host_numa_id = di.host_numa_id;
     }
+    st->host_numa_nodes = info.host_numa_nodes > 0 ? info.host_numa_nodes : 1;
     st->device_count = count;
     st->topology = topo;
     st->node = node;

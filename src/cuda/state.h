@@ -22,6 +22,9 @@
  *                      finds an allocation by a mapped address (vmm.c)
  *   memory.h           cuMemAlloc, host allocations and registrations,
  *                      pointer attributes of every kind (memory.c)
+ *   rangehandle.c      handles for address ranges (cuMemGetHandleForAddressRange's
+ *                      dma-buf fd) and cuMemMapArrayAsync (uses memory's and
+ *                      vmm's backing lookups)
  *   image.h            code images read for what they declare: PTX, cubin,
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
@@ -89,6 +92,7 @@ typedef struct fab__cu_device {
     int sm_count;
     uint32_t pci_domain, pci_bus, pci_device;
     uint32_t pci_device_id; /* device id << 16 | vendor id */
+    int host_numa_id;       /* the host NUMA node nearest it (topology's rule) */
 } fab__cu_device_t;
 
 typedef struct fab__cu_state {
@@ -97,6 +101,7 @@ typedef struct fab__cu_state {
     int driver_version;
     int device_count;
     fab__cu_device_t devices[FAB__CU_MAX_DEVICES];
+    int host_numa_nodes; /* this node's host NUMA nodes, at least 1 */
     /* Set once, by the first cuInit or cuDriverGetVersion, and read-only
      * after: where the devices came from. With a daemon, its topology
      * (the client's cached copy) and the client; without, the local

@@ -50,7 +50,11 @@ typedef struct fab__cu_piece {
     uint64_t map_id;
     uint64_t readers;
     uint64_t writers;
+    unsigned host; /* the host's access: FAB__CU_HOST_READ | FAB__CU_HOST_WRITE */
 } fab__cu_piece_t;
+
+#define FAB__CU_HOST_READ 1u
+#define FAB__CU_HOST_WRITE 2u
 
 typedef struct fab__cu_range {
     fab__cu_tnode_t node; /* first; node.key is base */
@@ -382,11 +386,18 @@ out:
 
 /* ---- access ------------------------------------------------------------------- */
 
+/* The location of an access descriptor: a device (*device_out), or the
+ * host (*device_out = -1). The host is one accessor whichever host type
+ * names it: HOST, HOST_NUMA (whose id cuda.h says is ignored here) or
+ * HOST_NUMA_CURRENT, since every CPU of the emulated node maps memory
+ * alike. */
 static CUresult fab__cu_access_location(const CUmemLocation *loc, int *device_out)
 {
     if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
-        loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
-        return CUDA_ERROR_NOT_SUPPORTED;
+        loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT) {
+        *device_out = -1;
+        return CUDA_SUCCESS;
+    }
     if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     if (loc->id < 0 || loc->id >= fab__cu.device_count)
@@ -395,23 +406,33 @@ static CUresult fab__cu_access_location(const CUmemLocation *loc, int *device_ou
     return CUDA_SUCCESS;
 }
 
-static int fab__cu_prot_of(uint64_t readers, uint64_t writers)
+/* A mapping's protection is the union of every accessor's: the host's and
+ * each device's, since all of them are this process's CPU. */
+static int fab__cu_prot_of(uint64_t readers, uint64_t writers, unsigned host)
 {
-    if (writers)
+    if (writers || (host & FAB__CU_HOST_WRITE))
         return PROT_READ | PROT_WRITE;
-    return readers ? PROT_READ : PROT_NONE;
+    return readers || (host & FAB__CU_HOST_READ) ? PROT_READ : PROT_NONE;
 }
 
 /* A cuMemSetAccess request: the devices it names lose their access bits, then
- * gain set_r / set_w. Identity (all zero) describes the access as it is. */
+ * gain set_r / set_w; when host_named, the host's access becomes host_set.
+ * Identity (all zero) describes the access as it is. */
 typedef struct fab__cu_access_change {
     uint64_t clear, set_r, set_w;
+    bool host_named;
+    unsigned host_set;
 } fab__cu_access_change_t;
+
+static unsigned fab__cu_piece_host(const fab__cu_piece_t *p, const fab__cu_access_change_t *c)
+{
+    return c->host_named ? c->host_set : p->host;
+}
 
 static int fab__cu_piece_prot(const fab__cu_piece_t *p, const fab__cu_access_change_t *c)
 {
     return fab__cu_prot_of((p->readers & ~c->clear) | c->set_r,
-                           (p->writers & ~c->clear) | c->set_w);
+                           (p->writers & ~c->clear) | c->set_w, fab__cu_piece_host(p, c));
 }
 
 /* mprotect pieces first..last to their protection under change c, one call
@@ -442,10 +463,22 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     FAB__CU_ENTER();
     if (!desc || count == 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    fab__cu_access_change_t change = {0, 0, 0};
+    fab__cu_access_change_t change = {0, 0, 0, false, 0};
     for (size_t k = 0; k < count; k++) {
         int dev;
         FAB__CU_TRY(fab__cu_access_location(&desc[k].location, &dev));
+        if (dev < 0) {
+            change.host_named = true;
+            switch (desc[k].flags) {
+            case CU_MEM_ACCESS_FLAGS_PROT_NONE: change.host_set = 0; break;
+            case CU_MEM_ACCESS_FLAGS_PROT_READ: change.host_set = FAB__CU_HOST_READ; break;
+            case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+                change.host_set = FAB__CU_HOST_READ | FAB__CU_HOST_WRITE;
+                break;
+            default: return CUDA_ERROR_INVALID_VALUE;
+            }
+            continue;
+        }
         uint64_t bit = 1ull << dev;
         change.clear |= bit;
         change.set_r &= ~bit;
@@ -471,15 +504,19 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     uint64_t gran = fab__cu.devices[first->alloc->device].granularity;
     if (addr % gran != 0 || size % gran != 0)
         goto out;
-    if (change.set_w) {
-        for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
-            if (p->alloc->read_only) {
-                r = CUDA_ERROR_NOT_PERMITTED; /* a read-only fd, or the exporter granted less */
-                goto out;
-            }
-            if (p == last)
-                break;
+    bool host_w = change.host_named && (change.host_set & FAB__CU_HOST_WRITE);
+    for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
+        if ((change.set_w || host_w) && p->alloc->read_only) {
+            r = CUDA_ERROR_NOT_PERMITTED; /* a read-only fd, or the exporter granted less */
+            goto out;
         }
+        /* "Users cannot specify HOST_NUMA accessibility for allocations
+         * created on other location types" (cuda.h): device memory made
+         * here takes no host descriptor. Imported memory may be either. */
+        if (change.host_named && p->alloc->host_numa < 0 && !p->alloc->imported)
+            goto out;
+        if (p == last)
+            break;
     }
     /* Access may be set on part of a mapping: split at the edges. The new
      * pieces are allocated first, so that nothing has changed if that fails.
@@ -508,7 +545,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     fab__cu_piece_t *done = first;
     int err = fab__cu_protect(first, last, &change, &done);
     if (err != 0) {
-        const fab__cu_access_change_t as_is = {0, 0, 0};
+        const fab__cu_access_change_t as_is = {0, 0, 0, false, 0};
         fab__cu_piece_t *undone;
         if (fab__cu_protect(first, done, &as_is, &undone) != 0) {
             /* Each page now has the old protection or the new: record only
@@ -519,6 +556,8 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
             for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
                 p->readers &= ~change.clear | change.set_r;
                 p->writers &= ~change.clear | change.set_w;
+                if (change.host_named)
+                    p->host &= change.host_set;
                 if (p == done)
                     break;
             }
@@ -529,6 +568,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     for (fab__cu_piece_t *p = first;; p = fab__cu_piece_next(p)) {
         p->readers = (p->readers & ~change.clear) | change.set_r;
         p->writers = (p->writers & ~change.clear) | change.set_w;
+        p->host = fab__cu_piece_host(p, &change);
         if (p == last)
             break;
     }
@@ -573,7 +613,11 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
     FAB__CU_TRY(fab__cu_access_location(location, &dev));
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, NULL);
-    if (p) {
+    if (p && dev < 0) {
+        *flags = (p->host & FAB__CU_HOST_WRITE)  ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                 : (p->host & FAB__CU_HOST_READ) ? CU_MEM_ACCESS_FLAGS_PROT_READ
+                                                 : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    } else if (p) {
         uint64_t bit = 1ull << dev;
         *flags = (p->writers & bit)   ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
                  : (p->readers & bit) ? CU_MEM_ACCESS_FLAGS_PROT_READ
@@ -610,10 +654,16 @@ CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdevi
     const fab__cu_alloc_t *a = p->alloc;
     int dev = a->device; /* with no current context, the memory's own */
     (void)fab__cu_current_device(&dev);
+    /* Host-resident memory reads as host memory, as cuMemHostAlloc's does:
+     * its host pointer is its address (unified addressing), and its device
+     * ordinal the device current at its creation. */
+    bool host = a->host_numa >= 0;
     switch (attribute) {
     /* VMM memory belongs to no context. */
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = NULL; break;
-    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned int *)data = CU_MEMORYTYPE_DEVICE; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        break;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(bool *)data = false; break;
     case CU_POINTER_ATTRIBUTE_MAPPED: *(bool *)data = true; break;
@@ -651,10 +701,30 @@ CUresult fab__cu_vmm_attribute(void *data, CUpointer_attribute attribute, CUdevi
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(bool *)data = false; break;
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: *(bool *)data = false; break;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS: return CUDA_ERROR_NOT_SUPPORTED;
-    /* Device memory has no host address the driver gives out. */
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (!host)
+            return CUDA_ERROR_INVALID_VALUE; /* device memory has no host address */
+        *(void **)data = (void *)(uintptr_t)ptr;
+        break;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
+    return CUDA_SUCCESS;
+}
+
+CUresult fab__cu_vmm_backing(uintptr_t addr, size_t len, int *fd_out, size_t *offset_out)
+{
+    fab__cu_range_t *range = fab__cu_range_find(addr);
+    fab__cu_piece_t *first, *last;
+    if (!fab__cu_covered(range, addr, len, &first, &last))
+        return CUDA_ERROR_INVALID_VALUE; /* "must be fully mapped" (cuda.h) */
+    for (fab__cu_piece_t *p = first; p != last;) {
+        fab__cu_piece_t *next = fab__cu_piece_next(p);
+        if (next->alloc != p->alloc || next->alloc_offset != p->alloc_offset + p->size)
+            return CUDA_ERROR_NOT_SUPPORTED;
+        p = next;
+    }
+    *fd_out = first->alloc->fd;
+    *offset_out = first->alloc_offset + (addr - first->node.key);
     return CUDA_SUCCESS;
 }
 

@@ -35,4 +35,12 @@ bool fab__cu_vmm_mapping(uintptr_t addr, uintptr_t *base_out, size_t *size_out);
 CUresult fab__cu_owned_add(uintptr_t base, size_t size);
 void fab__cu_owned_remove(uintptr_t base);
 
+/* The memfd behind [addr, addr+len) of VMM memory
+ * (cuMemGetHandleForAddressRange): *fd_out (still the allocation's) and the
+ * range's offset in it. CUDA_SUCCESS; CUDA_ERROR_INVALID_VALUE when some of
+ * it is not mapped; CUDA_ERROR_NOT_SUPPORTED when it is mapped from more
+ * than one allocation, or not in the allocation's own order, which one fd
+ * cannot show. */
+CUresult fab__cu_vmm_backing(uintptr_t addr, size_t len, int *fd_out, size_t *offset_out);
+
 #endif /* FAB_CUDA_VMM_H */

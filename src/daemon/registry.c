@@ -131,7 +131,7 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
     daemon->domain_ids = calloc((size_t)n, sizeof(*daemon->domain_ids));
     daemon->device_base = calloc((size_t)n, sizeof(*daemon->device_base));
     for (int i = 0; i < n; i++)
-        total += topology->nodes[i].info.device_count;
+        total += fab__topology_slot_count(topology, i);
     daemon->used = calloc((size_t)total + 1, sizeof(*daemon->used));
     if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL) {
         fab__registry_destroy(daemon);
@@ -148,7 +148,7 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
         uint64_t v = fab__le_get64(id);
         daemon->domain_ids[i] = v ? v : 1;
         daemon->device_base[i] = total;
-        total += topology->nodes[i].info.device_count;
+        total += fab__topology_slot_count(topology, i);
     }
     return daemon;
 }
@@ -188,9 +188,13 @@ static bool fab__alloc_live(const fab__alloc_t *alloc)
     return alloc->fd >= 0;
 }
 
+/* The bytes in use on one place of node's memory: a GPU, or a host NUMA node
+ * (device FAB_HOST_NUMA_ORDINAL_BASE + n), each counted on its own. device is
+ * one the topology knows (fab__topology_alloc_check said so). */
 static uint64_t *fab__device_used(fab__registry_t *daemon, int node, int device)
 {
-    return &daemon->used[daemon->device_base[node] + device];
+    return &daemon->used[daemon->device_base[node] +
+                         fab__topology_slot(daemon->topology, node, device)];
 }
 
 static void fab__alloc_free(fab__registry_t *daemon, fab__alloc_t *alloc)
@@ -506,7 +510,7 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
     /* The topology's rules, then the model's, then the fabric's own. */
     fab_status_t status = fab__topology_alloc_check(
         daemon->topology, conn->node, device, size, request->u.alloc.handle_type,
-        device >= 0 && device < daemon->topology->nodes[conn->node].info.device_count
+        fab__topology_slot(daemon->topology, conn->node, device) >= 0
             ? *fab__device_used(daemon, conn->node, device)
             : 0);
     if (status != FAB_SUCCESS)
@@ -766,7 +770,10 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
     bool creator = request->u.import.creator != 0;
     if (*fd_in < 0)
         return *fd_in == FAB__FD_LOST ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_INVALID_VALUE;
-    if (device < 0 || device >= node->info.device_count)
+    /* A creator's memory may live on a host NUMA node (its ordinal past the
+     * GPUs'); an importer names the GPU it imported onto. */
+    if (fab__topology_slot(daemon->topology, conn->node, device) < 0 ||
+        (!creator && device >= node->info.device_count))
         return FAB_ERROR_INVALID_DEVICE;
     fab_status_t status;
     fab__alloc_t *alloc = fab__handle_lookup(daemon, handle, &status);

@@ -43,6 +43,8 @@ FAB_CU_MEM_OP_LIST(SAME_VALUE)
 FAB_CU_CAPTURE_STATUS_LIST(SAME_VALUE)
 FAB_CU_CAPTURE_MODE_LIST(SAME_VALUE)
 FAB_CU_POINTER_ACCESS_LIST(SAME_VALUE)
+FAB_CU_MEM_RANGE_HANDLE_TYPE_LIST(SAME_VALUE)
+FAB_CU_MEM_RANGE_FLAGS_LIST(SAME_VALUE)
 
 #define SAME_TYPE(t) _Static_assert(sizeof(t) == sizeof(abi_##t) && \
                                     _Alignof(t) == _Alignof(abi_##t), #t " size/alignment")

@@ -378,6 +378,8 @@ static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
     reply.u.topology.node.info.fabric_health = 0x61;
     reply.u.topology.node.info.tray_index = 200;
     reply.u.topology.node.device.pci_domain = 0x1234;
+    reply.u.topology.node.info.host_numa_nodes = 2;
+    reply.u.topology.node.info.host_memory = 480ull << 30;
     reply.u.topology.node.nattributes = 2;
     reply.u.topology.node.attributes[0] = (fab__attribute_t){128, 1};
     reply.u.topology.node.attributes[1] = (fab__attribute_t){134, -1};
@@ -389,6 +391,8 @@ static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
     assert_int_equal(back.u.topology.node.info.fabric_health, 0x61);
     assert_int_equal(back.u.topology.node.info.tray_index, 200);
     assert_int_equal(back.u.topology.node.device.pci_domain, 0x1234);
+    assert_int_equal(back.u.topology.node.info.host_numa_nodes, 2);
+    assert_int_equal(back.u.topology.node.info.host_memory, 480ull << 30);
     assert_int_equal(back.u.topology.node.nattributes, 2);
     assert_int_equal(back.u.topology.node.attributes[0].id, 128);
     assert_int_equal(back.u.topology.node.attributes[0].value, 1);
@@ -402,9 +406,17 @@ static void topology_record_round_trips_and_refuses_a_long_serial(void **state)
     buf[count_at] = 1;
     assert_int_equal(fab__reply_decode(buf, n, &back), FAB_ERROR_INVALID_VALUE);
     buf[count_at] = 2;
+    /* Before the count: u32 host NUMA nodes and u64 host memory. A node
+     * has at least one NUMA node. */
+    size_t numa_at = count_at - 12;
+    assert_int_equal(buf[numa_at], 2);
+    buf[numa_at] = 0;
+    assert_int_equal(fab__reply_decode(buf, n, &back), FAB_ERROR_INVALID_VALUE);
+    buf[numa_at] = 2;
     /* The serial's length byte sits before its 16 bytes, then the 11 fixed
-     * bytes and the attributes; make it 17 and add a byte. */
-    size_t at = count_at - 11 - 16 - 1;
+     * bytes, the 12 of host memory and the attributes; make it 17 and add a
+     * byte. */
+    size_t at = count_at - 12 - 11 - 16 - 1;
     assert_int_equal(buf[at], 16);
     memmove(buf + at + 2, buf + at + 1, n - at - 1);
     buf[at] = 17;

@@ -429,6 +429,35 @@ static void allocation_arguments_are_checked(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+/* Host NUMA memory is ordinal FAB_HOST_NUMA_ORDINAL_BASE + n: the daemon
+ * checks the node has NUMA node n and counts its bytes against that node's
+ * host_memory, apart from each GPU's and each other NUMA node's. */
+static void host_numa_ordinals_draw_on_host_memory(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start("[channel 0]\nuids = 0\n[node n]\ngpus = 1\n"
+                                          "gpu_memory = 2M\nhost_numa_nodes = 2\n"
+                                          "host_memory = 4M\n", NULL));
+    fab_client_t *client = connect_node(NULL);
+    fab_region_t *a, *b, *c, *gpu;
+    fab_alloc_props_t props = fab_alloc_props_read_write(FAB_HOST_NUMA_ORDINAL_BASE + 2, MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &a), FAB_ERROR_INVALID_DEVICE);
+    props = fab_alloc_props_read_write(FAB_HOST_NUMA_ORDINAL_BASE + 1, 2 * MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &a), FAB_SUCCESS);
+    assert_int_equal(fab_client_allocate(client, &props, &b), FAB_ERROR_OUT_OF_MEMORY);
+    props.device_ordinal = FAB_HOST_NUMA_ORDINAL_BASE;
+    assert_int_equal(fab_client_allocate(client, &props, &b), FAB_SUCCESS);
+    props = fab_alloc_props_read_write(0, MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &gpu), FAB_SUCCESS); /* the GPU's own */
+    assert_int_equal(fab_region_release(a), FAB_SUCCESS);
+    props = fab_alloc_props_read_write(FAB_HOST_NUMA_ORDINAL_BASE + 1, 2 * MIB2);
+    assert_int_equal(fab_client_allocate(client, &props, &c), FAB_SUCCESS); /* given back */
+    assert_int_equal(fab_region_release(c), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(b), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(gpu), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static void no_daemon_and_no_autostart_is_not_ready(void **state)
 {
     (void)state;
@@ -597,6 +626,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(second_uid_sharing_a_channel_imports, fab_test_teardown),
     cmocka_unit_test_teardown(topology_decides_reachability, fab_test_teardown),
     cmocka_unit_test_teardown(allocation_arguments_are_checked, fab_test_teardown),
+    cmocka_unit_test_teardown(host_numa_ordinals_draw_on_host_memory, fab_test_teardown),
     cmocka_unit_test_teardown(no_daemon_and_no_autostart_is_not_ready, fab_test_teardown),
     cmocka_unit_test_teardown(daemon_gone_is_not_ready, fab_test_teardown),
 };

@@ -182,6 +182,9 @@ static void config_errors_name_file_and_line(void **state)
         {"[node a]\nattribute.NO_SUCH_THING = 1\n", ":2: attribute.NO_SUCH_THING: no such"},
         {"[node a]\nattribute.NUMA_ID = lots\n", ":2: attribute.NUMA_ID: not a 32-bit"},
         {"[node a]\nattribute.NUMA_ID = 2147483648\n", ":2: attribute.NUMA_ID: not a 32-bit"},
+        {"[node a]\nhost_numa_nodes = 0\n", ":2: host_numa_nodes"},
+        {"[node a]\nhost_numa_nodes = 65\n", ":2: host_numa_nodes"},
+        {"[node a]\nhost_memory = lots\n", ":2: host_memory"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char log[1024];
@@ -228,6 +231,39 @@ static void nvl72_example_is_eighteen_nodes_of_four(void **state)
         assert_int_equal(fab_topology_node(t, i, &node), FAB_SUCCESS);
         assert_int_equal(node.device_count, 4);
         assert_string_equal(node.imex_domain, "nvl72-rack0");
+        assert_int_equal(node.host_numa_nodes, 2); /* two Grace CPUs per tray */
+        assert_int_equal(node.host_memory, 480ull << 30);
+    }
+    fab_topology_destroy(t);
+}
+
+/* Host NUMA nodes: one of 512 GiB unless the node says otherwise; GPUs are
+ * spread evenly over them in ordinal order, the rule HOST_NUMA_ID follows. */
+static void host_numa_nodes_are_read_and_spread_the_gpus(void **state)
+{
+    (void)state;
+    char log[256];
+    fab_topology_t *t;
+    assert_int_equal(load_text("[node a]\ngpus = 3\n[node b]\ngpus = 6\nhost_numa_nodes = 4\n"
+                               "host_memory = 64G\n",
+                               &t, log, sizeof(log)),
+                     FAB_SUCCESS);
+    fab_node_info_t node;
+    fab_device_info_t dev;
+    assert_int_equal(fab_topology_node(t, 0, &node), FAB_SUCCESS);
+    assert_int_equal(node.host_numa_nodes, 1);
+    assert_int_equal(node.host_memory, 512ull << 30);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fab_topology_device(t, 0, i, &dev), FAB_SUCCESS);
+        assert_int_equal(dev.host_numa_id, 0);
+    }
+    assert_int_equal(fab_topology_node(t, 1, &node), FAB_SUCCESS);
+    assert_int_equal(node.host_numa_nodes, 4);
+    assert_int_equal(node.host_memory, 64ull << 30);
+    static const int want[6] = {0, 0, 1, 2, 2, 3}; /* ordinal * 4 / 6 */
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(fab_topology_device(t, 1, i, &dev), FAB_SUCCESS);
+        assert_int_equal(dev.host_numa_id, want[i]);
     }
     fab_topology_destroy(t);
 }
@@ -258,6 +294,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(fabmem_node_picks_the_node),
     cmocka_unit_test(nvl72_example_is_eighteen_nodes_of_four),
     cmocka_unit_test(fault_example_loads_with_one_fault_per_node),
+    cmocka_unit_test(host_numa_nodes_are_read_and_spread_the_gpus),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("fabric", tests)

@@ -365,6 +365,16 @@ CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, u
 CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr);
 CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
 CUresult CUDAAPI cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
+/* Handles for address ranges; arrays' sparse mappings (not emulated). */
+typedef CUarrayMapInfo CUarrayMapInfo_v1;
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuMemMapArrayAsync cuMemMapArrayAsync_ptsz
+#endif
+CUresult CUDAAPI cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                               CUmemRangeHandleType handleType,
+                                               unsigned long long flags);
+CUresult CUDAAPI cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count,
+                                    CUstream hStream);
 
 #ifdef __cplusplus
 }
