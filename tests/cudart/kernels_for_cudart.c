@@ -8,6 +8,7 @@
 #define KERNEL __attribute__((visibility("default"))) void
 
 void fab_kernel__Z5scalePiPKii(const fab_launch_t *launch);
+void fab_kernel__Z3addPiii(const fab_launch_t *launch);
 
 /* scale(int *p, const int *factor, int n): p[i] *= *factor for every thread
  * i of the grid below n (a 1-D launch). factor is a __device__ variable's
@@ -20,4 +21,16 @@ KERNEL fab_kernel__Z5scalePiPKii(const fab_launch_t *launch)
     size_t threads = (size_t)launch->grid.x * launch->block.x;
     for (size_t i = 0; i < threads && i < (size_t)n; i++)
         p[i] *= *factor;
+}
+
+/* add(int *p, int v, int n): p[i] += v for every thread i of the grid below
+ * n (a 1-D launch). */
+KERNEL fab_kernel__Z3addPiii(const fab_launch_t *launch)
+{
+    int *p = *(int **)launch->params[0];
+    int v = *(const int *)launch->params[1];
+    int n = *(const int *)launch->params[2];
+    size_t threads = (size_t)launch->grid.x * launch->block.x;
+    for (size_t i = 0; i < threads && i < (size_t)n; i++)
+        p[i] += v;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fabtest.h"
+#include "../fabric/daemon_harness.h"
 
 extern char **environ;
 
@@ -93,6 +94,136 @@ static const char entry_source[] = PROLOGUE
     "    unsigned char last = 0;\n"
     "    CHECK(cudaMemcpy(&last, (char *)va + g - 1, 1, cudaMemcpyDeviceToHost));\n"
     "    EXPECT(last == 0x5a);\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+/* Streams and events in order: a kernel on one stream, an event, a second
+ * stream waiting for it; timed events; then the error rules (the last
+ * error kept until read, per call; names). */
+static const char streams_source[] = PROLOGUE
+    "#include <cstring>\n"
+    "__global__ void add(int *p, int v, int n)\n"
+    "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) p[i] += v; }\n"
+    "int main()\n"
+    "{\n"
+    "    int *d = 0; CHECK(cudaMalloc(&d, 64 * sizeof(int))); CHECK(cudaMemset(d, 0, 64 * sizeof(int)));\n"
+    "    cudaStream_t s1, s2;\n"
+    "    CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));\n"
+    "    CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));\n"
+    "    cudaEvent_t e, t0, t1; CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));\n"
+    "    CHECK(cudaEventCreate(&t0)); CHECK(cudaEventCreate(&t1));\n"
+    "    CHECK(cudaEventRecord(t0, s1));\n"
+    "    add<<<2, 32, 0, s1>>>(d, 1, 64); CHECK(cudaGetLastError());\n"
+    "    CHECK(cudaEventRecord(e, s1));\n"
+    "    CHECK(cudaStreamWaitEvent(s2, e, 0));\n"
+    "    add<<<2, 32, 0, s2>>>(d, 2, 64); CHECK(cudaGetLastError());\n"
+    "    int h[64]; CHECK(cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s2));\n"
+    "    CHECK(cudaEventRecord(t1, s2));\n"
+    "    CHECK(cudaStreamSynchronize(s2));\n"
+    "    for (int i = 0; i < 64; i++) EXPECT(h[i] == 3);\n"
+    "    CHECK(cudaEventSynchronize(t1)); EXPECT(cudaEventQuery(e) == cudaSuccess);\n"
+    "    float ms = -1; CHECK(cudaEventElapsedTime(&ms, t0, t1)); EXPECT(ms >= 0);\n"
+    "    EXPECT(cudaEventElapsedTime(&ms, e, t1) == cudaErrorInvalidResourceHandle);\n"
+    "    EXPECT(cudaGetLastError() == cudaErrorInvalidResourceHandle);\n"
+    "    EXPECT(cudaSetDevice(100000) == cudaErrorInvalidDevice);\n"
+    "    EXPECT(cudaPeekAtLastError() == cudaErrorInvalidDevice);\n"
+    "    EXPECT(cudaGetLastError() == cudaErrorInvalidDevice);\n"
+    "    EXPECT(cudaGetLastError() == cudaSuccess);\n"
+    "    EXPECT(strcmp(cudaGetErrorName(cudaErrorInvalidDevice), \"cudaErrorInvalidDevice\") == 0);\n"
+    "    CHECK(cudaStreamDestroy(s1)); CHECK(cudaStreamDestroy(s2)); CHECK(cudaFree(d));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+/* What a program needs to run itself again as a second process: the 64
+ * bytes of a handle in hex on the command line, and the child's status. */
+#define SPAWN_SELF                                                                        \
+    "#include <cstdlib>\n#include <cstring>\n#include <spawn.h>\n#include <sys/wait.h>\n"  \
+    "extern char **environ;\n"                                                              \
+    "static void hex(const void *in, char *out)\n"                                         \
+    "{ for (int i = 0; i < 64; i++) sprintf(out + 2 * i, \"%02x\", ((const unsigned char *)in)[i]); }\n" \
+    "static void unhex(const char *in, void *out)\n"                                       \
+    "{ for (int i = 0; i < 64; i++) { unsigned v; sscanf(in + 2 * i, \"%2x\", &v);"        \
+    " ((unsigned char *)out)[i] = (unsigned char)v; } }\n"                                  \
+    "static int spawn_self(const char *self, const char *arg)\n"                           \
+    "{ const char *argv[] = {self, \"child\", arg, 0}; pid_t pid;\n"                       \
+    "  if (posix_spawn(&pid, self, 0, 0, (char *const *)argv, environ) != 0) return -1;\n" \
+    "  int st = 0; if (waitpid(pid, &st, 0) != pid) return -1;\n"                          \
+    "  return WIFEXITED(st) ? WEXITSTATUS(st) : -1; }\n"
+
+/* PyTorch's way of sharing a tensor: cudaIpcGetMemHandle in one process,
+ * cudaIpcOpenMemHandle in another, and both see the same bytes. */
+static const char ipc_source[] = PROLOGUE SPAWN_SELF
+    "static int child(const char *arg)\n"
+    "{\n"
+    "    cudaIpcMemHandle_t h; unhex(arg, h.reserved);\n"
+    "    void *p = 0; CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));\n"
+    "    unsigned char b = 0; CHECK(cudaMemcpy(&b, p, 1, cudaMemcpyDeviceToHost)); EXPECT(b == 42);\n"
+    "    CHECK(cudaMemset((char *)p + 1, 43, 1)); CHECK(cudaDeviceSynchronize());\n"
+    "    CHECK(cudaIpcCloseMemHandle(p)); return 0;\n"
+    "}\n"
+    "int main(int argc, char **argv)\n"
+    "{\n"
+    "    if (argc == 3) return child(argv[2]);\n"
+    "    void *p = 0; CHECK(cudaMalloc(&p, 1 << 20)); CHECK(cudaMemset(p, 42, 1));\n"
+    "    CHECK(cudaDeviceSynchronize());\n"
+    "    cudaIpcMemHandle_t h; CHECK(cudaIpcGetMemHandle(&h, p));\n"
+    "    void *q = 0; /* not in the process that made it */\n"
+    "    EXPECT(cudaIpcOpenMemHandle(&q, h, cudaIpcMemLazyEnablePeerAccess) == cudaErrorDeviceUninitialized);\n"
+    "    EXPECT(cudaGetLastError() == cudaErrorDeviceUninitialized);\n"
+    "    char arg[129]; hex(h.reserved, arg);\n"
+    "    EXPECT(spawn_self(argv[0], arg) == 0);\n"
+    "    unsigned char b = 0; CHECK(cudaMemcpy(&b, (char *)p + 1, 1, cudaMemcpyDeviceToHost));\n"
+    "    EXPECT(b == 43); CHECK(cudaFree(p));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+/* NCCL's multi-node NVLink path from a runtime program: cudaGetDriverEntryPoint
+ * to the VMM calls, a FABRIC allocation made on tray00, its handle passed to
+ * a process on tray01 (FABMEM_NODE) that imports, maps and writes it. */
+static const char fabric_source[] = PROLOGUE SPAWN_SELF
+    "#include <cuda.h>\n"
+    "#define GET(name) decltype(&name) name##_p; do { void *p_ = 0; cudaDriverEntryPointQueryResult q_;"
+    " CHECK(cudaGetDriverEntryPointByVersion(#name, &p_, 12000, cudaEnableDefault, &q_));"
+    " EXPECT(q_ == cudaDriverEntryPointSuccess && p_); name##_p = (decltype(&name))p_; } while (0)\n"
+    "#define CU(x) EXPECT((x) == CUDA_SUCCESS)\n"
+    "static const size_t SIZE = 2 << 20;\n"
+    "static int map(CUmemGenericAllocationHandle h, CUdeviceptr *va)\n"
+    "{\n"
+    "    GET(cuMemAddressReserve); GET(cuMemMap); GET(cuMemSetAccess);\n"
+    "    CU(cuMemAddressReserve_p(va, SIZE, 0, 0, 0)); CU(cuMemMap_p(*va, SIZE, 0, h, 0));\n"
+    "    CUmemAccessDesc acc = {}; acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;\n"
+    "    acc.location.id = 0; acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;\n"
+    "    CU(cuMemSetAccess_p(*va, SIZE, &acc, 1)); return 0;\n"
+    "}\n"
+    "static int child(const char *arg)\n"
+    "{\n"
+    "    CHECK(cudaSetDevice(0)); GET(cuMemImportFromShareableHandle);\n"
+    "    CUmemFabricHandle fh; unhex(arg, fh.data);\n"
+    "    CUmemGenericAllocationHandle h;\n"
+    "    CU(cuMemImportFromShareableHandle_p(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC));\n"
+    "    CUdeviceptr va = 0; if (map(h, &va) != 0) return 1;\n"
+    "    unsigned char b = 0; CHECK(cudaMemcpy(&b, (void *)va, 1, cudaMemcpyDeviceToHost)); EXPECT(b == 7);\n"
+    "    CHECK(cudaMemset((char *)va + 1, 8, 1)); CHECK(cudaDeviceSynchronize()); return 0;\n"
+    "}\n"
+    "int main(int argc, char **argv)\n"
+    "{\n"
+    "    if (argc == 3) return child(argv[2]);\n"
+    "    CHECK(cudaSetDevice(0)); GET(cuMemCreate); GET(cuMemExportToShareableHandle);\n"
+    "    GET(cuDeviceGetAttribute); int fabric = 0;\n"
+    "    CU(cuDeviceGetAttribute_p(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0));\n"
+    "    EXPECT(fabric == 1);\n"
+    "    CUmemAllocationProp prop = {}; prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;\n"
+    "    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE; prop.location.id = 0;\n"
+    "    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;\n"
+    "    CUmemGenericAllocationHandle h; CU(cuMemCreate_p(&h, SIZE, &prop, 0));\n"
+    "    CUdeviceptr va = 0; if (map(h, &va) != 0) return 1;\n"
+    "    CHECK(cudaMemset((void *)va, 7, 1)); CHECK(cudaDeviceSynchronize());\n"
+    "    CUmemFabricHandle fh; CU(cuMemExportToShareableHandle_p(&fh, h, CU_MEM_HANDLE_TYPE_FABRIC, 0));\n"
+    "    char arg[129]; hex(fh.data, arg);\n"
+    "    setenv(\"FABMEM_NODE\", \"tray01\", 1);\n"
+    "    EXPECT(spawn_self(argv[0], arg) == 0);\n"
+    "    unsigned char b = 0; CHECK(cudaMemcpy(&b, (char *)va + 1, 1, cudaMemcpyDeviceToHost));\n"
+    "    EXPECT(b == 8);\n"
     "    printf(\"OK\\n\"); return 0;\n"
     "}\n";
 
@@ -212,6 +343,41 @@ static void nvcc_driver_entry_point_reaches_cu_mem_create(void **state)
     free(out);
 }
 
+static void nvcc_streams_events_and_errors_keep_cuda_order(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    assert_int_equal(build_and_run(streams_source, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
+static void nvcc_ipc_handle_shares_memory_with_another_process(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    char *out = NULL;
+    assert_int_equal(build_and_run(ipc_source, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
+static void nvcc_fabric_memory_moves_between_two_trays(void **state)
+{
+    (void)state;
+    /* The example rack, with channel 0 also given to whoever runs this. */
+    static char config[65536];
+    int n = snprintf(config, sizeof(config), "%s\n[channel 0]\nuids = %u\n",
+                     fab_test_example_config("nvl72.ini"), (unsigned)getuid());
+    assert_true(n > 0 && (size_t)n < sizeof(config));
+    assert_non_null(fab_test_daemon_start(config, NULL));
+    setenv("FABMEM_NODE", "tray00", 1);
+    char *out = NULL;
+    assert_int_equal(build_and_run(fabric_source, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
 /* nvcc's default links NVIDIA's runtime statically: it asks the driver for
  * cuGetExportTable, which fabmem refuses, so its first call fails, and the
  * driver says once why and what to do. */
@@ -231,6 +397,10 @@ static void nvcc_static_runtime_is_refused_with_advice(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(nvcc_kernel_and_device_variable_run_on_the_cpu),
     cmocka_unit_test(nvcc_driver_entry_point_reaches_cu_mem_create),
+    cmocka_unit_test(nvcc_streams_events_and_errors_keep_cuda_order),
+    cmocka_unit_test_teardown(nvcc_ipc_handle_shares_memory_with_another_process,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(nvcc_fabric_memory_moves_between_two_trays, fab_test_teardown),
     cmocka_unit_test(nvcc_static_runtime_is_refused_with_advice),
 };
 
