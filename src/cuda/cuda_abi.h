@@ -492,5 +492,6 @@ typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
 #define FAB_CU_MEMHOSTREGISTER_READ_ONLY 0x08
 #define FAB_CU_STREAM_CALLBACK_FLAGS 0
 #include "src/cuda/cuda_abi_code.h"
+#include "src/cuda/cuda_abi_pool.h"
 
 #endif /* FAB_CUDA_ABI_H */

@@ -243,9 +243,11 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: return 0;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 32;
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 0;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1; /* pool.c */
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 0;
-    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: /* what cuMemPoolCreate accepts */
+        return (int)(d->handle_types &
+                     (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC));
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 0;
     /* Says what the device can do, not whether this user holds a channel:
      * cuMemCreate refuses FABRIC without one even where this is 1 (DESIGN). */
