@@ -3,7 +3,8 @@
  * cuMemHostUnregister, cuMemHostGetDevicePointer, cuMemHostGetFlags,
  * cuMemGetInfo's 3.1 ABI, cuMemGetAddressRange, and the pointer attributes
  * of every kind of memory (cuPointerGetAttribute(s), cuPointerSetAttribute;
- * vmm.c answers for VMM memory).
+ * vmm.c answers for VMM memory, pool.c for pool memory, which cuMemFree also
+ * frees).
  *
  * Device memory is host memory. Each cuMemAlloc is a sealed memfd
  * (src/common/memfd.h, as cuMemCreate's) mapped MAP_SHARED read-write in a

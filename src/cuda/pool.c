@@ -1065,6 +1065,10 @@ static CUresult fab__cu_import_arena(fab__cu_pool_t *p, void *handle,
             st.st_size < (off_t)(2 * FAB__CU_POOL_ALIGN) ||
             (size_t)st.st_size % FAB__CU_POOL_ALIGN != 0)
             return CUDA_ERROR_INVALID_VALUE;
+        /* Only a size-sealed memfd: nobody may shrink it under the mapping
+         * (which would fault this process on its next access). */
+        if (fab__memfd_check(given, (uint64_t)st.st_size, 0, NULL, 0) != FAB_SUCCESS)
+            return CUDA_ERROR_INVALID_VALUE;
         fd = fcntl(given, F_DUPFD_CLOEXEC, 0);
         if (fd < 0)
             return CUDA_ERROR_OUT_OF_MEMORY;

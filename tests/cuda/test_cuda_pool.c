@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define TWO_GPUS "[node a]\ngpus = 2\n"
@@ -627,6 +628,14 @@ static void an_exported_pool_fd_is_size_sealed(void **state)
     CU_IS(cuMemPoolImportFromShareableHandle(&imported, (void *)(uintptr_t)-1,
                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
           CUDA_ERROR_INVALID_VALUE);
+    /* Memory anyone could resize under the mapping is no pool's arena. */
+    int loose = memfd_create("not-a-pool", MFD_CLOEXEC);
+    assert_true(loose >= 0);
+    assert_int_equal(ftruncate(loose, 1 << 20), 0);
+    CU_IS(cuMemPoolImportFromShareableHandle(&imported, (void *)(uintptr_t)loose,
+                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+          CUDA_ERROR_INVALID_VALUE);
+    close(loose);
     CU_OK(cuMemPoolDestroy(pool));
 }
 
