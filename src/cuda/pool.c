@@ -890,12 +890,10 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
 {
     if (!dptr || bytesize == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    FAB__CU_TRY(fab__cu_stream_check(hStream));
-    int dev = 0;
+    /* The stream's device (its context's), which also checks the stream. */
+    CUdevice dev = 0;
+    FAB__CU_TRY(cuStreamGetDevice(hStream, &dev));
     if (!pool) {
-        /* The stream's device is the current context's: a stream belongs to
-         * the context that was current when it was made. */
-        FAB__CU_TRY(fab__cu_current_device(&dev));
         fab__cu_pool_t *unused;
         FAB__CU_TRY(fab__cu_default_pool(dev, &unused));
     }

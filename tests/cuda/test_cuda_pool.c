@@ -401,6 +401,33 @@ static void a_pool_of_another_device_cannot_be_current(void **state)
     free(dir);
 }
 
+static void cuMemAllocAsync_allocates_on_the_streams_device(void **state)
+{
+    (void)state;
+    char *dir = use_config(TWO_GPUS);
+    CUcontext ctx0 = cut_init(0), ctx1;
+    CU_OK(cuDevicePrimaryCtxRetain(&ctx1, 1));
+    CU_OK(cuCtxSetCurrent(ctx1));
+    CUstream s1;
+    CU_OK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuCtxSetCurrent(ctx0));
+    CUdeviceptr a;
+    CU_OK(cuMemAllocAsync(&a, 4096, s1));
+    int ordinal = -1;
+    CU_OK(cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, a));
+    assert_int_equal(ordinal, 1);
+    CUmemoryPool got, def1;
+    CU_OK(cuPointerGetAttribute(&got, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, a));
+    CU_OK(cuDeviceGetDefaultMemPool(&def1, 1));
+    assert_ptr_equal(got, def1);
+    CU_OK(cuMemFreeAsync(a, s1));
+    CU_OK(cuStreamSynchronize(s1));
+    CU_OK(cuStreamDestroy(s1));
+    CU_OK(cuDevicePrimaryCtxRelease(1));
+    fab_test_rmtree(dir);
+    free(dir);
+}
+
 /* ---- procaddress ------------------------------------------------------------------- */
 
 static void pool_calls_resolve_at_11020(void **state)
@@ -652,6 +679,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(the_default_pool_cannot_be_exported_or_destroyed),
     cmocka_unit_test(a_current_pool_serves_cuMemAllocAsync_until_destroyed),
     cmocka_unit_test(a_pool_of_another_device_cannot_be_current),
+    cmocka_unit_test(cuMemAllocAsync_allocates_on_the_streams_device),
     cmocka_unit_test(pool_calls_resolve_at_11020),
     cmocka_unit_test(a_posix_fd_pool_and_its_pointer_are_shared_with_a_process),
     cmocka_unit_test(a_pointer_imported_into_the_wrong_pool_is_refused),
