@@ -296,6 +296,36 @@ static void copies_reach_pool_memory(void **state)
     CU_OK(cuStreamDestroy(s));
 }
 
+/* A kernel that FABMEM_KERNELS implements (tests/cuda/kernels_for_tests.c):
+ * fill(unsigned *out, unsigned base) writes base + i at out[i]. */
+static const char fill_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                               ".visible .entry fill(.param .u64 out, .param .u32 base) { ret; }\n";
+
+static void kernels_write_pool_memory_in_stream_order(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUmodule mod;
+    CUfunction fill_fn;
+    CU_OK(cuModuleLoadData(&mod, fill_ptx));
+    CU_OK(cuModuleGetFunction(&fill_fn, mod, "fill"));
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr out;
+    CU_OK(cuMemAllocAsync(&out, 64 * sizeof(unsigned), s));
+    unsigned base = 1000;
+    void *params[] = {&out, &base};
+    CU_OK(cuLaunchKernel(fill_fn, 1, 1, 1, 64, 1, 1, 0, s, params, NULL));
+    unsigned got[64];
+    CU_OK(cuMemcpyDtoHAsync(got, out, sizeof(got), s));
+    CU_OK(cuMemFreeAsync(out, s));
+    CU_OK(cuStreamSynchronize(s));
+    for (unsigned i = 0; i < 64; i++)
+        assert_int_equal(got[i], base + i);
+    CU_OK(cuStreamDestroy(s));
+    CU_OK(cuModuleUnload(mod));
+}
+
 static void pointer_attributes_name_the_pool(void **state)
 {
     (void)state;
@@ -675,6 +705,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_free_behind_a_held_stream_returns_nothing_until_reached),
     cmocka_unit_test(a_second_free_of_one_allocation_is_refused),
     cmocka_unit_test(copies_reach_pool_memory),
+    cmocka_unit_test(kernels_write_pool_memory_in_stream_order),
     cmocka_unit_test(pointer_attributes_name_the_pool),
     cmocka_unit_test(the_default_pool_cannot_be_exported_or_destroyed),
     cmocka_unit_test(a_current_pool_serves_cuMemAllocAsync_until_destroyed),
