@@ -1185,11 +1185,18 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
     if (!p || !p->imported || memcmp(e.magic, FAB__CU_PTR_MAGIC, sizeof(FAB__CU_PTR_MAGIC)) != 0 ||
         memcmp(e.key, p->key, sizeof(e.key)) != 0) {
         r = CUDA_ERROR_INVALID_VALUE; /* not this pool's pointer */
-    } else if (e.offset < FAB__CU_POOL_ALIGN || e.offset % FAB__CU_POOL_ALIGN != 0 ||
+    } else if (e.offset < FAB__CU_POOL_ALIGN || e.offset >= p->size ||
+               e.offset % FAB__CU_POOL_ALIGN != 0 ||
                e.size == 0 || e.size > e.span || e.span > p->size - e.offset) {
         r = CUDA_ERROR_INVALID_VALUE; /* outside the arena */
-    } else if (fab__cu_chunk_at((uintptr_t)p->base + e.offset)) {
-        r = CUDA_ERROR_INVALID_VALUE; /* imported already and not freed */
+    } else {
+        /* Imported already and not freed, or overlapping a pointer that is
+         * (stale data of a range the exporter has since given out again). */
+        uintptr_t at = (uintptr_t)p->base + (uintptr_t)e.offset;
+        const fab__cu_piece_t *below =
+            (const fab__cu_piece_t *)fab__cu_tree_floor(&fab__cu_chunks, at + e.span - 1);
+        if (below && below->node.key + below->span > at)
+            r = CUDA_ERROR_INVALID_VALUE;
     }
     if (r == CUDA_SUCCESS) {
         c->node.key = (uintptr_t)p->base + e.offset;

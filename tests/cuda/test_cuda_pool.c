@@ -554,7 +554,8 @@ static int helper_importer(int argc, char **argv, int sock)
 }
 
 /* helper "wrong_pool": receive two pools' fds and a pointer of the first;
- * send the result of importing it into the second, then into the first. */
+ * send the results of importing it into the second, then into the first,
+ * then into the first again. */
 static int helper_wrong_pool(int argc, char **argv, int sock)
 {
     (void)argc;
@@ -584,12 +585,15 @@ static int helper_wrong_pool(int argc, char **argv, int sock)
     cuGetErrorName(cuMemPoolImportPointer(&ptr, b, &data), &in_b);
     CUresult r = cuMemPoolImportPointer(&ptr, a, &data);
     cuGetErrorName(r, &in_a);
+    CUdeviceptr twice = 0;
+    const char *again = "?";
+    cuGetErrorName(cuMemPoolImportPointer(&twice, a, &data), &again);
     if (r == CUDA_SUCCESS)
         HELPER_CU(cuMemFree(ptr), 17);
     HELPER_CU(cuMemPoolDestroy(a), 18);
     HELPER_CU(cuMemPoolDestroy(b), 19);
     char word[128];
-    snprintf(word, sizeof(word), "b=%s a=%s", in_b, in_a);
+    snprintf(word, sizeof(word), "b=%s a=%s again=%s", in_b, in_a, again);
     return fab_test_send_word(sock, word) == 0 ? 0 : 20;
 }
 
@@ -652,7 +656,10 @@ static void a_pointer_imported_into_the_wrong_pool_is_refused(void **state)
     close(fd_a);
     close(fd_b);
     assert_int_equal(fab_test_send(child.sock, &data, sizeof(data)), 0);
-    assert_int_equal(fab_test_expect_word(child.sock, "b=CUDA_ERROR_INVALID_VALUE a=CUDA_SUCCESS"),
+    /* Into the wrong pool: refused; into its own: imported; once more while
+     * imported: refused. */
+    assert_int_equal(fab_test_expect_word(child.sock, "b=CUDA_ERROR_INVALID_VALUE a=CUDA_SUCCESS "
+                                                      "again=CUDA_ERROR_INVALID_VALUE"),
                      0);
     assert_int_equal(fab_test_reap(&child), 0);
     CU_OK(cuMemFree(ptr));
