@@ -91,10 +91,10 @@
 
 #include "src/common/memfd.h"
 
-/* Alignment and granularity of pool allocations: whole pages, so that a
- * free range can be punched out without touching its neighbours; more than
- * the 256 bytes CUDA promises for any allocation. */
-#define FAB__CU_POOL_ALIGN ((size_t)4096)
+/* Alignment and granularity of pool allocations: whole pages (4 KiB on
+ * x86-64), so that a range can be punched out and closed without touching
+ * its neighbours; more than the 256 bytes CUDA promises for any allocation. */
+#define FAB__CU_POOL_ALIGN fab__cu_pool_align()
 /* maxSize 0 ("a system dependent value"): the device's memory, but no more
  * than this much address space per pool, which untouched costs nothing. */
 #define FAB__CU_POOL_DEFAULT_MAX ((uint64_t)32 << 30)
@@ -170,6 +170,12 @@ static fab__cu_tree_t fab__cu_chunks; /* live allocations and imported pointers 
 static fab__cu_pool_t *fab__cu_default_pools[FAB__CU_MAX_DEVICES];
 static fab__cu_pool_t *fab__cu_current_pools[FAB__CU_MAX_DEVICES]; /* NULL: the default */
 
+static size_t fab__cu_pool_align(void)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 4096 ? (size_t)page : 4096;
+}
+
 static size_t fab__cu_round(size_t n, size_t to)
 {
     return (n + to - 1) / to * to;
@@ -226,15 +232,25 @@ static void fab__cu_pool_teardown(fab__cu_pool_t *dead)
     }
 }
 
-/* Map fd (a dup the caller closes) as p's arena; no lock held. */
+/* The protection of p's pages that are given out. */
+static int fab__cu_pool_prot(const fab__cu_pool_t *p)
+{
+    return p->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+}
+
+/* Map fd (a dup the caller closes) as p's arena; no lock held. Only the
+ * header page is accessible (read-write for the pool's maker, read-only for
+ * an importer): the rest opens range by range as it is given out, so that
+ * nothing that reads the process's readable memory (a debugger's core dump,
+ * valgrind's leak check) touches, and so fills, the sparse arena. */
 static CUresult fab__cu_arena_map(fab__cu_pool_t *p, int fd)
 {
-    int prot = p->read_only ? PROT_READ : PROT_READ | PROT_WRITE;
-    void *m = mmap(NULL, p->size, prot, MAP_SHARED, fd, 0);
+    void *m = mmap(NULL, p->size, PROT_NONE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;
     p->base = m;
-    return CUDA_SUCCESS;
+    int prot = p->imported ? PROT_READ : fab__cu_pool_prot(p);
+    return mprotect(m, FAB__CU_POOL_ALIGN, prot) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* A dup of the fd of the allocation behind a fabric handle, its size and
@@ -422,12 +438,17 @@ static CUresult fab__cu_carve(fab__cu_pool_t *p, fab__cu_piece_t *c)
     }
     if (!pick)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    if (!pick->backed) {
-        if (p->charges)
-            FAB__CU_TRY(fab__cu_alloc_charge(p->device, c->span));
-        p->reserved += c->span;
-    }
     size_t offset = pick->node.key;
+    if (!pick->backed && p->charges)
+        FAB__CU_TRY(fab__cu_alloc_charge(p->device, c->span));
+    /* Open the range (a process out of mappings, max_map_count, says no). */
+    if (mprotect(p->base + offset, c->span, fab__cu_pool_prot(p)) != 0) {
+        if (!pick->backed && p->charges)
+            fab__cu_alloc_uncharge(p->device, c->span);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    if (!pick->backed)
+        p->reserved += c->span;
     if (pick->size == c->span) {
         fab__cu_tree_remove(&p->free, &pick->node);
         free(pick);
@@ -457,6 +478,9 @@ static void fab__cu_release(fab__cu_pool_t *p, uint64_t keep)
             continue;
         (void)fallocate(p->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)b->node.key,
                         (off_t)b->size);
+        /* Closed again; if the kernel cannot split the mapping, the range
+         * merely stays accessible. */
+        (void)mprotect(p->base + b->node.key, b->size, PROT_NONE);
         b->backed = false;
         p->reserved -= b->size;
         if (p->charges)
@@ -482,6 +506,7 @@ static void fab__cu_chunk_release(fab__cu_piece_t *c, fab__cu_pool_t **dead)
     fab__cu_tree_remove(&fab__cu_chunks, &c->node);
     p->used -= c->span;
     if (p->imported) {
+        (void)mprotect((void *)c->node.key, c->span, PROT_NONE);
         free(c);
     } else {
         c->node.key = c->node.key - (uintptr_t)p->base;
@@ -1186,7 +1211,7 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
         memcmp(e.key, p->key, sizeof(e.key)) != 0) {
         r = CUDA_ERROR_INVALID_VALUE; /* not this pool's pointer */
     } else if (e.offset < FAB__CU_POOL_ALIGN || e.offset >= p->size ||
-               e.offset % FAB__CU_POOL_ALIGN != 0 ||
+               e.offset % FAB__CU_POOL_ALIGN != 0 || e.span % FAB__CU_POOL_ALIGN != 0 ||
                e.size == 0 || e.size > e.span || e.span > p->size - e.offset) {
         r = CUDA_ERROR_INVALID_VALUE; /* outside the arena */
     } else {
@@ -1197,6 +1222,8 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
             (const fab__cu_piece_t *)fab__cu_tree_floor(&fab__cu_chunks, at + e.span - 1);
         if (below && below->node.key + below->span > at)
             r = CUDA_ERROR_INVALID_VALUE;
+        else if (mprotect((void *)at, (size_t)e.span, fab__cu_pool_prot(p)) != 0)
+            r = CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (r == CUDA_SUCCESS) {
         c->node.key = (uintptr_t)p->base + e.offset;
