@@ -461,6 +461,7 @@ typedef enum FAB_CU(CUmemRangeFlags_enum) {
  * emulation never looks inside one and leaves the struct incomplete. */
 typedef struct FAB_CU(CUarrayMapInfo_st) FAB_CU(CUarrayMapInfo);
 #include "src/cuda/cuda_abi_code.h"
+#include "src/cuda/cuda_abi_pool.h"
 
 /* Legacy CUDA IPC (ipc.c): 64 opaque bytes each, and the one open flag. */
 typedef struct FAB_CU(CUipcMemHandle_st) {

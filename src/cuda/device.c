@@ -247,9 +247,11 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
      * off and NIXL falls back to cuMemAlloc where VMM memory cannot be
      * registered for RDMA. */
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 1;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1; /* pool.c */
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 1;
-    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: /* what cuMemPoolCreate accepts */
+        return (int)(d->handle_types &
+                     (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC));
     /* cuMemGetHandleForAddressRange gives a dma-buf handle type fd. */
     case CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: return 1;
     /* ... and for cuMemAllocHost / cuMemHostAlloc memory too (memfd-backed). */

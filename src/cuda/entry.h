@@ -329,5 +329,30 @@ FAB__CU_API cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t
 FAB__CU_API cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream);
 FAB__CU_API cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList, unsigned int count,
                                     CUstream hStream);
+/* Stream-ordered memory pools (pool.c). */
+FAB__CU_API cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
+FAB__CU_API cuMemPoolDestroy(CUmemoryPool pool);
+FAB__CU_API cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
+FAB__CU_API cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);
+FAB__CU_API cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep);
+FAB__CU_API cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count);
+FAB__CU_API cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool,
+                               CUmemLocation *location);
+FAB__CU_API cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev);
+FAB__CU_API cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev);
+FAB__CU_API cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool);
+FAB__CU_API cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+FAB__CU_API cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                    CUstream hStream);
+FAB__CU_API cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream);
+FAB__CU_API cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
+                                             CUmemAllocationHandleType handleType,
+                                             unsigned long long flags);
+FAB__CU_API cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle,
+                                               CUmemAllocationHandleType handleType,
+                                               unsigned long long flags);
+FAB__CU_API cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr);
+FAB__CU_API cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
+                                   CUmemPoolPtrExportData *shareData);
 
 #endif /* FAB_CUDA_ENTRY_H */

@@ -3,7 +3,8 @@
  * cuMemHostUnregister, cuMemHostGetDevicePointer, cuMemHostGetFlags,
  * cuMemGetInfo's 3.1 ABI, cuMemGetAddressRange, and the pointer attributes
  * of every kind of memory (cuPointerGetAttribute(s), cuPointerSetAttribute;
- * vmm.c answers for VMM memory).
+ * vmm.c answers for VMM memory, pool.c for pool memory, which cuMemFree also
+ * frees).
  *
  * Device memory is host memory. Each cuMemAlloc is a sealed memfd
  * (src/common/memfd.h, as cuMemCreate's) mapped MAP_SHARED read-write in a
@@ -34,6 +35,7 @@
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/vmm.h"
+#include "src/cuda/pool.h"
 #include "src/cuda/memory.h"
 #include "src/cuda/entry.h"
 #include "src/cuda/tree.h"
@@ -89,6 +91,10 @@ fab__cu_where_t fab__cu_mem_where(uintptr_t addr)
     const fab__cu_mem_t *m = fab__cu_mem_find(addr);
     if (m)
         return m->kind == FAB__CU_MEM_DEVICE ? FAB__CU_WHERE_DEVICE : FAB__CU_WHERE_PINNED;
+    uintptr_t pool_base;
+    size_t pool_size;
+    if (fab__cu_pool_range(addr, &pool_base, &pool_size))
+        return FAB__CU_WHERE_DEVICE;
     return fab__cu_reserved(addr) ? FAB__CU_WHERE_DEVICE : FAB__CU_WHERE_PAGEABLE;
 }
 
@@ -97,8 +103,10 @@ CUresult fab__cu_mem_check(uintptr_t addr, size_t len, int device, bool write)
     if (len == 0)
         return CUDA_SUCCESS;
     const fab__cu_mem_t *m = fab__cu_mem_find(addr);
-    if (!m)
-        return fab__cu_range_check(addr, len, device, write);
+    if (!m) {
+        CUresult pr = fab__cu_pool_check(addr, len, device, write);
+        return pr != CUDA_ERROR_NOT_FOUND ? pr : fab__cu_range_check(addr, len, device, write);
+    }
     if (len > m->size - (addr - m->node.key))
         return CUDA_ERROR_INVALID_VALUE; /* runs past the end */
     if (write && m->kind == FAB__CU_MEM_REGISTERED && (m->flags & FAB_CU_MEMHOSTREGISTER_READ_ONLY))
@@ -239,6 +247,10 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     FAB__CU_ENTER();
     if (dptr == 0)
         return CUDA_SUCCESS; /* as free(NULL) */
+    /* Pool memory too (cuMemAllocAsync, an imported pool pointer). */
+    CUresult pr = fab__cu_pool_free((uintptr_t)dptr);
+    if (pr != CUDA_ERROR_NOT_FOUND)
+        return pr;
     return fab__cu_mem_free((uintptr_t)dptr, FAB__CU_MEM_DEVICE, CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -447,7 +459,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
         size = m->size;
         found = true;
     } else if (!m) {
-        found = fab__cu_vmm_mapping((uintptr_t)dptr, &base, &size);
+        found = fab__cu_pool_range((uintptr_t)dptr, &base, &size) ||
+                fab__cu_vmm_mapping((uintptr_t)dptr, &base, &size);
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     if (!found)
@@ -515,6 +528,9 @@ static CUresult fab__cu_attribute_locked(void *data, CUpointer_attribute attribu
     const fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)ptr);
     if (m)
         return fab__cu_mem_attribute(m, data, attribute, ptr);
+    CUresult pr = fab__cu_pool_attribute(data, attribute, ptr);
+    if (pr != CUDA_ERROR_NOT_FOUND)
+        return pr;
     return fab__cu_vmm_attribute(data, attribute, ptr);
 }
 
@@ -574,7 +590,8 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute 
     if (!known) {
         uintptr_t base;
         size_t size;
-        known = fab__cu_vmm_mapping((uintptr_t)ptr, &base, &size);
+        known = fab__cu_pool_range((uintptr_t)ptr, &base, &size) ||
+                fab__cu_vmm_mapping((uintptr_t)ptr, &base, &size);
     }
     for (unsigned i = 0; i < numAttributes; i++) {
         /* Memory the driver does not know, and attributes a kind of memory

@@ -224,6 +224,24 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
     P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
     P("cuGetExportTable", 3000, cuGetExportTable),
+    /* Stream-ordered memory pools (pool.c): all came with CUDA 11.2. */
+    P("cuMemPoolCreate", 11020, cuMemPoolCreate),
+    P("cuMemPoolDestroy", 11020, cuMemPoolDestroy),
+    P("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute),
+    P("cuMemPoolGetAttribute", 11020, cuMemPoolGetAttribute),
+    P("cuMemPoolTrimTo", 11020, cuMemPoolTrimTo),
+    P("cuMemPoolSetAccess", 11020, cuMemPoolSetAccess),
+    P("cuMemPoolGetAccess", 11020, cuMemPoolGetAccess),
+    P("cuDeviceGetDefaultMemPool", 11020, cuDeviceGetDefaultMemPool),
+    P("cuDeviceGetMemPool", 11020, cuDeviceGetMemPool),
+    P("cuDeviceSetMemPool", 11020, cuDeviceSetMemPool),
+    P("cuMemAllocAsync", 11020, cuMemAllocAsync),
+    P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync),
+    P("cuMemFreeAsync", 11020, cuMemFreeAsync),
+    P("cuMemPoolExportToShareableHandle", 11020, cuMemPoolExportToShareableHandle),
+    P("cuMemPoolImportFromShareableHandle", 11020, cuMemPoolImportFromShareableHandle),
+    P("cuMemPoolExportPointer", 11020, cuMemPoolExportPointer),
+    P("cuMemPoolImportPointer", 11020, cuMemPoolImportPointer),
 };
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which
@@ -266,6 +284,9 @@ FAB__CU_PT(CUresult, cuStreamBatchMemOp_ptsz, CUstream, unsigned int, CUstreamBa
            unsigned int)
 FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
            CUstreamBatchMemOpParams *, unsigned int)
+FAB__CU_PT(CUresult, cuMemAllocAsync_ptsz, CUdeviceptr *, size_t, CUstream)
+FAB__CU_PT(CUresult, cuMemAllocFromPoolAsync_ptsz, CUdeviceptr *, size_t, CUmemoryPool, CUstream)
+FAB__CU_PT(CUresult, cuMemFreeAsync_ptsz, CUdeviceptr, CUstream)
 #undef FAB__CU_PT
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
@@ -321,6 +342,9 @@ static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuLaunchKernel", 7000, cuLaunchKernel_ptsz),
     P("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
     P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel_ptsz),
+    P("cuMemAllocAsync", 11020, cuMemAllocAsync_ptsz),
+    P("cuMemAllocFromPoolAsync", 11020, cuMemAllocFromPoolAsync_ptsz),
+    P("cuMemFreeAsync", 11020, cuMemFreeAsync_ptsz),
 };
 
 #undef P
