@@ -354,5 +354,9 @@ FAB__CU_API cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *han
 FAB__CU_API cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdeviceptr ptr);
 FAB__CU_API cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
                                    CUmemPoolPtrExportData *shareData);
+FAB__CU_API cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+FAB__CU_API cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                         CUstream hStream);
+FAB__CU_API cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 
 #endif /* FAB_CUDA_ENTRY_H */

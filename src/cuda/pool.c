@@ -1006,12 +1006,7 @@ CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 }
 
 /* The per-thread-default-stream names cuda.h maps these calls to under
- * CUDA_API_PER_THREAD_DEFAULT_STREAM. */
-FAB__CU_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
-FAB__CU_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize,
-                                                     CUmemoryPool pool, CUstream hStream);
-FAB__CU_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
-
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM (declared in entry.h). */
 /* An allocation takes nothing from a stream here, so the per-thread names
  * differ from the plain ones only in the free. */
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)

@@ -222,6 +222,39 @@ static void mark(void *arg)
     order[0]++;
 }
 
+/* cudaMallocAsync from the device's current pool: the pool's counts follow
+ * the allocation, and the free returns the bytes when the stream reaches
+ * it. */
+static void malloc_async_uses_the_device_pool_in_stream_order(void **state)
+{
+    (void)state;
+    RT_OK(cudaSetDevice(0));
+    cudaMemPool_t pool, current;
+    RT_OK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    RT_OK(cudaDeviceGetMemPool(&current, 0));
+    assert_ptr_equal(pool, current);
+    cudaStream_t s;
+    RT_OK(cudaStreamCreate(&s));
+    void *p = NULL;
+    RT_OK(cudaMallocAsync(&p, 1 << 20, s));
+    assert_non_null(p);
+    unsigned long long used = 0;
+    RT_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+    assert_true(used >= (1u << 20));
+    RT_OK(cudaMemsetAsync(p, 7, 1 << 20, s));
+    unsigned char last = 0;
+    RT_OK(cudaMemcpyAsync(&last, (char *)p + (1 << 20) - 1, 1, cudaMemcpyDeviceToHost, s));
+    RT_OK(cudaFreeAsync(p, s));
+    RT_OK(cudaStreamSynchronize(s));
+    assert_int_equal(last, 7);
+    RT_OK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+    assert_int_equal(used, 0);
+    RT_IS(cudaMallocAsync(NULL, 1, s), cudaErrorInvalidValue);
+    RT_IS(cudaMemPoolExportToShareableHandle(&used, pool, cudaMemHandleTypePosixFileDescriptor, 0),
+          cudaErrorInvalidValue); /* the default pool is not for sharing */
+    RT_OK(cudaStreamDestroy(s));
+}
+
 static void stream_runs_work_in_order(void **state)
 {
     (void)state;
@@ -511,6 +544,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(pitched_copy_and_memset_touch_only_their_rectangle),
     cmocka_unit_test(mem_get_info_reports_free_below_total),
     cmocka_unit_test(peer_copy_moves_bytes),
+    cmocka_unit_test(malloc_async_uses_the_device_pool_in_stream_order),
     cmocka_unit_test(stream_runs_work_in_order),
     cmocka_unit_test(event_orders_two_streams),
     cmocka_unit_test(timed_events_measure_elapsed_time),

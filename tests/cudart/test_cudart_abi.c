@@ -30,6 +30,11 @@ FAB_RT_CAPTURE_MODE_LIST(SAME_VALUE)
 FAB_RT_ENTRY_POINT_RESULT_LIST(SAME_VALUE)
 FAB_RT_DEVICE_ATTR_LIST(SAME_VALUE)
 FAB_RT_FUNC_ATTRIBUTE_LIST(SAME_VALUE)
+FAB_RT_MEM_POOL_ATTR_LIST(SAME_VALUE)
+FAB_RT_MEM_LOCATION_TYPE_LIST(SAME_VALUE)
+FAB_RT_MEM_ACCESS_FLAGS_LIST(SAME_VALUE)
+FAB_RT_MEM_ALLOCATION_TYPE_LIST(SAME_VALUE)
+FAB_RT_MEM_HANDLE_TYPE_LIST(SAME_VALUE)
 FAB_RT_FLAG_LIST(SAME_FLAG)
 
 /* Every error NVIDIA's header declares is in the list: the last one and
@@ -60,6 +65,22 @@ SAME_FIELD(dim3, x);
 SAME_FIELD(dim3, z);
 SAME_TYPE(cudaUUID_t);
 SAME_TYPE(cudaIpcMemHandle_t);
+typedef struct cudaMemPoolProps PoolProps;
+typedef struct abi_cudaMemPoolProps abi_PoolProps;
+typedef struct cudaMemAccessDesc AccessDesc;
+typedef struct abi_cudaMemAccessDesc abi_AccessDesc;
+typedef struct cudaMemPoolPtrExportData PtrExport;
+typedef struct abi_cudaMemPoolPtrExportData abi_PtrExport;
+SAME_TYPE(cudaMemPool_t);
+SAME_TYPE(PoolProps);
+SAME_FIELD(PoolProps, handleTypes);
+SAME_FIELD(PoolProps, location);
+SAME_FIELD(PoolProps, maxSize);
+SAME_FIELD(PoolProps, usage);
+SAME_FIELD(PoolProps, reserved);
+SAME_TYPE(AccessDesc);
+SAME_FIELD(AccessDesc, flags);
+SAME_TYPE(PtrExport);
 SAME_TYPE(cudaIpcEventHandle_t);
 _Static_assert(CUDA_IPC_HANDLE_SIZE == FAB_RT_IPC_HANDLE_SIZE, "IPC handle size");
 SAME_TYPE(DeviceProp);

@@ -177,6 +177,48 @@ static const char ipc_source[] = PROLOGUE SPAWN_SELF
     "    printf(\"OK\\n\"); return 0;\n"
     "}\n";
 
+/* UCX's and PyTorch's way of sharing stream-ordered memory: a pool made
+ * for POSIX_FD sharing, cudaMallocFromPoolAsync, the pool's fd inherited by
+ * a second process and the pointer's export data passed in hex; the second
+ * process imports both and writes the same bytes. */
+static const char pool_source[] = PROLOGUE SPAWN_SELF
+    "#include <fcntl.h>\n"
+    "static int child(const char *arg)\n"
+    "{\n"
+    "    CHECK(cudaSetDevice(0));\n"
+    "    int fd = atoi(arg); const char *hexdata = strchr(arg, ':'); EXPECT(hexdata);\n"
+    "    cudaMemPoolPtrExportData data; unhex(hexdata + 1, data.reserved);\n"
+    "    cudaMemPool_t pool;\n"
+    "    CHECK(cudaMemPoolImportFromShareableHandle(&pool, (void *)(long)fd,"
+    " cudaMemHandleTypePosixFileDescriptor, 0));\n"
+    "    void *p = 0; CHECK(cudaMemPoolImportPointer(&p, pool, &data));\n"
+    "    unsigned char b = 0; CHECK(cudaMemcpy(&b, p, 1, cudaMemcpyDeviceToHost)); EXPECT(b == 42);\n"
+    "    CHECK(cudaMemset((char *)p + 1, 43, 1)); CHECK(cudaDeviceSynchronize());\n"
+    "    CHECK(cudaFree(p)); return 0;\n"
+    "}\n"
+    "int main(int argc, char **argv)\n"
+    "{\n"
+    "    if (argc == 3) return child(argv[2]);\n"
+    "    CHECK(cudaSetDevice(0));\n"
+    "    cudaMemPoolProps props = {}; props.allocType = cudaMemAllocationTypePinned;\n"
+    "    props.handleTypes = cudaMemHandleTypePosixFileDescriptor;\n"
+    "    props.location.type = cudaMemLocationTypeDevice; props.location.id = 0;\n"
+    "    cudaMemPool_t pool; CHECK(cudaMemPoolCreate(&pool, &props));\n"
+    "    cudaStream_t s; CHECK(cudaStreamCreate(&s));\n"
+    "    void *p = 0; CHECK(cudaMallocFromPoolAsync(&p, 1 << 20, pool, s));\n"
+    "    CHECK(cudaMemsetAsync(p, 42, 1, s)); CHECK(cudaStreamSynchronize(s));\n"
+    "    int fd = -1; CHECK(cudaMemPoolExportToShareableHandle(&fd, pool,"
+    " cudaMemHandleTypePosixFileDescriptor, 0));\n"
+    "    EXPECT(fcntl(fd, F_SETFD, 0) == 0); /* the second process inherits it */\n"
+    "    cudaMemPoolPtrExportData data; CHECK(cudaMemPoolExportPointer(&data, p));\n"
+    "    char arg[160]; int n = snprintf(arg, sizeof arg, \"%d:\", fd); hex(data.reserved, arg + n);\n"
+    "    EXPECT(spawn_self(argv[0], arg) == 0);\n"
+    "    unsigned char b = 0; CHECK(cudaMemcpy(&b, (char *)p + 1, 1, cudaMemcpyDeviceToHost));\n"
+    "    EXPECT(b == 43);\n"
+    "    CHECK(cudaFreeAsync(p, s)); CHECK(cudaStreamSynchronize(s)); CHECK(cudaMemPoolDestroy(pool));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
 /* NCCL's multi-node NVLink path from a runtime program: cudaGetDriverEntryPoint
  * to the VMM calls, a FABRIC allocation made on tray00, its handle passed to
  * a process on tray01 (FABMEM_NODE) that imports, maps and writes it. */
@@ -362,6 +404,15 @@ static void nvcc_ipc_handle_shares_memory_with_another_process(void **state)
     free(out);
 }
 
+static void nvcc_malloc_async_pool_is_shared_with_another_process(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    assert_int_equal(build_and_run(pool_source, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
 static void nvcc_fabric_memory_moves_between_two_trays(void **state)
 {
     (void)state;
@@ -401,6 +452,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(nvcc_ipc_handle_shares_memory_with_another_process,
                               fab_test_teardown),
     cmocka_unit_test_teardown(nvcc_fabric_memory_moves_between_two_trays, fab_test_teardown),
+    cmocka_unit_test(nvcc_malloc_async_pool_is_shared_with_another_process),
     cmocka_unit_test(nvcc_static_runtime_is_refused_with_advice),
 };
 

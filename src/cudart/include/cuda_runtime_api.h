@@ -216,6 +216,61 @@ enum FAB_RT(cudaDeviceAttr) { FAB_RT_DEVICE_ATTR_LIST(FAB_RT_VALUE_) };
     XX(cudaFuncAttributePreferredSharedMemoryCarveout, 9)
 enum FAB_RT(cudaFuncAttribute) { FAB_RT_FUNC_ATTRIBUTE_LIST(FAB_RT_VALUE_) };
 
+/* Stream-ordered memory pools: the driver's layouts and values, under the
+ * runtime's names. */
+#define FAB_RT_MEM_POOL_ATTR_LIST(XX)                                      \
+    XX(cudaMemPoolReuseFollowEventDependencies, 0x1)                       \
+    XX(cudaMemPoolReuseAllowOpportunistic, 0x2)                            \
+    XX(cudaMemPoolReuseAllowInternalDependencies, 0x3)                     \
+    XX(cudaMemPoolAttrReleaseThreshold, 0x4) XX(cudaMemPoolAttrReservedMemCurrent, 0x5) \
+    XX(cudaMemPoolAttrReservedMemHigh, 0x6) XX(cudaMemPoolAttrUsedMemCurrent, 0x7) \
+    XX(cudaMemPoolAttrUsedMemHigh, 0x8)
+enum FAB_RT(cudaMemPoolAttr) { FAB_RT_MEM_POOL_ATTR_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_MEM_LOCATION_TYPE_LIST(XX)                                  \
+    XX(cudaMemLocationTypeInvalid, 0) XX(cudaMemLocationTypeDevice, 1)     \
+    XX(cudaMemLocationTypeHost, 2) XX(cudaMemLocationTypeHostNuma, 3)      \
+    XX(cudaMemLocationTypeHostNumaCurrent, 4)
+enum FAB_RT(cudaMemLocationType) { FAB_RT_MEM_LOCATION_TYPE_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_MEM_ACCESS_FLAGS_LIST(XX)                                   \
+    XX(cudaMemAccessFlagsProtNone, 0) XX(cudaMemAccessFlagsProtRead, 1)    \
+    XX(cudaMemAccessFlagsProtReadWrite, 3)
+enum FAB_RT(cudaMemAccessFlags) { FAB_RT_MEM_ACCESS_FLAGS_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_MEM_ALLOCATION_TYPE_LIST(XX)                                \
+    XX(cudaMemAllocationTypeInvalid, 0x0) XX(cudaMemAllocationTypePinned, 0x1) \
+    XX(cudaMemAllocationTypeManaged, 0x2) XX(cudaMemAllocationTypeMax, 0x7FFFFFFF)
+enum FAB_RT(cudaMemAllocationType) { FAB_RT_MEM_ALLOCATION_TYPE_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_MEM_HANDLE_TYPE_LIST(XX)                                    \
+    XX(cudaMemHandleTypeNone, 0x0) XX(cudaMemHandleTypePosixFileDescriptor, 0x1) \
+    XX(cudaMemHandleTypeWin32, 0x2) XX(cudaMemHandleTypeWin32Kmt, 0x4)     \
+    XX(cudaMemHandleTypeFabric, 0x8)
+enum FAB_RT(cudaMemAllocationHandleType) { FAB_RT_MEM_HANDLE_TYPE_LIST(FAB_RT_VALUE_) };
+
+struct FAB_RT(cudaMemLocation) {
+    enum FAB_RT(cudaMemLocationType) type;
+    int id;
+};
+struct FAB_RT(cudaMemAccessDesc) {
+    struct FAB_RT(cudaMemLocation) location;
+    enum FAB_RT(cudaMemAccessFlags) flags;
+};
+struct FAB_RT(cudaMemPoolProps) {
+    enum FAB_RT(cudaMemAllocationType) allocType;
+    enum FAB_RT(cudaMemAllocationHandleType) handleTypes;
+    struct FAB_RT(cudaMemLocation) location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+struct FAB_RT(cudaMemPoolPtrExportData) {
+    unsigned char reserved[64];
+};
+typedef struct CUmemPoolHandle_st *FAB_RT(cudaMemPool_t);
+
 /* Flags (#defines in NVIDIA's headers; XX(name, value) for the check). */
 #define FAB_RT_FLAG_LIST(XX)                                                \
     XX(cudaHostAllocDefault, 0x00) XX(cudaHostAllocPortable, 0x01)          \
@@ -436,6 +491,31 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags);
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height);
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total);
 cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *devPtr);
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream);
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream);
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
+                                    cudaStream_t stream);
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device);
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool);
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps);
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool);
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep);
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value);
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value);
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList,
+                                 size_t count);
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool,
+                                 struct cudaMemLocation *location);
+cudaError_t cudaMemPoolExportToShareableHandle(void *shareableHandle, cudaMemPool_t memPool,
+                                               enum cudaMemAllocationHandleType handleType,
+                                               unsigned int flags);
+cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *shareableHandle,
+                                                 enum cudaMemAllocationHandleType handleType,
+                                                 unsigned int flags);
+cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportData *exportData, void *ptr);
+cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t memPool,
+                                     struct cudaMemPoolPtrExportData *exportData);
 cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags);
 cudaError_t cudaIpcCloseMemHandle(void *devPtr);
 cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cudaEvent_t event);
