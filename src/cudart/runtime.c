@@ -354,6 +354,15 @@ FAB__RT_API cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     return cudaSuccess;
 }
 
+/* CUDA 12's name for the same call (its headers mapped cudaGetDeviceProperties
+ * to it); CUDA 13's runtime has only the plain name, and a program built
+ * against 12's headers that reaches this library still finds it. */
+FAB__RT_API cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device);
+FAB__RT_API cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
+{
+    return cudaGetDeviceProperties(prop, device);
+}
+
 FAB__RT_API cudaDeviceSynchronize(void)
 {
     FAB__RT_ENTER();
