@@ -319,4 +319,18 @@ FAB__CU_API cuIpcCloseMemHandle(CUdeviceptr dptr);
 FAB__CU_API cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event);
 FAB__CU_API cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle);
 
+/* multicast objects (multicast.c) */
+FAB__CU_API cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
+                              const CUmulticastObjectProp *prop);
+FAB__CU_API cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev);
+FAB__CU_API cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                               CUmemGenericAllocationHandle memHandle, size_t memOffset,
+                               size_t size, unsigned long long flags);
+FAB__CU_API cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                CUdeviceptr memptr, size_t size, unsigned long long flags);
+FAB__CU_API cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev,
+                              size_t mcOffset, size_t size);
+FAB__CU_API cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop,
+                                      CUmulticastGranularity_flags option);
+
 #endif /* FAB_CUDA_ENTRY_H */

@@ -22,6 +22,10 @@
  *                      finds an allocation by a mapped address (vmm.c)
  *   memory.h           cuMemAlloc, host allocations and registrations,
  *                      pointer attributes of every kind (memory.c)
+ *   multicast.h        multicast objects: cuMulticast*, their control
+ *                      block shared by member processes, and the sync that
+ *                      publishes multicast stores (multicast.c; reaches
+ *                      alloc.c and stream.c through hooks it sets)
  *   image.h            code images read for what they declare: PTX, cubin,
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
