@@ -65,6 +65,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -517,12 +518,29 @@ CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice de
     }
     if (r == CUDA_SUCCESS && (sh->ndevices >= sh->num_devices || sh->nbinds > 0))
         r = CUDA_ERROR_INVALID_VALUE; /* the team is complete */
-    if (r == CUDA_SUCCESS)
-        sh->devices[sh->ndevices++] = me;
+    if (r == CUDA_SUCCESS) {
+        sh->devices[sh->ndevices] = me;
+        __atomic_store_n(&sh->ndevices, sh->ndevices + 1, __ATOMIC_RELEASE);
+    }
     fab__cu_mc_unlock(sh);
+    if (r == CUDA_SUCCESS)
+        (void)syscall(SYS_futex, &sh->ndevices, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
 out:
     fab__cu_mc_put(a);
     return r;
+}
+
+/* Wait until every device of the team was added: the driver's bind blocks
+ * until then (cuda.h). ndevices is the futex word; cuMulticastAddDevice
+ * wakes every waiter, in any process (a shared, not private, futex). */
+static void fab__cu_mc_wait_team(fab__cu_mc_shared_t *sh)
+{
+    for (;;) {
+        uint32_t n = __atomic_load_n(&sh->ndevices, __ATOMIC_ACQUIRE);
+        if (n >= sh->num_devices)
+            return;
+        (void)syscall(SYS_futex, &sh->ndevices, FUTEX_WAIT, n, NULL, NULL, 0);
+    }
 }
 
 /* Whether pid still runs (a bind of a process that died is forgotten). */
@@ -551,6 +569,8 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
         fm_down)
         return CUDA_ERROR_ILLEGAL_STATE;
 
+    fab__cu_mc_wait_team(sh);
+
     fab__cu_mc_local_t *l = calloc(1, sizeof(*l));
     if (!l)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -578,8 +598,6 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
         member = member || fab__cu_mc_dev_eq(sh->devices[i], me);
     if (!member)
         r = CUDA_ERROR_INVALID_DEVICE; /* memory of a device not in the team */
-    else if (sh->ndevices < sh->num_devices)
-        r = CUDA_ERROR_INVALID_VALUE; /* every device is added before any bind */
     int free_slot = -1;
     for (int i = 0; i < FAB__CU_MC_BINDS && r == CUDA_SUCCESS; i++) {
         fab__cu_mc_bind_t *b = &sh->binds[i];

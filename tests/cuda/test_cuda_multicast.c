@@ -4,13 +4,16 @@
  * does (POSIX fd), and every refusal: granularity, team size, a bind before
  * the team is complete, memory of a device outside the team, a device
  * outside the NVLink clique, a node without a fabric, Fabric Manager down,
- * unbinding what was never bound. Each test starts its own fabmemd
+ * unbinding what was never bound; and that a bind waits for the team. Each test starts its own fabmemd
  * (tests/fabric/daemon_harness.c); helpers signal each step over their
  * socket. */
 #include "cuda_test.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../fabric/daemon_harness.h"
@@ -330,26 +333,82 @@ static void a_team_has_numdevices_devices_each_added_once(void **state)
     CU_IS(cuMulticastCreate(&mc, &prop), CUDA_ERROR_INVALID_VALUE);
 }
 
-static void every_device_is_added_before_any_bind(void **state)
+/* A bind in its own thread, which blocks until the team is complete. */
+typedef struct blocked_bind {
+    CUcontext ctx;
+    CUmemGenericAllocationHandle mc, mem;
+    size_t size;
+    int tid;
+    CUresult r;
+} blocked_bind_t;
+
+static void *bind_in_thread(void *arg)
+{
+    blocked_bind_t *b = arg;
+    __atomic_store_n(&b->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    b->r = cuCtxSetCurrent(b->ctx);
+    if (b->r == CUDA_SUCCESS)
+        b->r = cuMulticastBindMem(b->mc, 0, b->mem, 0, b->size, 0);
+    return NULL;
+}
+
+/* The system call thread tid of this process is in, or -1. */
+static long syscall_of(int tid)
+{
+    char path[64], text[64] = "";
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    bool got = fgets(text, sizeof(text), f) != NULL;
+    fclose(f);
+    return got ? strtol(text, NULL, 10) : -1;
+}
+
+static void a_bind_waits_until_every_device_is_added(void **state)
 {
     (void)state;
     size_t g = start_on("a");
     CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
-    CUmemGenericAllocationHandle mc, mem0, mem1;
+    blocked_bind_t b = {.size = g};
+    CU_OK(cuCtxGetCurrent(&b.ctx));
+    CU_OK(cuMulticastCreate(&b.mc, &prop));
+    CU_OK(cuMulticastAddDevice(b.mc, 0));
+    CUmemAllocationProp mp = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CU_OK(cuMemCreate(&b.mem, g, &mp, 0));
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, bind_in_thread, &b), 0);
+    /* Until the thread sleeps on a futex (the team's wait): no timer, the
+     * thread's own state says when. */
+    int tid;
+    while ((tid = __atomic_load_n(&b.tid, __ATOMIC_ACQUIRE)) == 0)
+        sched_yield();
+    while (syscall_of(tid) != SYS_futex)
+        sched_yield();
+    CU_OK(cuMulticastAddDevice(b.mc, 1)); /* the last one: the bind goes on */
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    CU_OK(b.r);
+    /* Released with its bind in place: the bind goes with the object. */
+    CU_OK(cuMemRelease(b.mem));
+    CU_OK(cuMemRelease(b.mc));
+}
+
+static void memory_of_a_device_not_in_the_team_is_refused_when_it_is_complete(void **state)
+{
+    (void)state;
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc, mem;
     CU_OK(cuMulticastCreate(&mc, &prop));
     CU_OK(cuMulticastAddDevice(mc, 0));
-    CUmemAllocationProp mp = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
-    CU_OK(cuMemCreate(&mem0, g, &mp, 0));
-    mp.location.id = 1;
-    CU_OK(cuMemCreate(&mem1, g, &mp, 0));
-    CU_IS(cuMulticastBindMem(mc, 0, mem0, 0, g, 0), CUDA_ERROR_INVALID_VALUE); /* team incomplete */
-    CU_IS(cuMulticastBindMem(mc, 0, mem1, 0, g, 0), CUDA_ERROR_INVALID_DEVICE); /* not in it */
+    CU_IS(cuMulticastAddDevice(mc, 0), CUDA_ERROR_INVALID_VALUE);
     CU_OK(cuMulticastAddDevice(mc, 1));
-    CU_OK(cuMulticastBindMem(mc, 0, mem0, 0, g, 0));
-    CU_OK(cuMulticastBindMem(mc, 0, mem1, 0, g, 0));
-    /* Released with its binds in place: the handles go, the binds with the object. */
-    CU_OK(cuMemRelease(mem0));
-    CU_OK(cuMemRelease(mem1));
+    CUmemAllocationProp mp = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 1);
+    CU_OK(cuMemCreate(&mem, g, &mp, 0));
+    CU_OK(cuMulticastBindMem(mc, 0, mem, 0, g, 0));
+    CU_IS(cuMulticastAddDevice(mc, 1), CUDA_ERROR_INVALID_VALUE); /* after a bind */
+    CU_OK(cuMulticastUnbind(mc, 1, 0, g));
+    CU_OK(cuMemRelease(mem));
     CU_OK(cuMemRelease(mc));
 }
 
@@ -481,7 +540,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(sizes_and_offsets_are_multiples_of_the_granularity,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_team_has_numdevices_devices_each_added_once, fab_test_teardown),
-    cmocka_unit_test_teardown(every_device_is_added_before_any_bind, fab_test_teardown),
+    cmocka_unit_test_teardown(a_bind_waits_until_every_device_is_added, fab_test_teardown),
+    cmocka_unit_test_teardown(memory_of_a_device_not_in_the_team_is_refused_when_it_is_complete,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(memory_of_a_device_outside_the_team_is_refused, fab_test_teardown),
     cmocka_unit_test_teardown(a_device_outside_the_nvlink_clique_is_refused, fab_test_teardown),
     cmocka_unit_test_teardown(a_fabric_handle_does_not_import_outside_the_clique,
