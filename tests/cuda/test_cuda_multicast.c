@@ -39,7 +39,8 @@ static CUmulticastObjectProp mc_prop(unsigned devices, unsigned long long types,
     return prop;
 }
 
-/* Map h (size bytes) with read-write access for device dev. */
+/* Map h (size bytes) with read-write access for device dev and for device
+ * 0, whose context a test with two devices in one process uses. */
 static CUdeviceptr map_for(CUmemGenericAllocationHandle h, size_t size, int dev)
 {
     CUdeviceptr ptr = 0;
@@ -47,8 +48,9 @@ static CUdeviceptr map_for(CUmemGenericAllocationHandle h, size_t size, int dev)
         return 0;
     if (cuMemMap(ptr, size, 0, h, 0) != CUDA_SUCCESS)
         return 0;
-    CUmemAccessDesc d = cut_access(dev, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-    if (cuMemSetAccess(ptr, size, &d, 1) != CUDA_SUCCESS)
+    CUmemAccessDesc d[2] = {cut_access(dev, CU_MEM_ACCESS_FLAGS_PROT_READWRITE),
+                            cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE)};
+    if (cuMemSetAccess(ptr, size, d, dev == 0 ? 1 : 2) != CUDA_SUCCESS)
         return 0;
     return ptr;
 }
@@ -532,6 +534,68 @@ static void bind_by_address_finds_the_mapped_allocation(void **state)
     CU_OK(cuMemRelease(mc));
 }
 
+/* ---- CPU kernels (tests/cuda/kernels_for_tests.c) -------------------------------- */
+
+static const char mc_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                             ".visible .entry mc_store(.param .u64 mc, .param .u32 v) { ret; }\n"
+                             ".visible .entry mc_sum(.param .u64 out, .param .u64 mc,\n"
+                             "                       .param .u32 n) { ret; }\n";
+
+static void cpu_kernels_store_through_and_reduce_over_a_multicast_mapping(void **state)
+{
+    (void)state;
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CU_OK(cuMulticastAddDevice(mc, 1));
+    member_t m0, m1;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
+    CU_OK(bind_member(mc, 1, CU_MEM_HANDLE_TYPE_FABRIC, g, &m1));
+    CUmodule mod;
+    CUfunction store, sum;
+    CU_OK(cuModuleLoadData(&mod, mc_ptx));
+    CU_OK(cuModuleGetFunction(&store, mod, "mc_store"));
+    CU_OK(cuModuleGetFunction(&sum, mod, "mc_sum"));
+
+    /* A store in a kernel reaches both devices' copies when it ends. */
+    unsigned v = VALUE;
+    void *store_params[] = {&m0.mc_ptr, &v};
+    CU_OK(cuLaunchKernel(store, 1, 1, 1, 1, 1, 1, 0, NULL, store_params, NULL));
+    assert_int_equal(read_u32(m0.mem_ptr), VALUE);
+    assert_int_equal(read_u32(m1.mem_ptr), VALUE);
+
+    /* A reduction reads every copy: 1 + 10, 2 + 20. */
+    uint32_t a[2] = {1, 2}, b[2] = {10, 20};
+    CU_OK(cuMemcpyHtoD(m0.mem_ptr, a, sizeof(a)));
+    CU_OK(cuMemcpyHtoD(m1.mem_ptr, b, sizeof(b)));
+    CUmemGenericAllocationHandle oh;
+    CUmemAllocationProp op = cut_prop(0, 0);
+    CU_OK(cuMemCreate(&oh, g, &op, 0));
+    CUdeviceptr out = cut_map_rw(oh, g);
+    unsigned n = 2;
+    void *sum_params[] = {&out, &m0.mc_ptr, &n};
+    CU_OK(cuLaunchKernel(sum, 1, 1, 1, 1, 1, 1, 0, NULL, sum_params, NULL));
+    uint32_t got[3] = {0};
+    CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
+    assert_int_equal(got[2], CUDA_SUCCESS);
+    assert_int_equal(got[0], 11);
+    assert_int_equal(got[1], 22);
+    /* An address that is no multicast mapping is refused. */
+    void *bad_params[] = {&out, &m0.mem_ptr, &n};
+    CU_OK(cuLaunchKernel(sum, 1, 1, 1, 1, 1, 1, 0, NULL, bad_params, NULL));
+    CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
+    assert_int_equal(got[2], CUDA_ERROR_INVALID_VALUE);
+
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(out, g);
+    CU_OK(cuMemRelease(oh));
+    CU_OK(unbind_member(mc, 1, g, &m1));
+    CU_OK(unbind_member(mc, 0, g, &m0));
+    CU_OK(cuMemRelease(mc));
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(four_trays_share_one_multicast_object_as_nccl_nvls_does,
                               fab_test_teardown),
@@ -551,6 +615,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(fabric_manager_down_fails_the_bind_with_illegal_state,
                               fab_test_teardown),
     cmocka_unit_test_teardown(bind_by_address_finds_the_mapped_allocation, fab_test_teardown),
+    cmocka_unit_test_teardown(cpu_kernels_store_through_and_reduce_over_a_multicast_mapping,
+                              fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {
