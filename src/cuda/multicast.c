@@ -16,8 +16,13 @@
  *
  * A bind records where its memory can be reached from another process: the
  * fabric handle of a FABRIC allocation (the daemon hands out the memory
- * again on import), else the binding process's pid and fd, which a peer of
- * the same user reaches with pidfd_getfd where the kernel allows it.
+ * again on import, under its domain, channel and reachability rules); for
+ * POSIX_FD-only memory, the handle the daemon signed when the memfd was
+ * published to it (the IPC_PUBLISH message of legacy IPC: the daemon checks
+ * the memfd's seals and size, hands it to an opener of the same node, and
+ * forgets it when the binder's connection closes or the bind goes). Without
+ * a daemon, a peer of the same user tries pidfd_getfd on the binder's pid
+ * and descriptor, as NCCL and UCC do with POSIX handles.
  *
  * Stores: the multicast handle, as an allocation (alloc.h), is backed by a
  * per-process staging memfd, which cuMemMap maps at the multicast address;
@@ -73,6 +78,7 @@
 #include "src/common/log.h"
 #include "src/common/memfd.h"
 #include "src/common/topology.h"
+#include "src/fabric/ipc.h"
 
 #define FAB__CU_MC_MAGIC 0x3154534143544c4eull /* "NLTCAST1" */
 #define FAB__CU_MC_DEVICES 128 /* a team: an NVL72 rack's GPUs fit */
@@ -94,6 +100,8 @@ typedef struct fab__cu_mc_bind {
     fab__cu_mc_dev_t dev;
     uint64_t mc_offset, mem_offset, size;
     uint8_t handle[FAB_HANDLE_BYTES];
+    uint32_t has_ipc; /* ipc is the daemon's handle of the published memfd */
+    uint8_t ipc[FAB__IPC_HANDLE_BYTES];
 } fab__cu_mc_bind_t;
 
 typedef struct fab__cu_mc_shared {
@@ -118,6 +126,8 @@ typedef struct fab__cu_mc_local {
     size_t mc_offset, mem_offset, size;
     uint8_t *map;         /* the bound bytes, mapped read-write */
     int slot;             /* in binds[] */
+    bool published;       /* ipc is published to the daemon: withdrawn at unbind */
+    uint8_t ipc[FAB__IPC_HANDLE_BYTES];
     struct fab__cu_mc_local *next;
 } fab__cu_mc_local_t;
 
@@ -231,6 +241,8 @@ static void fab__cu_mc_local_drop(struct fab__cu_mc *mc, fab__cu_mc_local_t *l)
         memset(&mc->sh->binds[l->slot], 0, sizeof(mc->sh->binds[l->slot]));
     fab__cu_mc_unlock(mc->sh);
     munmap(l->map, l->size);
+    if (l->published)
+        (void)fab__client_ipc_withdraw(fab__cu.client, l->ipc);
 }
 
 /* Drop the references binds held on their memory. */
@@ -588,6 +600,13 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     l->map = map;
     fab_handle_t fh;
     bool has_handle = mem->region && fab_region_export(mem->region, &fh) == FAB_SUCCESS;
+    /* Memory made here reaches peers through the daemon, which takes a copy
+     * of the memfd and checks it (no lock held: a round trip). */
+    if (!has_handle && fab__cu.client &&
+        fab__client_ipc_publish(fab__cu.client, FAB__IPC_KIND_MEM,
+                                fab__cu.devices[mem->device].ordinal, mem->size, mem->fd,
+                                l->ipc) == FAB_SUCCESS)
+        l->published = true;
 
     fab__cu_mc_dev_t me = fab__cu_mc_self(mem->device);
     CUresult r = CUDA_SUCCESS;
@@ -621,6 +640,9 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
         b->has_handle = has_handle;
         if (has_handle)
             memcpy(b->handle, fh.bytes, FAB_HANDLE_BYTES);
+        b->has_ipc = l->published;
+        if (l->published)
+            memcpy(b->ipc, l->ipc, FAB__IPC_HANDLE_BYTES);
         b->dev = me;
         b->mc_offset = mc_offset;
         b->mem_offset = mem_offset;
@@ -638,6 +660,8 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     pthread_mutex_unlock(&fab__cu_mc_mu);
     if (r != CUDA_SUCCESS) {
         munmap(map, size);
+        if (l->published)
+            (void)fab__client_ipc_withdraw(fab__cu.client, l->ipc);
         free(l);
     }
     return r;
@@ -771,20 +795,30 @@ static bool fab__cu_mc_view_open(const struct fab__cu_mc *mc, const fab__cu_mc_b
             FAB_SUCCESS)
             fd = fab_region_fd(v->region);
     }
-    if (fd < 0 && (fd = fab__cu_mc_pidfd_getfd(b->pid, b->fd)) >= 0)
+    if (fd < 0 && b->has_ipc && fab__cu.client &&
+        fab__client_ipc_open(fab__cu.client, b->ipc, &fd, NULL, NULL, NULL) == FAB_SUCCESS)
+        v->fd = fd;
+    if (fd < 0 && !fab__cu.client && (fd = fab__cu_mc_pidfd_getfd(b->pid, b->fd)) >= 0)
         v->fd = fd;
     if (fd < 0) {
         static bool said;
         if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
             fab__log(FAB__LOG_WARN,
-                     "multicast: the memory process %d bound cannot be reached (gone, or "
-                     "pidfd_getfd refused); its copy misses this process's stores",
+                     "multicast: the memory process %d bound cannot be reached (gone, "
+                     "withdrawn, or, with no daemon, pidfd_getfd refused); its copy misses "
+                     "this process's stores",
                      (int)b->pid);
         if (v->region)
             fab_region_release(v->region);
         return false;
     }
-    void *p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)b->mem_offset);
+    /* The table is the members' word: a bind past the memory's end would
+     * fault on the first store, so it is checked against the file. */
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && b->mem_offset <= (uint64_t)st.st_size &&
+        b->size <= (uint64_t)st.st_size - b->mem_offset)
+        p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)b->mem_offset);
     if (p == MAP_FAILED) {
         if (v->region)
             fab_region_release(v->region);
