@@ -168,6 +168,14 @@ static size_t fab__cu_mc_ctl_size(uint64_t gran)
     return (size_t)((need + gran - 1) / gran * gran);
 }
 
+/* How many devices were added, bounded by the table: every member process
+ * writes the block, so no count in it is trusted as an index. */
+static uint32_t fab__cu_mc_added(const fab__cu_mc_shared_t *sh)
+{
+    uint32_t n = __atomic_load_n(&sh->ndevices, __ATOMIC_ACQUIRE);
+    return n < FAB__CU_MC_DEVICES ? n : FAB__CU_MC_DEVICES;
+}
+
 static fab__cu_mc_dev_t fab__cu_mc_self(int dev)
 {
     return (fab__cu_mc_dev_t){fab__cu.node, fab__cu.devices[dev].ordinal};
@@ -524,15 +532,17 @@ CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice de
     }
     fab__cu_mc_dev_t me = fab__cu_mc_self(dev);
     fab__cu_mc_lock(sh);
-    for (uint32_t i = 0; i < sh->ndevices && r == CUDA_SUCCESS; i++) {
+    uint32_t added = fab__cu_mc_added(sh);
+    for (uint32_t i = 0; i < added && r == CUDA_SUCCESS; i++) {
         if (fab__cu_mc_dev_eq(sh->devices[i], me))
             r = CUDA_ERROR_INVALID_VALUE; /* already a member */
     }
-    if (r == CUDA_SUCCESS && (sh->ndevices >= sh->num_devices || sh->nbinds > 0))
+    if (r == CUDA_SUCCESS && (added >= sh->num_devices || added >= FAB__CU_MC_DEVICES ||
+                              sh->nbinds > 0))
         r = CUDA_ERROR_INVALID_VALUE; /* the team is complete */
     if (r == CUDA_SUCCESS) {
-        sh->devices[sh->ndevices] = me;
-        __atomic_store_n(&sh->ndevices, sh->ndevices + 1, __ATOMIC_RELEASE);
+        sh->devices[added] = me;
+        __atomic_store_n(&sh->ndevices, added + 1, __ATOMIC_RELEASE);
     }
     fab__cu_mc_unlock(sh);
     if (r == CUDA_SUCCESS)
@@ -549,7 +559,7 @@ static void fab__cu_mc_wait_team(fab__cu_mc_shared_t *sh)
 {
     for (;;) {
         uint32_t n = __atomic_load_n(&sh->ndevices, __ATOMIC_ACQUIRE);
-        if (n >= sh->num_devices)
+        if (n >= sh->num_devices || n >= FAB__CU_MC_DEVICES)
             return;
         (void)syscall(SYS_futex, &sh->ndevices, FUTEX_WAIT, n, NULL, NULL, 0);
     }
@@ -613,7 +623,8 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     pthread_mutex_lock(&fab__cu_mc_mu);
     fab__cu_mc_lock(sh);
     bool member = false;
-    for (uint32_t i = 0; i < sh->ndevices; i++)
+    uint32_t added = fab__cu_mc_added(sh);
+    for (uint32_t i = 0; i < added; i++)
         member = member || fab__cu_mc_dev_eq(sh->devices[i], me);
     if (!member)
         r = CUDA_ERROR_INVALID_DEVICE; /* memory of a device not in the team */
@@ -851,6 +862,13 @@ static fab__cu_mc_bind_t *fab__cu_mc_binds(struct fab__cu_mc *mc)
     fab__cu_mc_lock(mc->sh);
     memcpy(copy, mc->sh->binds, sizeof(mc->sh->binds));
     fab__cu_mc_unlock(mc->sh);
+    /* A bind outside the object is no bind (the block is every member's to
+     * write; its ranges index this process's staging copy). */
+    for (int i = 0; i < FAB__CU_MC_BINDS; i++) {
+        fab__cu_mc_bind_t *b = &copy[i];
+        if (b->used && (b->size == 0 || b->size > mc->size || b->mc_offset > mc->size - b->size))
+            b->used = 0;
+    }
     return copy;
 }
 
