@@ -73,6 +73,9 @@ typedef struct fab__cu_alloc_mc_hooks {
     void *(*share_region)(const fab__cu_alloc_t *a);
     bool (*adopt)(fab__cu_alloc_t *a);
     void (*destroy)(fab__cu_alloc_t *a);
+    /* cuMemMap's (vmm.c): wait, with no lock held, until the multicast
+     * object h names (if it is one) has every device of its team. */
+    void (*wait_team)(CUmemGenericAllocationHandle h);
 } fab__cu_alloc_mc_hooks_t;
 extern const fab__cu_alloc_mc_hooks_t *fab__cu_alloc_mc_hooks;
 

@@ -342,11 +342,14 @@ static bool fab__cu_mc_adopt(fab__cu_alloc_t *a)
     return true;
 }
 
+static void fab__cu_mc_wait_handle(CUmemGenericAllocationHandle h);
+
 static const fab__cu_alloc_mc_hooks_t fab__cu_mc_hooks = {
     .share_fd = fab__cu_mc_share_fd,
     .share_region = fab__cu_mc_share_region,
     .adopt = fab__cu_mc_adopt,
     .destroy = fab__cu_mc_destroy,
+    .wait_team = fab__cu_mc_wait_handle,
 };
 
 __attribute__((constructor)) static void fab__cu_mc_install(void)
@@ -563,6 +566,18 @@ static void fab__cu_mc_wait_team(fab__cu_mc_shared_t *sh)
             return;
         (void)syscall(SYS_futex, &sh->ndevices, FUTEX_WAIT, n, NULL, NULL, 0);
     }
+}
+
+static void fab__cu_mc_wait_handle(CUmemGenericAllocationHandle h)
+{
+    /* Every cuMemMap asks: a process with no multicast object pays nothing. */
+    if (__atomic_load_n(&fab__cu_mc_live, __ATOMIC_ACQUIRE) == 0)
+        return;
+    fab__cu_alloc_t *a = fab__cu_mc_get(h);
+    if (!a)
+        return; /* memory, or no handle: cuMemMap decides */
+    fab__cu_mc_wait_team(a->mc->sh);
+    fab__cu_mc_put(a);
 }
 
 /* Whether pid still runs (a bind of a process that died is forgotten). */

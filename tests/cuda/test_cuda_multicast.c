@@ -395,6 +395,50 @@ static void a_bind_waits_until_every_device_is_added(void **state)
     CU_OK(cuMemRelease(b.mc));
 }
 
+/* A cuMemMap of the object in its own thread, which also waits for the team. */
+typedef struct blocked_map {
+    CUcontext ctx;
+    CUmemGenericAllocationHandle mc;
+    CUdeviceptr ptr;
+    size_t size;
+    int tid;
+    CUresult r;
+} blocked_map_t;
+
+static void *map_in_thread(void *arg)
+{
+    blocked_map_t *m = arg;
+    __atomic_store_n(&m->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    m->r = cuCtxSetCurrent(m->ctx);
+    if (m->r == CUDA_SUCCESS)
+        m->r = cuMemMap(m->ptr, m->size, 0, m->mc, 0);
+    return NULL;
+}
+
+static void a_map_waits_until_every_device_is_added(void **state)
+{
+    (void)state;
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    blocked_map_t m = {.size = g};
+    CU_OK(cuCtxGetCurrent(&m.ctx));
+    CU_OK(cuMulticastCreate(&m.mc, &prop));
+    CU_OK(cuMulticastAddDevice(m.mc, 0));
+    CU_OK(cuMemAddressReserve(&m.ptr, g, 0, 0, 0));
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, map_in_thread, &m), 0);
+    int tid;
+    while ((tid = __atomic_load_n(&m.tid, __ATOMIC_ACQUIRE)) == 0)
+        sched_yield();
+    while (syscall_of(tid) != SYS_futex)
+        sched_yield();
+    CU_OK(cuMulticastAddDevice(m.mc, 1));
+    assert_int_equal(pthread_join(thread, NULL), 0);
+    CU_OK(m.r);
+    cut_unmap_free(m.ptr, g);
+    CU_OK(cuMemRelease(m.mc));
+}
+
 static void memory_of_a_device_not_in_the_team_is_refused_when_it_is_complete(void **state)
 {
     (void)state;
@@ -605,6 +649,7 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_team_has_numdevices_devices_each_added_once, fab_test_teardown),
     cmocka_unit_test_teardown(a_bind_waits_until_every_device_is_added, fab_test_teardown),
+    cmocka_unit_test_teardown(a_map_waits_until_every_device_is_added, fab_test_teardown),
     cmocka_unit_test_teardown(memory_of_a_device_not_in_the_team_is_refused_when_it_is_complete,
                               fab_test_teardown),
     cmocka_unit_test_teardown(memory_of_a_device_outside_the_team_is_refused, fab_test_teardown),
