@@ -104,11 +104,12 @@ static uint32_t read_u32(CUdeviceptr ptr)
     return v;
 }
 
-/* helper "member" <fabric|posix> <device>: import the multicast handle the
+/* helper "member" <fabric|posix> <device> [vanish]: import the multicast handle the
  * parent sends, add the device (sending the result's name), then on "bind"
  * bind zeroed memory of its own ("bound"), on "check" read the parent's
  * store in its own buffer and through its multicast mapping ("seen"), on
- * "end" unbind and release everything ("done"). */
+ * "end" unbind and release everything ("done"). With "vanish" it exits
+ * right after "bound", its memory still bound. */
 static int helper_member(int argc, char **argv, int sock)
 {
     if (argc < 3)
@@ -155,6 +156,8 @@ static int helper_member(int argc, char **argv, int sock)
                           fabric ? CU_MEM_HANDLE_TYPE_FABRIC : CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                           size, &m),
               20);
+    if (argc > 3 && strcmp(argv[3], "vanish") == 0)
+        return fab_test_send_word(sock, "bound") == 0 ? 0 : 21; /* exits bound */
     if (fab_test_send_word(sock, "bound") != 0 || fab_test_expect_word(sock, "check") != 0)
         return 21;
     HELPER_CU(cuCtxSynchronize(), 22);
@@ -258,6 +261,44 @@ static void two_gpus_of_a_tray_share_one_object_as_pytorch_symmetric_memory_does
     const char *const tray05[] = {"FABMEM_NODE=tray05", NULL};
     const char *const *const env[] = {tray05};
     share_with_members(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0, args, env, 1);
+}
+
+/* A member that exits with its memory bound: its bind stays in the table
+ * until it is found dead, and a store skips the memory that went with it. */
+static void a_member_that_exits_bound_is_skipped_and_forgotten(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(nvl72_config(), NULL));
+    setenv("FABMEM_NODE", "tray00", 1);
+    cut_init(0);
+    size_t size = 0;
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CU_OK(cuMulticastGetGranularity(&size, &prop, CU_MULTICAST_GRANULARITY_MINIMUM));
+    prop.size = size;
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CUmemFabricHandle fh;
+    CU_OK(cuMemExportToShareableHandle(&fh, mc, CU_MEM_HANDLE_TYPE_FABRIC, 0));
+    const char *const args[] = {"fabric", "0", "vanish", NULL};
+    const char *const env[] = {"FABMEM_NODE=tray01", NULL};
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("member", args, env, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, fh.data, sizeof(fh.data)), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "CUDA_SUCCESS"), 0);
+    assert_int_equal(fab_test_send_word(child.sock, "bind"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "bound"), 0);
+    assert_int_equal(fab_test_reap(&child), 0); /* gone, never unbound */
+    member_t m;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, size, &m));
+    uint32_t v = VALUE;
+    CU_OK(cuMemcpyHtoD(m.mc_ptr + 12, &v, sizeof(v)));
+    CU_OK(cuCtxSynchronize()); /* the dead member's memory is skipped */
+    assert_int_equal(read_u32(m.mem_ptr + 12), VALUE);
+    assert_int_equal(read_u32(m.mc_ptr + 12), VALUE);
+    CU_OK(unbind_member(mc, 0, size, &m));
+    CU_OK(cuMemRelease(mc));
 }
 
 /* ---- refusals ------------------------------------------------------------------- */
@@ -644,6 +685,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(four_trays_share_one_multicast_object_as_nccl_nvls_does,
                               fab_test_teardown),
     cmocka_unit_test_teardown(two_gpus_of_a_tray_share_one_object_as_pytorch_symmetric_memory_does,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_member_that_exits_bound_is_skipped_and_forgotten,
                               fab_test_teardown),
     cmocka_unit_test_teardown(sizes_and_offsets_are_multiples_of_the_granularity,
                               fab_test_teardown),
