@@ -137,6 +137,7 @@ struct fab__cu_mc {
     fab__cu_mc_shared_t *sh;
     size_t ctl_size;
     size_t size;
+    uint64_t gran;        /* the granularity binds obey, read once */
     uint8_t *staging;     /* the staging memfd, mapped shared */
     uint8_t *snapshot;    /* what staging held after the last sync */
     fab__cu_mc_local_t *locals;
@@ -292,42 +293,57 @@ static void fab__cu_mc_destroy(fab__cu_alloc_t *a)
     fab__cu_mc_free(mc);
 }
 
-/* Whether the control block at fd (size bytes) is sane enough to join. */
+/* Whether the block looks like a team's (its sizes are read once, by the
+ * caller: any member may write them meanwhile). */
 static bool fab__cu_mc_valid(const fab__cu_mc_shared_t *sh, size_t ctl_size)
 {
-    return sh->magic == FAB__CU_MC_MAGIC && ctl_size >= sizeof(*sh) && sh->granularity > 0 &&
-           sh->size > 0 && sh->size % sh->granularity == 0 && sh->num_devices > 0 &&
-           sh->num_devices <= FAB__CU_MC_DEVICES && sh->ndevices <= sh->num_devices &&
-           (sh->handle_types & ~(uint64_t)FAB__CU_MC_TYPES) == 0 &&
-           sh->size <= fab__cu.devices[0].total_memory;
+    uint32_t num = __atomic_load_n(&sh->num_devices, __ATOMIC_RELAXED);
+    return ctl_size >= sizeof(*sh) && sh->magic == FAB__CU_MC_MAGIC && num > 0 &&
+           num <= FAB__CU_MC_DEVICES;
 }
 
 static bool fab__cu_mc_adopt(fab__cu_alloc_t *a)
 {
     if (a->size < sizeof(fab__cu_mc_shared_t) || a->read_only)
         return false;
-    fab__cu_mc_shared_t *sh = mmap(NULL, a->size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+    /* Only the block's pages are mapped: every import passes here, and most
+     * are plain memory, however large. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (sizeof(fab__cu_mc_shared_t) + page - 1) / page * page;
+    if (len > a->size)
+        len = a->size;
+    fab__cu_mc_shared_t *sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
     if (sh == MAP_FAILED)
         return false;
-    if (!fab__cu_mc_valid(sh, a->size)) {
-        munmap(sh, a->size);
+    if (!fab__cu_mc_valid(sh, len)) {
+        munmap(sh, len);
         return false; /* ordinary memory */
+    }
+    /* Read once: every member may write the block after this. */
+    size_t size = (size_t)__atomic_load_n(&sh->size, __ATOMIC_RELAXED);
+    uint64_t types = __atomic_load_n(&sh->handle_types, __ATOMIC_RELAXED);
+    uint64_t gran = __atomic_load_n(&sh->granularity, __ATOMIC_RELAXED);
+    if (size == 0 || size > fab__cu.devices[0].total_memory || gran == 0 || size % gran != 0 ||
+        (types & ~(uint64_t)FAB__CU_MC_TYPES) != 0) {
+        munmap(sh, len);
+        return false;
     }
     struct fab__cu_mc *mc = calloc(1, sizeof(*mc));
     int staging = -1;
-    if (!mc || fab__memfd_create("fabmem-multicast", sh->size, &staging) != FAB_SUCCESS) {
+    if (!mc || fab__memfd_create("fabmem-multicast", size, &staging) != FAB_SUCCESS) {
         free(mc);
-        munmap(sh, a->size);
+        munmap(sh, len);
         return false;
     }
     mc->sh = sh;
-    mc->ctl_size = a->size;
+    mc->ctl_size = len;
     mc->ctl_fd = a->fd;
     mc->region = a->region;
-    mc->size = (size_t)sh->size;
+    mc->size = size;
+    mc->gran = gran;
     if (fab__cu_mc_staging(mc, staging) != CUDA_SUCCESS) {
         close(staging);
-        munmap(sh, a->size);
+        munmap(sh, len);
         free(mc);
         return false;
     }
@@ -336,7 +352,7 @@ static bool fab__cu_mc_adopt(fab__cu_alloc_t *a)
     a->region = NULL;
     a->fd = staging;
     a->size = mc->size;
-    a->prop.requestedHandleTypes = (CUmemAllocationHandleType)sh->handle_types;
+    a->prop.requestedHandleTypes = (CUmemAllocationHandleType)types;
     a->mc = mc;
     fab__cu_mc_link(mc);
     return true;
@@ -445,6 +461,7 @@ CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
         goto fail;
     mc->ctl_fd = -1;
     mc->size = prop->size;
+    mc->gran = d->granularity;
     mc->ctl_size = fab__cu_mc_ctl_size(d->granularity);
 
     /* The control block: the daemon's memory when it must travel as a
@@ -593,7 +610,7 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
 {
     struct fab__cu_mc *mc = a->mc;
     fab__cu_mc_shared_t *sh = mc->sh;
-    uint64_t gran = sh->granularity;
+    uint64_t gran = mc->gran;
     if (size == 0 || size % gran || mc_offset % gran || mem_offset % gran ||
         size > mc->size || mc_offset > mc->size - size || size > mem->size ||
         mem_offset > mem->size - size || mem->mc || mem->read_only)
@@ -748,7 +765,7 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, 
     struct fab__cu_mc *mc = a->mc;
     CUresult r = CUDA_ERROR_INVALID_VALUE; /* no bind of dev at exactly that range */
     fab__cu_mc_local_t *gone = NULL;
-    if (size != 0 && size % mc->sh->granularity == 0 && mcOffset % mc->sh->granularity == 0 &&
+    if (size != 0 && size % mc->gran == 0 && mcOffset % mc->gran == 0 &&
         size <= mc->size && mcOffset <= mc->size - size) {
         pthread_mutex_lock(&fab__cu_mc_mu);
         for (fab__cu_mc_local_t **pp = &mc->locals; *pp; pp = &(*pp)->next) {
