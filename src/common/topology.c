@@ -348,8 +348,9 @@ static int fab__node_attribute(fab__parse_t *p, fab__node_t *node, const char *n
     return 1;
 }
 
-/* "fabric_manager = up | down": a fault. Down, multicast binds fail as the
- * driver's do when Fabric Manager is not running. Kept as a private
+/* "fabric_manager = up | down | starting": a fault. Down, multicast binds
+ * fail as the driver's do when Fabric Manager is not running; starting, as
+ * they do while it is still setting the team up. Kept as a private
  * attribute (an id past CUDA's), because attributes already travel with the
  * topology from the daemon to every client. */
 static int fab__node_fabric_manager(fab__parse_t *p, fab__node_t *node, const char *value)
@@ -359,8 +360,10 @@ static int fab__node_fabric_manager(fab__parse_t *p, fab__node_t *node, const ch
         down = 0;
     else if (strcmp(value, "down") == 0)
         down = 1;
+    else if (strcmp(value, "starting") == 0)
+        down = 2;
     else
-        return FAB__BAD("fabric_manager: not up or down: %s", value);
+        return FAB__BAD("fabric_manager: not up, down or starting: %s", value);
     for (unsigned i = 0; i < node->nattributes; i++) {
         if (node->attributes[i].id == FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN) {
             node->attributes[i].value = down;

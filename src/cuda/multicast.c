@@ -616,12 +616,13 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
         mem_offset > mem->size - size || mem->mc || mem->read_only)
         return CUDA_ERROR_INVALID_VALUE;
     /* The node's Fabric Manager sets switch multicast up; without it the
-     * driver's bind fails with ILLEGAL_STATE (docs/cuda.md). */
-    int32_t fm_down = 0;
+     * driver's bind fails with ILLEGAL_STATE, and while it has not answered
+     * yet with SYSTEM_NOT_READY (docs/cuda.md). */
+    int32_t fm = 0;
     if (fab__topology_attribute(fab__cu.topology, fab__cu.node,
-                                FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN, &fm_down) &&
-        fm_down)
-        return CUDA_ERROR_ILLEGAL_STATE;
+                                FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN, &fm) &&
+        fm != 0)
+        return fm == 2 ? CUDA_ERROR_SYSTEM_NOT_READY : CUDA_ERROR_ILLEGAL_STATE;
 
     fab__cu_mc_wait_team(sh);
 

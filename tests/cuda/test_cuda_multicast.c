@@ -316,8 +316,9 @@ static const char *refusals(void)
              "[node a]\n%sclique_id = 1\n"
              "[node far]\n%sclique_id = 2\n"
              "[node fm-down]\n%sclique_id = 1\nfabric_manager = down\n"
+             "[node fm-starting]\n%sclique_id = 1\nfabric_manager = starting\n"
              "[node no-fabric]\nimex_domain = one\nfabric_state = not_started\ngpus = 2\n",
-             (unsigned)getuid(), node, node, node);
+             (unsigned)getuid(), node, node, node, node);
     return refusal_config;
 }
 
@@ -593,6 +594,21 @@ static void fabric_manager_down_fails_the_bind_with_illegal_state(void **state)
     CU_OK(cuMemRelease(mc));
 }
 
+static void fabric_manager_starting_fails_the_bind_as_not_ready(void **state)
+{
+    (void)state;
+    size_t g = start_on("fm-starting");
+    CUmulticastObjectProp prop = mc_prop(1, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc, mem;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CUmemAllocationProp mp = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CU_OK(cuMemCreate(&mem, g, &mp, 0));
+    CU_IS(cuMulticastBindMem(mc, 0, mem, 0, g, 0), CUDA_ERROR_SYSTEM_NOT_READY); /* 802 */
+    CU_OK(cuMemRelease(mem));
+    CU_OK(cuMemRelease(mc));
+}
+
 static void bind_by_address_finds_the_mapped_allocation(void **state)
 {
     (void)state;
@@ -701,6 +717,8 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_node_without_a_fabric_has_no_multicast, fab_test_teardown),
     cmocka_unit_test_teardown(fabric_manager_down_fails_the_bind_with_illegal_state,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(fabric_manager_starting_fails_the_bind_as_not_ready,
                               fab_test_teardown),
     cmocka_unit_test_teardown(bind_by_address_finds_the_mapped_allocation, fab_test_teardown),
     cmocka_unit_test_teardown(cpu_kernels_store_through_and_reduce_over_a_multicast_mapping,

@@ -182,7 +182,7 @@ static void config_errors_name_file_and_line(void **state)
         {"[node a]\nattribute.NO_SUCH_THING = 1\n", ":2: attribute.NO_SUCH_THING: no such"},
         {"[node a]\nattribute.NUMA_ID = lots\n", ":2: attribute.NUMA_ID: not a 32-bit"},
         {"[node a]\nattribute.NUMA_ID = 2147483648\n", ":2: attribute.NUMA_ID: not a 32-bit"},
-        {"[node a]\nfabric_manager = maybe\n", ":2: fabric_manager: not up or down"},
+        {"[node a]\nfabric_manager = maybe\n", ":2: fabric_manager: not up, down or starting"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char log[1024];
