@@ -931,6 +931,10 @@ static void fab__cu_mc_push(struct fab__cu_mc *mc, const fab__cu_mc_bind_t *bind
     }
 }
 
+/* Pages are compared before any is written, so that a sync of a large
+ * object that changed little touches (and so commits memory for) little. */
+#define FAB__CU_MC_PAGE 4096u
+
 static void fab__cu_mc_sync_one(struct fab__cu_mc *mc)
 {
     fab__cu_mc_bind_t *binds = fab__cu_mc_binds(mc);
@@ -938,10 +942,10 @@ static void fab__cu_mc_sync_one(struct fab__cu_mc *mc)
     bool *opened = calloc(FAB__CU_MC_BINDS, sizeof(bool));
     bool *failed = calloc(FAB__CU_MC_BINDS, sizeof(bool));
     if (binds && views && opened && failed) {
-        /* Runs of changed bytes, found a page at a time. */
-        const size_t page = 4096;
-        for (size_t at = 0; at < mc->size; at += page) {
-            size_t n = mc->size - at < page ? mc->size - at : page;
+        /* Runs of changed bytes, found a page at a time; a page sent is a
+         * page the snapshot has seen. */
+        for (size_t at = 0; at < mc->size; at += FAB__CU_MC_PAGE) {
+            size_t n = mc->size - at < FAB__CU_MC_PAGE ? mc->size - at : FAB__CU_MC_PAGE;
             if (memcmp(mc->staging + at, mc->snapshot + at, n) == 0)
                 continue;
             size_t i = 0;
@@ -956,22 +960,31 @@ static void fab__cu_mc_sync_one(struct fab__cu_mc *mc)
                 fab__cu_mc_push(mc, binds, views, opened, failed, at + i, j - i);
                 i = j;
             }
+            memcpy(mc->snapshot + at, mc->staging + at, n);
         }
         for (int i = 0; i < FAB__CU_MC_BINDS; i++) {
             if (opened[i])
                 fab__cu_mc_view_close(&views[i]);
         }
     }
+    /* (Out of memory: nothing was sent, and the snapshot still differs, so
+     * the next sync sends it.) */
     free(binds);
     free(views);
     free(opened);
     free(failed);
     /* Loads read the local copy: where this process has memory bound, the
-     * staging copy is refreshed from it; elsewhere it keeps what was stored. */
-    memcpy(mc->snapshot, mc->staging, mc->size);
+     * staging copy (and the snapshot with it) is refreshed from it, page by
+     * page where they differ; elsewhere it keeps what was stored. */
     for (const fab__cu_mc_local_t *l = mc->locals; l; l = l->next) {
-        memcpy(mc->staging + l->mc_offset, l->map, l->size);
-        memcpy(mc->snapshot + l->mc_offset, l->map, l->size);
+        for (size_t at = 0; at < l->size; at += FAB__CU_MC_PAGE) {
+            size_t n = l->size - at < FAB__CU_MC_PAGE ? l->size - at : FAB__CU_MC_PAGE;
+            uint8_t *st = mc->staging + l->mc_offset + at;
+            if (memcmp(st, l->map + at, n) != 0) {
+                memcpy(st, l->map + at, n);
+                memcpy(mc->snapshot + l->mc_offset + at, l->map + at, n);
+            }
+        }
     }
 }
 
