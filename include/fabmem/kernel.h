@@ -19,6 +19,7 @@
 #define FABMEM_KERNEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,22 @@ extern "C" {
 typedef struct fab_dim3 {
     unsigned x, y, z;
 } fab_dim3_t;
+
+/* Multicast on the CPU (docs/cuda.md, "Multicast"). A store through a
+ * multicast mapping lands in this process's staging copy and reaches every
+ * bound buffer at the next synchronisation point: the end of the launch, a
+ * cuStreamSynchronize, cuCtxSynchronize or cuEventSynchronize, or sync()
+ * here. Reductions, which multimem instructions do on a GPU, read every
+ * bound buffer. Each returns 0 (CUDA_SUCCESS) or a CUresult. */
+typedef struct fab_multicast_ops {
+    /* Publish this process's multicast stores now. */
+    int (*sync)(void);
+    /* out[i] = the sum over every buffer bound to the multicast object at
+     * mc_addr + 4*i (a multicast mapping's address) of its element i:
+     * multimem.ld_reduce.add on 32-bit floats / unsigned integers. */
+    int (*reduce_add_f32)(const void *mc_addr, float *out, size_t count);
+    int (*reduce_add_u32)(const void *mc_addr, uint32_t *out, size_t count);
+} fab_multicast_ops_t;
 
 typedef struct fab_launch {
     const char *name;     /* the kernel's mangled name, as in its image */
@@ -42,6 +59,7 @@ typedef struct fab_launch {
     size_t arg_buffer_size;
     int cooperative;      /* a cooperative launch (grid-wide sync is implied: one call) */
     int device;           /* the device ordinal of the launch's context */
+    const fab_multicast_ops_t *multicast; /* multicast helpers, never NULL */
 } fab_launch_t;
 
 /* The type of a kernel's implementation, for dlsym users. */

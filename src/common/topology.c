@@ -8,7 +8,8 @@
  *                   fabric_status, fabric_health, gpus, gpu_name, gpu_memory,
  *                   granularity, handle_types, compute_capability, sm_count,
  *                   pci_domain, pci_device_id, chassis_serial, slot_number,
- *                   tray_index, host_id, host_numa_nodes, host_memory
+ *                   tray_index, host_id, host_numa_nodes, host_memory,
+ *                   fabric_manager
  *   [channel N]     uids, gids
  *
  * Nodes keep the order in which they first appear. An unknown section or key,
@@ -350,11 +351,44 @@ static int fab__node_attribute(fab__parse_t *p, fab__node_t *node, const char *n
     return 1;
 }
 
+/* "fabric_manager = up | down | starting": a fault. Down, multicast binds
+ * fail as the driver's do when Fabric Manager is not running; starting, as
+ * they do while it is still setting the team up. Kept as a private
+ * attribute (an id past CUDA's), because attributes already travel with the
+ * topology from the daemon to every client. */
+static int fab__node_fabric_manager(fab__parse_t *p, fab__node_t *node, const char *value)
+{
+    int32_t down;
+    if (strcmp(value, "up") == 0)
+        down = 0;
+    else if (strcmp(value, "down") == 0)
+        down = 1;
+    else if (strcmp(value, "starting") == 0)
+        down = 2;
+    else
+        return FAB__BAD("fabric_manager: not up, down or starting: %s", value);
+    for (unsigned i = 0; i < node->nattributes; i++) {
+        if (node->attributes[i].id == FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN) {
+            node->attributes[i].value = down;
+            return 1;
+        }
+    }
+    if (node->nattributes == FAB__NODE_ATTRIBUTES_MAX)
+        return FAB__BAD("fabric_manager: a node may set at most %d attributes",
+                        FAB__NODE_ATTRIBUTES_MAX);
+    node->attributes[node->nattributes].id = FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN;
+    node->attributes[node->nattributes].value = down;
+    node->nattributes++;
+    return 1;
+}
+
 static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, const char *value)
 {
     unsigned long long v;
     if (strncmp(key, "attribute.", 10) == 0) {
         return fab__node_attribute(p, node, key + 10, value);
+    } else if (strcmp(key, "fabric_manager") == 0) {
+        return fab__node_fabric_manager(p, node, value);
     } else if (strcmp(key, "imex_domain") == 0) {
         if (*value == '\0' || strlen(value) >= FAB_NAME_MAX)
             return FAB__BAD("imex_domain: empty or too long");

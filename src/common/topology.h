@@ -20,6 +20,10 @@ typedef struct fab__attribute {
     uint32_t id; /* CUdevice_attribute (src/base/cuda_attributes.h) */
     int32_t value;
 } fab__attribute_t;
+/* A private attribute id, past every CUdevice_attribute: the node's
+ * "fabric_manager = down" (1) or "starting" (2) fault, which multicast
+ * binds obey. */
+#define FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN 0x7f000001u
 
 typedef struct fab__node {
     fab_node_info_t info;

@@ -134,6 +134,8 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
     while (dead) {
         fab__cu_alloc_t *a = dead;
         dead = a->next;
+        if (a->mc && fab__cu_alloc_mc_hooks)
+            fab__cu_alloc_mc_hooks->destroy(a);
         if (a->region)
             fab_region_release(a->region); /* and with it the fd, which it owns */
         else if (a->fd >= 0)
@@ -160,6 +162,13 @@ static CUresult fab__cu_alloc_publish(fab__cu_alloc_t *a, CUresult r,
     if (r != CUDA_SUCCESS)
         fab__cu_alloc_destroy(a);
     return r;
+}
+
+const fab__cu_alloc_mc_hooks_t *fab__cu_alloc_mc_hooks;
+
+CUresult fab__cu_alloc_add(fab__cu_alloc_t *a, CUmemGenericAllocationHandle *handle)
+{
+    return fab__cu_alloc_publish(a, CUDA_SUCCESS, handle);
 }
 
 /* ---- checks ------------------------------------------------------------------ */
@@ -365,7 +374,8 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
     if (handleType == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         /* Memory made here was sealed when made (fab__cu_memfd); a FABRIC
          * allocation's memfd is the daemon's, sealed or not by it. */
-        int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
+        int src = a->mc ? fab__cu_alloc_mc_hooks->share_fd(a) : a->fd;
+        int fd = fcntl(src, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) {
             r = CUDA_ERROR_OUT_OF_MEMORY;
             goto out;
@@ -378,7 +388,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
      * meanwhile still ends the handle for every caller), and let go of the
      * lock. */
     fab__cu_alloc_get(a);
-    fab_region_t *region = a->region;
+    fab_region_t *region = a->mc ? fab__cu_alloc_mc_hooks->share_region(a) : a->region;
     pthread_rwlock_unlock(&fab__cu.lock);
     fab_handle_t h;
     r = fab__cu_from_status(fab_region_export(region, &h));
@@ -474,6 +484,10 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
             }
         }
     }
+    /* A multicast object's control memory travels as any memory does; its
+     * importer becomes a member of the object rather than a mapper of it. */
+    if (r == CUDA_SUCCESS && fab__cu_alloc_mc_hooks)
+        (void)fab__cu_alloc_mc_hooks->adopt(a);
     return fab__cu_alloc_publish(a, r, handle);
 }
 

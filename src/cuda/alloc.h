@@ -30,6 +30,7 @@ typedef struct fab__cu_alloc {
     bool imported;            /* from cuMemImportFromShareableHandle: host or device
                                  memory, which the handle does not say */
     struct fab__cu_alloc *next; /* once released, in a dead list */
+    struct fab__cu_mc *mc;      /* set: a multicast object (multicast.c); fd is its staging copy */
 } fab__cu_alloc_t;
 
 /* The allocation a live handle names; NULL for an unknown, forged or released
@@ -61,5 +62,30 @@ void fab__cu_alloc_uncharge(int dev, size_t size);
  * buffer id (CU_POINTER_ATTRIBUTE_BUFFER_ID) is unique across cuMemCreate
  * and cuMemAlloc memory. */
 uint64_t fab__cu_alloc_new_id(void);
+
+/* Multicast objects (multicast.c, below this module) are allocations too:
+ * they sit in the handle table, cuMemMap maps their fd (the process's staging
+ * copy), cuMemRelease drops their references. alloc.c reaches multicast.c
+ * only through these hooks, which multicast.c sets when the library loads, so
+ * that includes still point one way. share_fd and share_region give what an
+ * export hands out (the object's control memory, not the staging copy);
+ * adopt, called on a fresh import with no lock held, turns a into a
+ * multicast object if its memory is one's control block (true), taking over
+ * its fd and region; destroy frees what a's mc holds, with no lock held. */
+typedef struct fab__cu_alloc_mc_hooks {
+    int (*share_fd)(const fab__cu_alloc_t *a);
+    void *(*share_region)(const fab__cu_alloc_t *a);
+    bool (*adopt)(fab__cu_alloc_t *a);
+    void (*destroy)(fab__cu_alloc_t *a);
+    /* cuMemMap's (vmm.c): wait, with no lock held, until the multicast
+     * object h names (if it is one) has every device of its team. */
+    void (*wait_team)(CUmemGenericAllocationHandle h);
+} fab__cu_alloc_mc_hooks_t;
+extern const fab__cu_alloc_mc_hooks_t *fab__cu_alloc_mc_hooks;
+
+/* Put a, made whole by the caller with no lock held (refs and handle_refs
+ * 1), into the handle table and its id in *handle; on failure a is destroyed.
+ * Takes fab__cu.lock itself. */
+CUresult fab__cu_alloc_add(fab__cu_alloc_t *a, CUmemGenericAllocationHandle *handle);
 
 #endif /* FAB_CUDA_ALLOC_H */

@@ -475,4 +475,19 @@ typedef enum FAB_CU(CUipcMem_flags_enum) {
     FAB_CU_IPC_MEM_FLAGS_LIST(FAB__CU_ENUMERATOR)
 } FAB_CU(CUipcMem_flags);
 
+/* Multicast objects (multicast.c): the granularity query's flags and the
+ * creation properties. */
+#define FAB_CU_MULTICAST_GRANULARITY_LIST(XX)    \
+    XX(CU_MULTICAST_GRANULARITY_MINIMUM, 0x0)    \
+    XX(CU_MULTICAST_GRANULARITY_RECOMMENDED, 0x1)
+typedef enum FAB_CU(CUmulticastGranularity_flags_enum) {
+    FAB_CU_MULTICAST_GRANULARITY_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmulticastGranularity_flags);
+typedef struct FAB_CU(CUmulticastObjectProp_st) {
+    unsigned int numDevices;
+    size_t size;
+    unsigned long long handleTypes;
+    unsigned long long flags;
+} FAB_CU(CUmulticastObjectProp);
+
 #endif /* FAB_CUDA_ABI_H */

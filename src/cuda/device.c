@@ -262,7 +262,14 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
         return (d->handle_types & CU_MEM_HANDLE_TYPE_FABRIC) != 0;
     case CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: return 0;
     case CU_DEVICE_ATTRIBUTE_NUMA_ID: return -1;
-    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: return 0;
+    /* Multicast needs an NVLink fabric (multicast.c): a node whose fabric
+     * is up and whose devices export FABRIC handles. */
+    case CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: {
+        fab_node_info_t node;
+        return fab_topology_node(fab__cu.topology, fab__cu.node, &node) == FAB_SUCCESS &&
+               node.fabric_state == FAB_FABRIC_STATE_COMPLETED &&
+               (d->handle_types & CU_MEM_HANDLE_TYPE_FABRIC) != 0;
+    }
     case CU_DEVICE_ATTRIBUTE_MPS_ENABLED: return 0;
     /* The topology spreads a node's GPUs evenly over its host NUMA nodes
      * (docs/fabric.md, host_numa_nodes). */

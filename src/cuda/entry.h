@@ -358,5 +358,18 @@ FAB__CU_API cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hS
 FAB__CU_API cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                          CUstream hStream);
 FAB__CU_API cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
+/* multicast objects (multicast.c) */
+FAB__CU_API cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
+                              const CUmulticastObjectProp *prop);
+FAB__CU_API cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev);
+FAB__CU_API cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                               CUmemGenericAllocationHandle memHandle, size_t memOffset,
+                               size_t size, unsigned long long flags);
+FAB__CU_API cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                CUdeviceptr memptr, size_t size, unsigned long long flags);
+FAB__CU_API cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev,
+                              size_t mcOffset, size_t size);
+FAB__CU_API cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop,
+                                      CUmulticastGranularity_flags option);
 
 #endif /* FAB_CUDA_ENTRY_H */

@@ -16,6 +16,7 @@
  * demangled) and the function to write. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
+#include "src/cuda/multicast.h"
 #include "src/cuda/plugin.h"
 #include "src/cuda/module.h"
 #include "src/cuda/launch.h"
@@ -39,6 +40,9 @@ CUresult fab__cu_launch_run(const fab__cu_launch_t *launch)
              launch->info.block.x, launch->info.block.y, launch->info.block.z,
              launch->info.shared_bytes);
     launch->fn(&launch->info);
+    /* The end of a kernel is a synchronisation point for multicast stores
+     * (multicast.c), as the kernel's completion is on a GPU. */
+    fab__cu_mc_sync();
     return CUDA_SUCCESS;
 }
 
@@ -145,6 +149,7 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     info->extra = extra;
     info->cooperative = cooperative;
     info->device = dev;
+    info->multicast = &fab__cu_mc_ops;
     out->fn = fab__cu_plugin_find(fn->name);
     if (!out->fn) {
         char demangled[512];

@@ -242,6 +242,12 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemPoolImportFromShareableHandle", 11020, cuMemPoolImportFromShareableHandle),
     P("cuMemPoolExportPointer", 11020, cuMemPoolExportPointer),
     P("cuMemPoolImportPointer", 11020, cuMemPoolImportPointer),
+    P("cuMulticastCreate", 12010, cuMulticastCreate),
+    P("cuMulticastAddDevice", 12010, cuMulticastAddDevice),
+    P("cuMulticastBindMem", 12010, cuMulticastBindMem),
+    P("cuMulticastBindAddr", 12010, cuMulticastBindAddr),
+    P("cuMulticastUnbind", 12010, cuMulticastUnbind),
+    P("cuMulticastGetGranularity", 12010, cuMulticastGetGranularity),
 };
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which

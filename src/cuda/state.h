@@ -28,6 +28,10 @@
  *   rangehandle.c      handles for address ranges (cuMemGetHandleForAddressRange's
  *                      dma-buf fd) and cuMemMapArrayAsync (uses memory's and
  *                      vmm's backing lookups)
+ *   multicast.h        multicast objects: cuMulticast*, their control
+ *                      block shared by member processes, and the sync that
+ *                      publishes multicast stores (multicast.c; reaches
+ *                      alloc.c and stream.c through hooks it sets)
  *   image.h            code images read for what they declare: PTX, cubin,
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)

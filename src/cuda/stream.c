@@ -630,14 +630,24 @@ static CUresult fab__cu_stream_query(CUstream h, bool per_thread)
     return r;
 }
 
+void (*fab__cu_stream_sync_hook)(void);
+
+/* A synchronisation returns: multicast stores go out (stream.h). */
+static CUresult fab__cu_synced(CUresult r)
+{
+    if (r == CUDA_SUCCESS && fab__cu_stream_sync_hook)
+        fab__cu_stream_sync_hook();
+    return r;
+}
+
 CUresult cuStreamSynchronize(CUstream hStream)
 {
-    return fab__cu_stream_sync(hStream, false);
+    return fab__cu_synced(fab__cu_stream_sync(hStream, false));
 }
 
 CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 {
-    return fab__cu_stream_sync(hStream, true);
+    return fab__cu_synced(fab__cu_stream_sync(hStream, true));
 }
 
 CUresult cuStreamQuery(CUstream hStream)
@@ -1130,7 +1140,7 @@ CUresult cuEventSynchronize(CUevent hEvent)
         fab__cu_stream_put(s);
     }
     pthread_mutex_unlock(&fab__cu_sq.mu);
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return e ? fab__cu_synced(CUDA_SUCCESS) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult cuEventDestroy_v2(CUevent hEvent)
@@ -1273,7 +1283,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
         free(targets);
     }
     pthread_mutex_unlock(&fab__cu_sq.mu);
-    return CUDA_SUCCESS;
+    return fab__cu_synced(CUDA_SUCCESS);
 }
 
 CUresult cuCtxSynchronize(void)

@@ -57,4 +57,10 @@ bool fab__cu_event_ipc_cache(CUevent ev, unsigned char handle[64]);
  * it takes on success). */
 CUresult fab__cu_event_ipc_open(int fd, CUevent *out);
 
+/* Called with no lock held at the end of cuStreamSynchronize,
+ * cuCtxSynchronize and cuEventSynchronize, when set: multicast.c (below
+ * this module) publishes multicast stores there. Set once, when the library
+ * loads. */
+extern void (*fab__cu_stream_sync_hook)(void);
+
 #endif /* FAB_CUDA_STREAM_H */

@@ -61,3 +61,25 @@ KERNEL fab_kernel__Z5scalePff(const fab_launch_t *launch)
     for (size_t i = 0; i < n; i++)
         p[i] *= f;
 }
+
+/* Multicast (docs/cuda.md, "Multicast"). mc_store(unsigned *mc, unsigned v):
+ * mc[0] = v through a multicast mapping, published at the launch's end.
+ * mc_sum(unsigned *out, const unsigned *mc, unsigned n): out[i] = the sum of
+ * element i over every buffer bound under mc, with the reduction helper
+ * (multimem.ld_reduce.add.u32 on a GPU); out[n] = its return code. */
+void fab_kernel_mc_store(const fab_launch_t *launch);
+void fab_kernel_mc_sum(const fab_launch_t *launch);
+
+KERNEL fab_kernel_mc_store(const fab_launch_t *launch)
+{
+    unsigned *mc = *(unsigned **)launch->params[0];
+    mc[0] = *(const unsigned *)launch->params[1];
+}
+
+KERNEL fab_kernel_mc_sum(const fab_launch_t *launch)
+{
+    unsigned *out = *(unsigned **)launch->params[0];
+    const unsigned *mc = *(const unsigned **)launch->params[1];
+    unsigned n = *(const unsigned *)launch->params[2];
+    out[n] = (unsigned)launch->multicast->reduce_add_u32(mc, out, n);
+}

@@ -45,6 +45,7 @@ FAB_CU_CAPTURE_MODE_LIST(SAME_VALUE)
 FAB_CU_POINTER_ACCESS_LIST(SAME_VALUE)
 FAB_CU_MEM_RANGE_HANDLE_TYPE_LIST(SAME_VALUE)
 FAB_CU_MEM_RANGE_FLAGS_LIST(SAME_VALUE)
+FAB_CU_MULTICAST_GRANULARITY_LIST(SAME_VALUE)
 
 #define SAME_TYPE(t) _Static_assert(sizeof(t) == sizeof(abi_##t) && \
                                     _Alignof(t) == _Alignof(abi_##t), #t " size/alignment")
@@ -81,6 +82,11 @@ SAME_FIELD(CUmemFabricHandle, data);
 SAME_TYPE(CUipcMemHandle);
 SAME_TYPE(CUipcEventHandle);
 SAME_FIELD(CUipcMemHandle, reserved);
+SAME_TYPE(CUmulticastObjectProp);
+SAME_FIELD(CUmulticastObjectProp, numDevices);
+SAME_FIELD(CUmulticastObjectProp, size);
+SAME_FIELD(CUmulticastObjectProp, handleTypes);
+SAME_FIELD(CUmulticastObjectProp, flags);
 SAME_FIELD(CUipcEventHandle, reserved);
 SAME_FIELD(CUmemLocation, type);
 SAME_FIELD(CUmemLocation, id);

@@ -185,6 +185,7 @@ static void config_errors_name_file_and_line(void **state)
         {"[node a]\nhost_numa_nodes = 0\n", ":2: host_numa_nodes"},
         {"[node a]\nhost_numa_nodes = 65\n", ":2: host_numa_nodes"},
         {"[node a]\nhost_memory = lots\n", ":2: host_memory"},
+        {"[node a]\nfabric_manager = maybe\n", ":2: fabric_manager: not up, down or starting"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char log[1024];

@@ -409,6 +409,21 @@ CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, C
 CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
                                         CUmemPoolPtrExportData *shareData);
 
+/* multicast objects */
+typedef CUmulticastObjectProp CUmulticastObjectProp_v1;
+CUresult CUDAAPI cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
+                                   const CUmulticastObjectProp *prop);
+CUresult CUDAAPI cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev);
+CUresult CUDAAPI cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                    CUmemGenericAllocationHandle memHandle, size_t memOffset,
+                                    size_t size, unsigned long long flags);
+CUresult CUDAAPI cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                     CUdeviceptr memptr, size_t size, unsigned long long flags);
+CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev,
+                                   size_t mcOffset, size_t size);
+CUresult CUDAAPI cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop,
+                                           CUmulticastGranularity_flags option);
+
 #ifdef __cplusplus
 }
 #endif

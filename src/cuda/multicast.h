@@ -1,0 +1,19 @@
+/* Multicast objects (multicast.c), as launches need them: publishing the
+ * stores made through multicast mappings, and the table of helpers a CPU
+ * kernel gets in its fab_launch_t (include/fabmem/kernel.h). multicast.c's
+ * top comment has the design. None of these expects a lock held. */
+#ifndef FAB_CUDA_MULTICAST_H
+#define FAB_CUDA_MULTICAST_H
+
+#include "fabmem/kernel.h"
+
+/* Write the bytes this process stored through its multicast mappings since
+ * the last call to every bound buffer of their objects, then refresh the
+ * mappings from this process's own bound copies. A no-op when the process
+ * holds no multicast object. */
+void fab__cu_mc_sync(void);
+
+/* The helpers of fab_launch_t.multicast. */
+extern const fab_multicast_ops_t fab__cu_mc_ops;
+
+#endif /* FAB_CUDA_MULTICAST_H */
