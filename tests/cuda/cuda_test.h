@@ -96,4 +96,23 @@ static inline void cut_unmap_free(CUdeviceptr ptr, size_t size)
         }                                                                      \
     } while (0)
 
+/* A helper's start: cuInit, device 0's primary context current, then
+ * "ready" to the parent. 0, or the exit code of the step that failed
+ * (10 to 13). */
+static inline int cut_helper_ready(int sock)
+{
+    CUcontext ctx;
+    HELPER_CU(cuInit(0), 10);
+    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
+    HELPER_CU(cuCtxSetCurrent(ctx), 12);
+    return fab_test_send_word(sock, "ready") == 0 ? 0 : 13;
+}
+
+#define CUT_HELPER_READY(sock)                                                 \
+    do {                                                                       \
+        int cut_rc_ = cut_helper_ready(sock);                                  \
+        if (cut_rc_ != 0)                                                      \
+            return cut_rc_;                                                    \
+    } while (0)
+
 #endif /* FAB_CUDA_TEST_H */

@@ -29,12 +29,7 @@ static int helper_importer(int argc, char **argv, int sock)
     if (argc > 1 && strcmp(argv[1], "nobody") == 0 && getuid() == 0 &&
         (setgid(65534) != 0 || setuid(65534) != 0))
         return 9;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     CUmemFabricHandle fh;
     if (fab_test_recv(sock, fh.data, sizeof(fh.data)) != 0)
         return 14;

@@ -52,12 +52,7 @@ static int helper_posix(int argc, char **argv, int sock)
 {
     (void)argc;
     (void)argv;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     int fd = fab_test_recv_fd(sock);
     if (fd < 0)
         return 14;
@@ -89,12 +84,7 @@ static int helper_fabric(int argc, char **argv, int sock)
 {
     (void)argc;
     (void)argv;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     CUmemFabricHandle fh;
     if (fab_test_recv(sock, fh.data, sizeof(fh.data)) != 0)
         return 14;

@@ -560,12 +560,7 @@ static int helper_wrong_pool(int argc, char **argv, int sock)
 {
     (void)argc;
     (void)argv;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     int fd_a = fab_test_recv_fd(sock);
     int fd_b = fab_test_recv_fd(sock);
     CUmemPoolPtrExportData data;

@@ -30,12 +30,7 @@ static int helper_importer(int argc, char **argv, int sock)
 {
     (void)argc;
     (void)argv;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     CUmemFabricHandle fh;
     CUmemPoolPtrExportData data;
     if (fab_test_recv(sock, &fh, sizeof(fh)) != 0 || fab_test_recv(sock, &data, sizeof(data)) != 0)

@@ -21,12 +21,7 @@ static int helper_importer(int argc, char **argv, int sock)
 {
     (void)argc;
     (void)argv;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     int fd = fab_test_recv_fd(sock);
     if (fd < 0)
         return 14;
@@ -68,12 +63,7 @@ static int helper_reopener(int argc, char **argv, int sock)
     (void)argv;
     if (setgid(65534) != 0 || setuid(65534) != 0)
         return 9;
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, 0), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
+    CUT_HELPER_READY(sock);
     int fd = fab_test_recv_fd(sock);
     if (fd < 0)
         return 14;
