@@ -221,7 +221,10 @@ int main(int argc, char **argv)
         _exit(127);
     }
     close(sv[1]);
-    share_header_t hdr = {.handle_type = (uint32_t)type, .size = size};
+    share_header_t hdr;
+    memset(&hdr, 0, sizeof(hdr)); /* its padding goes over the socket too */
+    hdr.handle_type = (uint32_t)type;
+    hdr.size = size;
     int sent = full_io(sv[0], &hdr, sizeof(hdr), 1);
     if (sent == 0 && type == CU_MEM_HANDLE_TYPE_FABRIC) {
         CUmemFabricHandle fh;
