@@ -222,10 +222,12 @@ static CUresult fab__cu_set(uintptr_t dst, const void *value, size_t width, size
 #define FAB__CU_COPY_PAIR(name, ptname, mode, params, dst, dside, src, sside, len, stream) \
     CUresult name params                                                                    \
     {                                                                                       \
+        FAB__CU_FAULT();                                                                    \
         return fab__cu_copy(dst, dside, src, sside, len, stream, mode);                     \
     }                                                                                       \
     CUresult ptname params                                                                  \
     {                                                                                       \
+        FAB__CU_FAULT();                                                                    \
         return fab__cu_copy(dst, dside, src, sside, len, stream, (mode) | FAB__CU_PTDS);    \
     }
 
@@ -327,12 +329,14 @@ FAB__CU_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext 
 CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                       CUcontext srcContext, size_t ByteCount)
 {
+    FAB__CU_FAULT();
     return fab__cu_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL, 0);
 }
 
 CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                            CUcontext srcContext, size_t ByteCount)
 {
+    FAB__CU_FAULT();
     return fab__cu_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, NULL,
                         FAB__CU_PTDS);
 }
@@ -340,6 +344,7 @@ CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdevice
 CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice,
                            CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream,
                         FAB__CU_ASYNC);
 }
@@ -348,6 +353,7 @@ CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext,
                                 CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount,
                                 CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_peer(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream,
                         FAB__CU_ASYNC | FAB__CU_PTDS);
 }
@@ -400,32 +406,38 @@ FAB__CU_EXPORT CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUst
 
 CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
 {
+    FAB__CU_FAULT();
     return fab__cu_2d(pCopy, NULL, 0);
 }
 
 CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 {
+    FAB__CU_FAULT();
     return fab__cu_2d(pCopy, NULL, FAB__CU_PTDS);
 }
 
 /* No pitch restriction applies here, so the unaligned form is the same. */
 CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
 {
+    FAB__CU_FAULT();
     return fab__cu_2d(pCopy, NULL, 0);
 }
 
 CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
 {
+    FAB__CU_FAULT();
     return fab__cu_2d(pCopy, NULL, FAB__CU_PTDS);
 }
 
 CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_2d(pCopy, hStream, FAB__CU_ASYNC);
 }
 
 CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_2d(pCopy, hStream, FAB__CU_ASYNC | FAB__CU_PTDS);
 }
 
@@ -464,21 +476,25 @@ FAB__CU_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUst
 
 CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
 {
+    FAB__CU_FAULT();
     return fab__cu_3d(pCopy, NULL, 0);
 }
 
 CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
 {
+    FAB__CU_FAULT();
     return fab__cu_3d(pCopy, NULL, FAB__CU_PTDS);
 }
 
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_3d(pCopy, hStream, FAB__CU_ASYNC);
 }
 
 CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_3d(pCopy, hStream, FAB__CU_ASYNC | FAB__CU_PTDS);
 }
 
@@ -487,11 +503,13 @@ CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
 #define FAB__CU_SET_PAIR(name, ptname, mode, type, width, params, stream)    \
     CUresult name params                                                      \
     {                                                                         \
+        FAB__CU_FAULT();                                                      \
         type v = value;                                                       \
         return fab__cu_set(dstDevice, &v, width, N, stream, mode);            \
     }                                                                         \
     CUresult ptname params                                                    \
     {                                                                         \
+        FAB__CU_FAULT();                                                      \
         type v = value;                                                       \
         return fab__cu_set(dstDevice, &v, width, N, stream, (mode) | FAB__CU_PTDS); \
     }

@@ -582,7 +582,7 @@ CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     if (!ctx)
-        return cuCtxGetDevice(device);
+        return FAB__CU_INNER(cuCtxGetDevice(device));
     FAB__CU_TRY(fab__cu_ctx_check(ctx));
     *device = ctx->device;
     return CUDA_SUCCESS;

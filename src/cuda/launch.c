@@ -92,6 +92,7 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     memset(out, 0, sizeof(*out));
     fab_launch_t *info = &out->info;
     int max_grid[3], max_block[3], max_threads = 0;
+    fab__cu_fault_mute(1); /* the device's limits, not calls of the user's */
     cuDeviceGetAttribute(&max_grid[0], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, dev);
     cuDeviceGetAttribute(&max_grid[1], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, dev);
     cuDeviceGetAttribute(&max_grid[2], CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, dev);
@@ -99,6 +100,7 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     cuDeviceGetAttribute(&max_block[1], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, dev);
     cuDeviceGetAttribute(&max_block[2], CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, dev);
     cuDeviceGetAttribute(&max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+    fab__cu_fault_mute(-1);
 
     CUresult r = CUDA_SUCCESS;
     pthread_rwlock_rdlock(&fab__cu.lock);
@@ -245,6 +247,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                         void **kernelParams, void **extra)
 {
+    FAB__CU_FAULT();
     return fab__cu_launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                                  blockDimZ, sharedMemBytes, hStream, kernelParams, extra, 0);
 }
@@ -254,6 +257,7 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
                              unsigned int blockDimZ, unsigned int sharedMemBytes,
                              CUstream hStream, void **kernelParams, void **extra)
 {
+    FAB__CU_FAULT();
     return fab__cu_launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                                  blockDimZ, sharedMemBytes, hStream, kernelParams, extra,
                                  FAB__CU_SUBMIT_PER_THREAD);
@@ -265,6 +269,7 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
                                    unsigned int sharedMemBytes, CUstream hStream,
                                    void **kernelParams)
 {
+    FAB__CU_FAULT();
     return fab__cu_launch_cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                                       blockDimZ, sharedMemBytes, hStream, kernelParams, 0);
 }
@@ -275,6 +280,7 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
                                         unsigned int blockDimZ, unsigned int sharedMemBytes,
                                         CUstream hStream, void **kernelParams)
 {
+    FAB__CU_FAULT();
     return fab__cu_launch_cooperative(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                                       blockDimZ, sharedMemBytes, hStream, kernelParams,
                                       FAB__CU_SUBMIT_PER_THREAD);
@@ -283,11 +289,13 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                           void **extra)
 {
+    FAB__CU_FAULT();
     return fab__cu_launch_ex(config, f, kernelParams, extra, 0);
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                void **extra)
 {
+    FAB__CU_FAULT();
     return fab__cu_launch_ex(config, f, kernelParams, extra, FAB__CU_SUBMIT_PER_THREAD);
 }

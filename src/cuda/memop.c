@@ -223,19 +223,23 @@ static CUresult fab__cu_batch(CUstream stream, bool per_thread, unsigned count,
                                            unsigned int flags);                                \
     CUresult base(CUstream stream, CUdeviceptr addr, vtype value, unsigned int flags)          \
     {                                                                                          \
+        FAB__CU_FAULT();                                                                       \
         return fab__cu_memop1(stream, false, op, addr, value, flags);                          \
     }                                                                                          \
     CUresult base##_ptsz(CUstream stream, CUdeviceptr addr, vtype value, unsigned int flags)   \
     {                                                                                          \
+        FAB__CU_FAULT();                                                                       \
         return fab__cu_memop1(stream, true, op, addr, value, flags);                           \
     }                                                                                          \
     CUresult base##_v2(CUstream stream, CUdeviceptr addr, vtype value, unsigned int flags)     \
     {                                                                                          \
+        FAB__CU_FAULT();                                                                       \
         return fab__cu_memop1(stream, false, op, addr, value, flags);                          \
     }                                                                                          \
     CUresult base##_v2_ptsz(CUstream stream, CUdeviceptr addr, vtype value,                    \
                             unsigned int flags)                                                \
     {                                                                                          \
+        FAB__CU_FAULT();                                                                       \
         return fab__cu_memop1(stream, true, op, addr, value, flags);                           \
     }
 
@@ -254,23 +258,27 @@ FAB__CU_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int
 CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count,
                             CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_batch(stream, false, count, paramArray, flags);
 }
 
 CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count,
                                  CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_batch(stream, true, count, paramArray, flags);
 }
 
 CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count,
                                CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_batch(stream, false, count, paramArray, flags);
 }
 
 CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count,
                                     CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_batch(stream, true, count, paramArray, flags);
 }

@@ -272,7 +272,7 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInByt
                    FAB__CU_PITCH_ALIGN;
     if (Height > SIZE_MAX / pitch)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    FAB__CU_TRY(cuMemAlloc_v2(dptr, pitch * Height));
+    FAB__CU_TRY(FAB__CU_INNER(cuMemAlloc_v2(dptr, pitch * Height)));
     *pPitch = pitch;
     return CUDA_SUCCESS;
 }
@@ -314,7 +314,8 @@ CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 
 CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
-    return cuMemHostAlloc(pp, bytesize, 0);
+    FAB__CU_FAULT();
+    return FAB__CU_INNER(cuMemHostAlloc(pp, bytesize, 0));
 }
 
 CUresult cuMemAllocHost(void **pp, unsigned int bytesize)

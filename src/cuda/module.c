@@ -320,18 +320,21 @@ static CUresult fab__cu_module_load_memory(CUmodule *module, const void *image, 
 
 CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
+    FAB__CU_FAULT();
     return fab__cu_module_load_memory(module, image, 0, NULL, NULL, "cuModuleLoadData");
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
                             CUjit_option *options, void **optionValues)
 {
+    FAB__CU_FAULT();
     return fab__cu_module_load_memory(module, image, numOptions, options, optionValues,
                                       "cuModuleLoadDataEx");
 }
 
 CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
+    FAB__CU_FAULT();
     return fab__cu_module_load_memory(module, fatCubin, 0, NULL, NULL, "cuModuleLoadFatBinary");
 }
 
@@ -631,7 +634,7 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 static int fab__cu_device_attr(CUdevice_attribute attrib, int dev)
 {
     int v = 0;
-    (void)cuDeviceGetAttribute(&v, attrib, dev);
+    (void)FAB__CU_INNER(cuDeviceGetAttribute(&v, attrib, dev));
     return v;
 }
 
@@ -803,8 +806,9 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
                                                      size_t dynamicSMemSize)
 {
-    return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize,
-                                                                dynamicSMemSize, 0);
+    FAB__CU_FAULT();
+    return FAB__CU_INNER(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+        numBlocks, func, blockSize, dynamicSMemSize, 0));
 }
 
 CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,

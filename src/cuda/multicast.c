@@ -742,17 +742,17 @@ CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOff
     /* The allocation mapped at memptr and memptr's offset in it (a cuMemMap
      * mapping starts at offset 0 of its allocation). */
     CUmemGenericAllocationHandle mem;
-    if (cuMemRetainAllocationHandle(&mem, (void *)(uintptr_t)memptr) != CUDA_SUCCESS)
+    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&mem, (void *)(uintptr_t)memptr)) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_VALUE;
     uintptr_t base = 0;
     size_t len = 0;
     pthread_rwlock_rdlock(&fab__cu.lock);
     bool mapped = fab__cu_vmm_mapping((uintptr_t)memptr, &base, &len);
     pthread_rwlock_unlock(&fab__cu.lock);
-    CUresult r = mapped ? cuMulticastBindMem(mcHandle, mcOffset, mem, (size_t)(memptr - base),
-                                             size, 0)
+    CUresult r = mapped ? FAB__CU_INNER(cuMulticastBindMem(mcHandle, mcOffset, mem,
+                                                            (size_t)(memptr - base), size, 0))
                         : CUDA_ERROR_INVALID_VALUE;
-    (void)cuMemRelease(mem);
+    (void)FAB__CU_INNER(cuMemRelease(mem));
     return r;
 }
 
@@ -1012,7 +1012,7 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     if (!mc_addr || !out || count > SIZE_MAX / 4)
         return CUDA_ERROR_INVALID_VALUE;
     CUmemGenericAllocationHandle h;
-    if (cuMemRetainAllocationHandle(&h, (void *)mc_addr) != CUDA_SUCCESS)
+    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&h, (void *)mc_addr)) != CUDA_SUCCESS)
         return CUDA_ERROR_INVALID_VALUE;
     uintptr_t base = 0;
     size_t len = 0;
@@ -1020,7 +1020,7 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     bool mapped = fab__cu_vmm_mapping((uintptr_t)mc_addr, &base, &len);
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_mc_get(h);
-    (void)cuMemRelease(h);
+    (void)FAB__CU_INNER(cuMemRelease(h));
     if (!a)
         return CUDA_ERROR_INVALID_VALUE; /* not a multicast mapping */
     size_t off = (uintptr_t)mc_addr - base, bytes = count * 4;

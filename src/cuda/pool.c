@@ -216,7 +216,7 @@ static void fab__cu_arena_drop(fab__cu_pool_t *p)
     if (p->fd >= 0)
         close(p->fd);
     if (p->fabric)
-        (void)cuMemRelease(p->fabric);
+        (void)FAB__CU_INNER(cuMemRelease(p->fabric));
     p->base = NULL;
     p->fd = -1;
     p->fabric = 0;
@@ -285,7 +285,7 @@ static CUresult fab__cu_arena_make(fab__cu_pool_t *p)
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location = p->props.location;
         prop.requestedHandleTypes = (CUmemAllocationHandleType)types;
-        FAB__CU_TRY(cuMemCreate(&p->fabric, p->size, &prop, 0));
+        FAB__CU_TRY(FAB__CU_INNER(cuMemCreate(&p->fabric, p->size, &prop, 0)));
         int fd = -1;
         size_t size = 0;
         bool ro = false;
@@ -917,7 +917,7 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
         return CUDA_ERROR_INVALID_VALUE;
     /* The stream's device (its context's), which also checks the stream. */
     CUdevice dev = 0;
-    FAB__CU_TRY(cuStreamGetDevice(hStream, &dev));
+    FAB__CU_TRY(FAB__CU_INNER(cuStreamGetDevice(hStream, &dev)));
     if (!pool) {
         fab__cu_pool_t *unused;
         FAB__CU_TRY(fab__cu_default_pool(dev, &unused));
@@ -1061,7 +1061,7 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
     p->refs++;
     CUmemGenericAllocationHandle h = p->fabric;
     pthread_rwlock_unlock(&fab__cu.lock);
-    r = cuMemExportToShareableHandle(handle_out, h, handleType, 0);
+    r = FAB__CU_INNER(cuMemExportToShareableHandle(handle_out, h, handleType, 0));
     fab__cu_pool_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_pool_put(p, &dead);
@@ -1097,7 +1097,7 @@ static CUresult fab__cu_import_arena(fab__cu_pool_t *p, void *handle,
         return fab__cu_arena_map(p, fd);
     }
     CUmemGenericAllocationHandle h;
-    FAB__CU_TRY(cuMemImportFromShareableHandle(&h, handle, CU_MEM_HANDLE_TYPE_FABRIC));
+    FAB__CU_TRY(FAB__CU_INNER(cuMemImportFromShareableHandle(&h, handle, CU_MEM_HANDLE_TYPE_FABRIC)));
     p->fabric = h;
     size_t size = 0;
     bool ro = false;

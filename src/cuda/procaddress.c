@@ -13,6 +13,7 @@
  * where it has one (the second table), as NVIDIA's loader does for a program
  * built with CUDA_API_PER_THREAD_DEFAULT_STREAM. */
 #include "src/cuda/entry.h"
+#include "src/cuda/fault.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -416,4 +417,27 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
     if (r == CUDA_SUCCESS && status != CU_GET_PROC_ADDRESS_SUCCESS)
         return CUDA_ERROR_NOT_FOUND;
     return r;
+}
+
+/* ---- names for FABMEM_FAULTS --------------------------------------------------- */
+
+/* Whether name is a base name of the table: what a FABMEM_FAULTS spec may
+ * name. fault.c sits low in the module order and cannot call up here, so
+ * this lookup is handed down to it when the library is loaded, before any
+ * program code can call cuInit (fault.c's top comment). */
+static bool fab__cu_proc_named(const char *name)
+{
+    bool named = false;
+    fab__cu_proc_find(fab__cu_procs, sizeof(fab__cu_procs) / sizeof(fab__cu_procs[0]), name,
+                      1 << 30, &named);
+    if (!named)
+        fab__cu_proc_find(fab__cu_procs_ptds,
+                          sizeof(fab__cu_procs_ptds) / sizeof(fab__cu_procs_ptds[0]), name,
+                          1 << 30, &named);
+    return named;
+}
+
+__attribute__((constructor)) static void fab__cu_proc_names_register(void)
+{
+    fab__cu_fault_set_names(fab__cu_proc_named);
 }

@@ -261,9 +261,16 @@ CUresult cuInit(unsigned int Flags)
 {
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    /* A bad FABMEM_FAULTS refuses the start (fault.c). cuInit itself can be
+     * failed like any call, before it changes anything; it checks before the
+     * specs are armed for the others, which must first see cuInit succeed. */
+    FAB__CU_TRY(fab__cu_fault_load());
+    FAB__CU_TRY(fab__cu_fault_hit(__func__));
     pthread_once(&fab__cu_once, fab__cu_load_once);
-    if (fab__cu_load_result == CUDA_SUCCESS)
+    if (fab__cu_load_result == CUDA_SUCCESS) {
+        fab__cu_fault_arm();
         __atomic_store_n(&fab__cu.initialized, true, __ATOMIC_RELEASE);
+    }
     return fab__cu_load_result;
 }
 

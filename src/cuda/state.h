@@ -10,6 +10,9 @@
  *   tree.h, idtable.h  an address-ordered AVL tree and an id hash table:
  *                      containers that know nothing of CUDA (tree.c,
  *                      idtable.c)
+ *   fault.h            FABMEM_FAULTS: the spec parser and the check every
+ *                      prologue makes (fault.c; procaddress.c hands it the
+ *                      entry points' names at load, fault.c's top comment)
  *   state.h            this context, cuInit, the error names (state.c)
  *   device.h           contexts, the context stack, the current context
  *                      (device.c)
@@ -84,6 +87,7 @@
 
 #include "fabmem/fabric.h"
 #include "src/cuda/cuda_abi.h"
+#include "src/cuda/fault.h"
 
 #define FAB__CU_MAX_DEVICES 64
 
@@ -148,7 +152,20 @@ CUresult fab__cu_check_device(CUdevice dev);
  * cuInit succeeded. The _DEVICE form, for calls that name a device, then
  * returns CUDA_ERROR_INVALID_DEVICE for one this node lacks. Entry points
  * that forward to another (an old ABI to its _v2) need neither. */
-#define FAB__CU_ENTER() FAB__CU_TRY(fab__cu_check_init())
-#define FAB__CU_ENTER_DEVICE(dev) FAB__CU_TRY(fab__cu_check_device(dev))
+/* Both then fail the call if a FABMEM_FAULTS spec says so (fault.h): one
+ * load and branch when none is armed. The check is made under the caller's
+ * __func__; a helper that holds the prologue for several entry points
+ * (copy.c's fab__cu_peer) has a name no spec can match, so each of those
+ * entry points makes the check itself first, with FAB__CU_FAULT(). */
+#define FAB__CU_ENTER()                                                     \
+    do {                                                                    \
+        FAB__CU_TRY(fab__cu_check_init());                                  \
+        FAB__CU_FAULT();                                                    \
+    } while (0)
+#define FAB__CU_ENTER_DEVICE(dev)                                           \
+    do {                                                                    \
+        FAB__CU_TRY(fab__cu_check_device(dev));                             \
+        FAB__CU_FAULT();                                                    \
+    } while (0)
 
 #endif /* FAB_CUDA_STATE_H */

@@ -564,7 +564,8 @@ CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int 
 
 CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
-    return cuStreamCreateWithPriority(phStream, Flags, 0);
+    FAB__CU_FAULT();
+    return FAB__CU_INNER(cuStreamCreateWithPriority(phStream, Flags, 0));
 }
 
 CUresult cuStreamDestroy_v2(CUstream hStream)
@@ -642,21 +643,25 @@ static CUresult fab__cu_synced(CUresult r)
 
 CUresult cuStreamSynchronize(CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_synced(fab__cu_stream_sync(hStream, false));
 }
 
 CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_synced(fab__cu_stream_sync(hStream, true));
 }
 
 CUresult cuStreamQuery(CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_query(hStream, false);
 }
 
 CUresult cuStreamQuery_ptsz(CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_query(hStream, true);
 }
 
@@ -681,6 +686,7 @@ static CUresult fab__cu_stream_props(CUstream h, bool per_thread, CUcontext *ctx
 #define FAB__CU_STREAM_GETTER(name, per_thread, type, out, field)                     \
     CUresult name(CUstream hStream, type *out)                                       \
     {                                                                                 \
+        FAB__CU_FAULT();                                                              \
         if (!out)                                                                     \
             return CUDA_ERROR_INVALID_VALUE;                                          \
         CUcontext ctx;                                                                \
@@ -723,11 +729,13 @@ static CUresult fab__cu_stream_get_ctx2(CUstream h, bool per_thread, CUcontext *
 
 CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_get_ctx2(hStream, false, pCtx, pGreenCtx);
 }
 
 CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_get_ctx2(hStream, true, pCtx, pGreenCtx);
 }
 
@@ -740,16 +748,18 @@ static CUresult fab__cu_stream_device(CUstream h, bool per_thread, CUdevice *dev
     int priority;
     unsigned long long id;
     FAB__CU_TRY(fab__cu_stream_props(h, per_thread, &ctx, &flags, &priority, &id));
-    return cuCtxGetDevice_v2(device, ctx);
+    return FAB__CU_INNER(cuCtxGetDevice_v2(device, ctx));
 }
 
 CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_device(hStream, false, device);
 }
 
 CUresult cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_device(hStream, true, device);
 }
 
@@ -791,23 +801,27 @@ static CUresult fab__cu_capture_info(CUstream h, bool per_thread, CUstreamCaptur
 
 CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, false, captureStatus, NULL, NULL, NULL, NULL, NULL);
 }
 
 CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, true, captureStatus, NULL, NULL, NULL, NULL, NULL);
 }
 
 CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
                                 cuuint64_t *id_out)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, false, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
 }
 
 CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
                                      cuuint64_t *id_out)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, true, captureStatus_out, id_out, NULL, NULL, NULL, NULL);
 }
 
@@ -816,6 +830,7 @@ CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *capt
                                    const CUgraphNode **dependencies_out,
                                    size_t *numDependencies_out)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, false, captureStatus_out, id_out, graph_out,
                                 dependencies_out, NULL, numDependencies_out);
 }
@@ -825,6 +840,7 @@ CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus 
                                         const CUgraphNode **dependencies_out,
                                         size_t *numDependencies_out)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, true, captureStatus_out, id_out, graph_out,
                                 dependencies_out, NULL, numDependencies_out);
 }
@@ -835,6 +851,7 @@ CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *capt
                                    const CUgraphEdgeData **edgeData_out,
                                    size_t *numDependencies_out)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, false, captureStatus_out, id_out, graph_out,
                                 dependencies_out, edgeData_out, numDependencies_out);
 }
@@ -845,6 +862,7 @@ CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus 
                                         const CUgraphEdgeData **edgeData_out,
                                         size_t *numDependencies_out)
 {
+    FAB__CU_FAULT();
     return fab__cu_capture_info(hStream, true, captureStatus_out, id_out, graph_out,
                                 dependencies_out, edgeData_out, numDependencies_out);
 }
@@ -899,6 +917,7 @@ static CUresult fab__cu_host_call(CUstream h, bool per_thread, CUhostFn fn, CUst
 
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
+    FAB__CU_FAULT();
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
     return fab__cu_host_call(hStream, false, fn, NULL, userData);
@@ -906,6 +925,7 @@ CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 
 CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
+    FAB__CU_FAULT();
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
     return fab__cu_host_call(hStream, true, fn, NULL, userData);
@@ -914,6 +934,7 @@ CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData,
                              unsigned int flags)
 {
+    FAB__CU_FAULT();
     if (!callback || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     return fab__cu_host_call(hStream, false, NULL, callback, userData);
@@ -922,6 +943,7 @@ CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *
 CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData,
                                   unsigned int flags)
 {
+    FAB__CU_FAULT();
     if (!callback || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     return fab__cu_host_call(hStream, true, NULL, callback, userData);
@@ -1084,21 +1106,25 @@ static CUresult fab__cu_event_record(CUevent ev, CUstream h, bool per_thread, un
 
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_event_record(hEvent, hStream, false, 0);
 }
 
 CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
+    FAB__CU_FAULT();
     return fab__cu_event_record(hEvent, hStream, true, 0);
 }
 
 CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_event_record(hEvent, hStream, false, flags);
 }
 
 CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_event_record(hEvent, hStream, true, flags);
 }
 
@@ -1236,11 +1262,13 @@ static CUresult fab__cu_stream_wait_event(CUstream h, bool per_thread, CUevent e
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_wait_event(hStream, false, hEvent, Flags);
 }
 
 CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
+    FAB__CU_FAULT();
     return fab__cu_stream_wait_event(hStream, true, hEvent, Flags);
 }
 
