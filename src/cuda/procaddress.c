@@ -291,9 +291,6 @@ FAB__CU_PT(CUresult, cuStreamBatchMemOp_ptsz, CUstream, unsigned int, CUstreamBa
            unsigned int)
 FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
            CUstreamBatchMemOpParams *, unsigned int)
-FAB__CU_PT(CUresult, cuMemAllocAsync_ptsz, CUdeviceptr *, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemAllocFromPoolAsync_ptsz, CUdeviceptr *, size_t, CUmemoryPool, CUstream)
-FAB__CU_PT(CUresult, cuMemFreeAsync_ptsz, CUdeviceptr, CUstream)
 #undef FAB__CU_PT
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
