@@ -280,6 +280,17 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     /* Host NUMA memory goes between nodes as FABRIC handles, where the device has them. */
     case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED:
         return (d->handle_types & CU_MEM_HANDLE_TYPE_FABRIC) != 0;
+    /* Legacy IPC (ipc.c) goes through the daemon: without one,
+     * cuIpcGetEventHandle and cuIpcGetMemHandle are NOT_SUPPORTED, and UCX
+     * asks this attribute before it registers memory for them. */
+    case CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: return fab__cu.client != NULL;
+    /* A registered host range is its own device pointer (memory.c), as on a
+     * Grace-attached GPU; NVSHMEM reads this before it registers host memory. */
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: return 1;
+    /* memop.c runs the 64-bit stream writes and waits. */
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: return 1;
+    /* Host and device are one coherent memory here, as over NVLink-C2C. */
+    case CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: return (int)d->pci_device_id;
     case CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: return 0;
     default: break;
