@@ -44,6 +44,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "src/daemon/faults.h"
 #include "src/daemon/registry.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
@@ -222,5 +223,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fab__registry_destroy(restarted);
     if (last_fd >= 0)
         close(last_fd);
+    /* Field faults (FAULT) are written into the topology every input shares:
+     * put the config's back, so that each input starts from the same one. */
+    fab__request_t reset = {.type = FAB__MSG_FAULT};
+    reset.u.fault.op = FAB__FAULT_OP_RESET;
+    (void)fab__faults_apply(fab__registry_faults(fuzz_daemon()), &reset);
     return 0;
 }

@@ -7,6 +7,7 @@
  *   smi      this node's GPUs and their fabric, as nvidia-smi -q shows them
  *   errors   list every status code with its name and CUDA's message
  *   run      run a program on the emulation with a daemon of its own
+ *   fault    change the running daemon's field faults (tools/fabmem_fault.c)
  * status, nodes and verify talk to the daemon at $FABMEM_SOCKET (else the
  * per-user default) and never start one; what they show is the daemon's
  * topology, never a config of the tool's own. status and nodes take --json:
@@ -31,6 +32,7 @@
 
 #include "fabmem.h"
 #include "src/fabric/fabmemd.h"
+#include "tools/fabmem_fault.h"
 
 #define FAB__INPUT_MAX 4096
 
@@ -47,6 +49,9 @@ static void usage(FILE *out)
             "                               run PROGRAM on the emulation, with a daemon of\n"
             "                               its own serving FILE, on node NAME, its kernels'\n"
             "                               CPU implementations from each LIB\n"
+            "       fabmem fault NODE KEY=VALUE... | channel N withdraw|restore | reset\n"
+            "                               change the running daemon's field faults\n"
+            "                               (imex, fabric_state, fabric_manager, gpus_isolated)\n"
             "       fabmem --version        the version of fabmem\n"
             "       fabmem help\n"
             "\n"
@@ -797,6 +802,8 @@ int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "run") == 0)
         return cmd_run(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "fault") == 0)
+        return fab__tool_fault(argc, argv);
     if (argc == 3 && strcmp(argv[1], "decode") == 0)
         return cmd_decode(argv[2]);
     if (argc == 3 && strcmp(argv[1], "verify") == 0)

@@ -53,6 +53,8 @@ static size_t fab__request_body_len(uint16_t type)
     case FAB__MSG_IPC_OPEN:
     case FAB__MSG_IPC_WITHDRAW:
         return FAB__IPC_HANDLE_BYTES;
+    case FAB__MSG_FAULT:
+        return 10;
     default:
         return 0;
     }
@@ -105,6 +107,12 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
     case FAB__MSG_IPC_OPEN:
     case FAB__MSG_IPC_WITHDRAW:
         memcpy(b, request->u.ipc.bytes, FAB__IPC_HANDLE_BYTES);
+        break;
+    case FAB__MSG_FAULT:
+        b[0] = request->u.fault.op;
+        b[1] = request->u.fault.key;
+        fab__le_put32(b + 2, request->u.fault.target);
+        fab__le_put32(b + 6, (uint32_t)request->u.fault.value);
         break;
     default:
         break;
@@ -196,6 +204,17 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         memcpy(r.u.ipc.bytes, b, FAB__IPC_HANDLE_BYTES);
+        break;
+    case FAB__MSG_FAULT:
+        /* The shape only; which node, channel and value make sense is the
+         * daemon's question (an error reply, not a closed connection). */
+        if (body != want || b[0] < FAB__FAULT_OP_SET || b[0] > FAB__FAULT_OP_RESET ||
+            b[1] > FAB__FAULT_KEY_MAX)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.fault.op = b[0];
+        r.u.fault.key = b[1];
+        r.u.fault.target = fab__le_get32(b + 2);
+        r.u.fault.value = (int32_t)fab__le_get32(b + 6);
         break;
     default:
         return FAB_ERROR_INVALID_VALUE;
@@ -362,7 +381,8 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *             the attribute overrides)
  *   IPC_PUBLISH   64 IPC handle bytes
  *   IPC_OPEN      u8 kind, i32 device, u64 size (+ the memfd)
- *   IPC_WITHDRAW  empty */
+ *   IPC_WITHDRAW  empty
+ *   FAULT     empty */
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -521,6 +541,7 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             }
             break;
         case FAB__MSG_IPC_WITHDRAW:
+        case FAB__MSG_FAULT:
             want = 0;
             break;
         default:

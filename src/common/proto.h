@@ -45,8 +45,10 @@
  * platform place and the PCI fields; a version-2 peer could not decode it.
  * 4: the node record ends with the config's device-attribute overrides; and
  * IPC_PUBLISH, IPC_OPEN and IPC_WITHDRAW (legacy CUDA IPC), which a
- * version-3 daemon would answer by closing the connection. */
-#define FAB__PROTO_VERSION 4u
+ * version-3 daemon would answer by closing the connection.
+ * 5: FAULT (fabmem fault), which a version-4 daemon would answer by closing
+ * the connection. */
+#define FAB__PROTO_VERSION 5u
 #define FAB__PROTO_HEADER 16
 #define FAB__PROTO_MAX 1536 /* no message is longer */
 #define FAB__TOKEN_BYTES 16 /* the creator token */
@@ -72,7 +74,8 @@ enum {
     FAB__MSG_IPC_PUBLISH = 10,  /* u8 kind, i32 device, u64 size; + memfd */
     FAB__MSG_IPC_OPEN = 11,     /* 64 IPC handle bytes */
     FAB__MSG_IPC_WITHDRAW = 12, /* 64 IPC handle bytes */
-    FAB__MSG_TYPE_MAX = 12,
+    FAB__MSG_FAULT = 13,        /* u8 op, u8 key, u32 target, i32 value (src/daemon/faults.h) */
+    FAB__MSG_TYPE_MAX = 13,
     FAB__MSG_REPLY = 0x8000,
 };
 
@@ -113,8 +116,29 @@ typedef struct fab__request {
         struct {
             uint8_t bytes[FAB__IPC_HANDLE_BYTES];
         } ipc; /* IPC_OPEN and IPC_WITHDRAW */
+        struct {
+            uint8_t op;      /* FAB__FAULT_OP_* */
+            uint8_t key;     /* FAB__FAULT_KEY_* (SET), else 0 */
+            uint32_t target; /* node index (SET) or channel number (CHANNEL) */
+            int32_t value;   /* the key's value; CHANNEL: 1 withdraw, 0 restore */
+        } fault;
     } u;
 } fab__request_t;
+
+/* FAULT: the owner of the daemon changes the emulated fabric at run time
+ * (fabmem fault; docs/fabric.md). The reply has no body. */
+enum {
+    FAB__FAULT_OP_SET = 1,     /* one key of one node */
+    FAB__FAULT_OP_CHANNEL = 2, /* withdraw or restore one IMEX channel */
+    FAB__FAULT_OP_RESET = 3,   /* everything back to the config */
+};
+enum {
+    FAB__FAULT_KEY_IMEX = 1,           /* FAB__IMEX_UP, _DOWN, _HUNG */
+    FAB__FAULT_KEY_FABRIC_STATE = 2,   /* fab_fabric_state_t */
+    FAB__FAULT_KEY_FABRIC_MANAGER = 3, /* 0 up, 1 down, 2 starting */
+    FAB__FAULT_KEY_GPUS_ISOLATED = 4,  /* 0 no, 1 yes */
+    FAB__FAULT_KEY_MAX = 4,
+};
 
 /* What ALLOC, IMPORT and ADOPT replies say of the memory they hand out. */
 typedef struct fab__reply_memory {

@@ -3,13 +3,13 @@
  *
  *   [driver]        version
  *   [daemon]        socket_mode, idle_exit, state_file, max_connections_per_uid,
- *                   max_allocations_per_uid, max_bytes_per_uid
+ *                   max_allocations_per_uid, max_bytes_per_uid, imex_timeout_ms
  *   [node NAME]     imex_domain, cluster_uuid, clique_id, fabric_state,
  *                   fabric_status, fabric_health, gpus, gpu_name, gpu_memory,
  *                   granularity, handle_types, compute_capability, sm_count,
  *                   pci_domain, pci_device_id, chassis_serial, slot_number,
  *                   tray_index, host_id, host_numa_nodes, host_memory,
- *                   fabric_manager
+ *                   fabric_manager, imex, gpus_isolated
  *   [channel N]     uids, gids
  *
  * Nodes keep the order in which they first appear. An unknown section or key,
@@ -26,6 +26,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "src/common/fabfault.h"
 #include "src/common/log.h"
 
 #define FAB__GIB (1024ull * 1024 * 1024)
@@ -81,6 +82,7 @@ static fab_topology_t *fab__topology_new(void)
     t->socket_mode = 0600;
     t->limits.connections = FAB__LIMIT_CONNECTIONS_DEFAULT;
     t->limits.allocations = FAB__LIMIT_ALLOCATIONS_DEFAULT;
+    t->imex_timeout_ms = FAB__IMEX_TIMEOUT_MS_DEFAULT;
     return t;
 }
 
@@ -382,9 +384,25 @@ static int fab__node_fabric_manager(fab__parse_t *p, fab__node_t *node, const ch
     return 1;
 }
 
+/* "imex = up | down | hung" and "gpus_isolated = no | yes": field faults,
+ * kept as private attributes as fabric_manager is (fabfault.h). */
+static int fab__node_fault(fab__parse_t *p, fab__node_t *node, int key, const char *value)
+{
+    int32_t v;
+    if (fab__fault_value_parse(key, value, &v) != 0)
+        return FAB__BAD("%s: not %s: %s", fab__fault_key_name(key), fab__fault_value_words(key),
+                        value);
+    if (fab__fault_attribute_set(node, fab__fault_key_attribute(key), v) != 0)
+        return FAB__BAD("%s: a node may set at most %d attributes", fab__fault_key_name(key),
+                        FAB__NODE_ATTRIBUTES_MAX);
+    return 1;
+}
+
 static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, const char *value)
 {
     unsigned long long v;
+    if (strcmp(key, "imex") == 0 || strcmp(key, "gpus_isolated") == 0)
+        return fab__node_fault(p, node, fab__fault_key_parse(key), value);
     if (strncmp(key, "attribute.", 10) == 0) {
         return fab__node_attribute(p, node, key + 10, value);
     } else if (strcmp(key, "fabric_manager") == 0) {
@@ -517,6 +535,11 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
         } else if (strcmp(key, "max_bytes_per_uid") == 0) {
             if (fab__parse_bytes(value, &t->limits.bytes) != 0)
                 return FAB__BAD("max_bytes_per_uid: not a size: %s", value);
+        } else if (strcmp(key, "imex_timeout_ms") == 0) {
+            if (fab__parse_u64(value, &v) != 0 || v > 3600000)
+                return FAB__BAD("imex_timeout_ms: not a number of milliseconds up to an hour: %s",
+                                value);
+            t->imex_timeout_ms = (int)v;
         } else if (strcmp(key, "state_file") == 0) {
             if (*value == '\0')
                 return FAB__BAD("state_file: empty");

@@ -24,6 +24,15 @@ typedef struct fab__attribute {
  * "fabric_manager = down" (1) or "starting" (2) fault, which multicast
  * binds obey. */
 #define FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN 0x7f000001u
+/* Two more private attributes, field faults of the node (src/common/fabfault.h):
+ * its emulated IMEX service (FAB__IMEX_*), which the daemon's import rule
+ * obeys, and "gpus_isolated" (1: no NVLink between the node's GPUs), which
+ * the daemon's import rule and libcuda's peer queries obey. */
+#define FAB__ATTRIBUTE_IMEX 0x7f000002u
+#define FAB__ATTRIBUTE_GPUS_ISOLATED 0x7f000003u
+enum { FAB__IMEX_UP = 0, FAB__IMEX_DOWN = 1, FAB__IMEX_HUNG = 2 };
+/* [daemon] imex_timeout_ms: how long a hung IMEX holds an import. */
+#define FAB__IMEX_TIMEOUT_MS_DEFAULT 5000
 
 typedef struct fab__node {
     fab_node_info_t info;
@@ -61,6 +70,7 @@ struct fab_topology {
     int idle_exit;         /* [daemon] idle_exit seconds, 0: never */
     char *state_file;      /* [daemon] state_file, NULL: next to the socket */
     fab__limits_t limits;  /* [daemon] max_*_per_uid */
+    int imex_timeout_ms;   /* [daemon] imex_timeout_ms, default FAB__IMEX_TIMEOUT_MS_DEFAULT */
 };
 
 /* Where an allocation's memory may live on node: its GPUs, then its host

@@ -13,6 +13,7 @@
 #include "src/cuda/device.h"
 #include "src/cuda/entry.h"
 #include "src/common/topology.h"
+#include "src/fabric/fault.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -304,6 +305,9 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     FAB__CU_ENTER_DEVICE(dev);
     if (!pi)
         return CUDA_ERROR_INVALID_VALUE;
+    /* The fabric's state may have changed since cuInit (a field fault). */
+    if (attrib == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED)
+        fab__cu_topology_refresh();
     bool known;
     int v = fab__cu_attribute(&fab__cu.devices[dev], attrib, &known);
     if (!known) {
@@ -340,9 +344,29 @@ CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDe
     FAB__CU_ENTER_DEVICE(peerDev);
     if (!canAccessPeer)
         return CUDA_ERROR_INVALID_VALUE;
-    /* All devices of a node share the host's memory. */
-    *canAccessPeer = dev != peerDev;
+    /* All devices of a node share the host's memory, unless the node's
+     * GPUs are isolated from each other (gpus_isolated, a field fault: no
+     * NVLink between them, as in a fabric partition that splits them). */
+    fab__cu_topology_refresh();
+    int32_t isolated = 0;
+    (void)fab__topology_attribute(fab__cu.topology, fab__cu.node, FAB__ATTRIBUTE_GPUS_ISOLATED,
+                                  &isolated);
+    *canAccessPeer = dev != peerDev && isolated == 0;
     return CUDA_SUCCESS;
+}
+
+void fab__cu_topology_refresh(void)
+{
+    if (!fab__cu.client)
+        return;
+    const fab_topology_t *topology;
+    bool changed = false;
+    if (fab__client_topology_refresh(fab__cu.client, &topology, &changed) != FAB_SUCCESS ||
+        !changed)
+        return;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu.topology = topology;
+    pthread_rwlock_unlock(&fab__cu.lock);
 }
 
 /* ---- contexts ----------------------------------------------------------- */

@@ -20,4 +20,14 @@ CUresult fab__cu_current_ctx(CUcontext *ctx_out);
  * reading: the caller must not hold it for writing. */
 CUresult fab__cu_ctx_check(CUcontext ctx);
 
+/* Ask the daemon for this node's record again and, when a field fault
+ * changed it (`fabmem fault`), make fab__cu.topology the new topology (the
+ * old one stays readable: the client keeps it until it closes). The callers
+ * are the queries that report the fabric's state: the MULTICAST_SUPPORTED
+ * attribute, cuDeviceCanAccessPeer and multicast's Fabric Manager check.
+ * One round trip; nothing without a daemon. Takes fab__cu.lock for writing
+ * only to store the pointer, and calls the client without it: the caller
+ * must not hold it. */
+void fab__cu_topology_refresh(void);
+
 #endif /* FAB_CUDA_DEVICE_H */

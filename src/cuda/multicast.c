@@ -618,6 +618,7 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     /* The node's Fabric Manager sets switch multicast up; without it the
      * driver's bind fails with ILLEGAL_STATE, and while it has not answered
      * yet with SYSTEM_NOT_READY (docs/cuda.md). */
+    fab__cu_topology_refresh(); /* `fabmem fault` may have changed it */
     int32_t fm = 0;
     if (fab__topology_attribute(fab__cu.topology, fab__cu.node,
                                 FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN, &fm) &&

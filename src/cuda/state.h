@@ -119,7 +119,9 @@ typedef struct fab__cu_state {
      * config's, and client NULL. */
     bool fabric;                       /* a daemon answered: FABRIC sharing works */
     fab_client_t *client;              /* the connection to it, or NULL */
-    const fab_topology_t *topology;   /* the devices' source, for the rules */
+    const fab_topology_t *topology;   /* the devices' source, for the rules; replaced
+                                         (under the lock) by fab__cu_topology_refresh
+                                         when a field fault changed it */
     int node;                          /* this process's node in it */
 } fab__cu_state_t;
 

@@ -18,7 +18,13 @@
  * there is a request to answer); the peer's references are dropped with it.
  * ADOPT (a client's memory, back after a restart) and IPC_PUBLISH (a
  * cuMemAlloc allocation shared by legacy CUDA IPC) are the requests that
- * carry an fd. Nothing on the request path blocks. */
+ * carry an fd. Nothing on the request path blocks.
+ *
+ * An import that a hung IMEX holds (src/daemon/faults.h) blocks only its own
+ * client: the loop keeps the request, stops reading that client (it waits
+ * for this reply anyway), and answers it when the faults change (putting it
+ * to the registry again) or when imex_timeout_ms has passed (IMEX's
+ * failure); epoll_wait's timeout is cut to the nearest such deadline. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -40,6 +46,7 @@
 
 #include "fabmem/handle.h"
 #include "fabmem/version.h"
+#include "src/daemon/faults.h"
 #include "src/daemon/registry.h"
 #include "src/common/log.h"
 #include "src/common/proto.h"
@@ -60,6 +67,10 @@ typedef struct fab__client {
     int pending_fd;
     int pending_fd_owned;
     uint8_t pending[FAB__PROTO_MAX];
+    int held;                 /* a request held for a hung IMEX (faults.h) */
+    int64_t held_deadline;    /* CLOCK_MONOTONIC ms: then it fails */
+    uint64_t held_generation; /* the faults it was last tried under */
+    fab__request_t held_request;
 } fab__client_t;
 
 typedef struct fab__loop {
@@ -73,6 +84,7 @@ typedef struct fab__loop {
     fab__log_limit_t pause_log;
     struct timespec idle_since;
     int running;
+    size_t nheld; /* clients with a held request */
 } fab__loop_t;
 
 static void fab__usage(FILE *out)
@@ -201,6 +213,8 @@ static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
         client->next->prev = client->prev;
     if (client->pending_fd_owned)
         close(client->pending_fd);
+    if (client->held)
+        loop->nheld--;
     fab__log(FAB__LOG_DEBUG, "client pid %ld left", (long)client->conn->pid);
     fab__registry_conn_close(loop->daemon, client->conn);
     free(client);
@@ -291,6 +305,86 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
     return 1;
 }
 
+/* A hung IMEX holds this request: keep it, and watch the client only for
+ * its going away (epoll reports hang-ups whatever it is asked) until the
+ * request is answered. */
+static void fab__client_hold(fab__loop_t *loop, fab__client_t *client, const fab__request_t *request)
+{
+    fab__faults_t *faults = fab__registry_faults(loop->daemon);
+    client->held = 1;
+    client->held_request = *request;
+    client->held_deadline = fab__now_ms() + fab__faults_imex_timeout_ms(faults);
+    client->held_generation = fab__faults_generation(faults);
+    loop->nheld++;
+    fab__log(FAB__LOG_DEBUG, "client pid %ld: import held by a hung IMEX", (long)client->conn->pid);
+    if (fab__client_watch(loop, client, 0) != 0)
+        fab__client_close(loop, client);
+}
+
+/* Answer a held request: again through the registry when the faults
+ * changed (it may be held once more, with its first deadline), or with
+ * IMEX's failure once its deadline passed. */
+static void fab__client_retry(fab__loop_t *loop, fab__client_t *client, int64_t now)
+{
+    fab__faults_t *faults = fab__registry_faults(loop->daemon);
+    fab__reply_t reply;
+    int out_fd = -1, owned = 0;
+    uint64_t generation = fab__faults_generation(faults);
+    if (generation != client->held_generation) {
+        client->held_generation = generation;
+        fab__registry_answer(loop->daemon, client->conn, &client->held_request, -1, &reply, &out_fd,
+                             &owned);
+        if (reply.status != FAB__FAULT_DEFERRED)
+            goto answer;
+    }
+    if (now < client->held_deadline)
+        return;
+    memset(&reply, 0, sizeof(reply));
+    reply.type = client->held_request.type;
+    reply.seq = client->held_request.seq;
+    reply.status = FAB__FAULT_HUNG_STATUS;
+answer:
+    client->held = 0;
+    loop->nheld--;
+    client->pending_len = fab__reply_encode(&reply, client->pending);
+    client->pending_fd = out_fd;
+    client->pending_fd_owned = owned;
+    int sent = fab__client_flush(loop, client);
+    if (sent >= 0 && fab__client_watch(loop, client, sent ? EPOLLIN : EPOLLOUT) != 0)
+        fab__client_close(loop, client);
+}
+
+/* Every held request whose faults changed or whose deadline passed. */
+static void fab__loop_held(fab__loop_t *loop)
+{
+    if (loop->nheld == 0)
+        return;
+    fab__faults_t *faults = fab__registry_faults(loop->daemon);
+    int64_t now = fab__now_ms();
+    for (fab__client_t *client = loop->clients, *next; client != NULL; client = next) {
+        next = client->next; /* the retry may close it */
+        if (client->held && (client->held_generation != fab__faults_generation(faults) ||
+                             now >= client->held_deadline))
+            fab__client_retry(loop, client, now);
+    }
+}
+
+/* epoll_wait's timeout, cut to the nearest held request's deadline. */
+static int fab__held_timeout_ms(fab__loop_t *loop, int timeout)
+{
+    if (loop->nheld == 0)
+        return timeout;
+    int64_t now = fab__now_ms();
+    for (const fab__client_t *client = loop->clients; client != NULL; client = client->next) {
+        if (!client->held)
+            continue;
+        int64_t left = client->held_deadline > now ? client->held_deadline - now : 0;
+        if (timeout < 0 || left < timeout)
+            timeout = (int)left;
+    }
+    return timeout;
+}
+
 static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
 {
     /* One request per wakeup: clients wait for their reply, so a second read
@@ -331,6 +425,10 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         fab__reply_t reply;
         int out_fd, owned;
         fab__registry_answer(loop->daemon, client->conn, &request, fd, &reply, &out_fd, &owned);
+        if (reply.status == FAB__FAULT_DEFERRED) {
+            fab__client_hold(loop, client, &request);
+            return;
+        }
         client->pending_len = fab__reply_encode(&reply, client->pending);
         client->pending_fd = out_fd;
         client->pending_fd_owned = owned;
@@ -386,6 +484,7 @@ static int fab__loop_run(fab__loop_t *loop)
         }
         if (loop->accept_paused && (timeout < 0 || timeout > 100))
             timeout = 100; /* try accepting again ten times a second */
+        timeout = fab__held_timeout_ms(loop, timeout);
         int n = epoll_wait(loop->epoll, events, 64, timeout);
         if (n < 0 && errno != EINTR) {
             fab__log(FAB__LOG_ERROR, "epoll_wait: %s", strerror(errno));
@@ -407,12 +506,17 @@ static int fab__loop_run(fab__loop_t *loop)
                 loop->running = 0;
             } else {
                 fab__client_t *client = tag;
-                if (client->pending_len != 0)
+                if (client->held) {
+                    /* Only a hang-up wakes a held client: it is gone. */
+                    if (events[i].events & (EPOLLHUP | EPOLLERR))
+                        fab__client_close(loop, client);
+                } else if (client->pending_len != 0)
                     fab__client_writable(loop, client);
                 else
                     fab__client_readable(loop, client);
             }
         }
+        fab__loop_held(loop);
     }
     return 0;
 }

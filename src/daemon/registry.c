@@ -34,6 +34,7 @@
 #include "src/common/log.h"
 #include "src/common/memfd.h"
 #include "src/common/topology.h"
+#include "src/daemon/faults.h"
 
 typedef struct fab__ref fab__ref_t;
 
@@ -91,6 +92,7 @@ struct fab__registry {
     size_t nconns;
     uint64_t bytes;
     fab__log_limit_t limit_log;
+    fab__faults_t *faults; /* field faults: IMEX, isolation, withdrawn channels */
 };
 
 static uint64_t fab__uuid_key(const fab_uuid_t *uuid)
@@ -133,7 +135,12 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
     for (int i = 0; i < n; i++)
         total += fab__topology_slot_count(topology, i);
     daemon->used = calloc((size_t)total + 1, sizeof(*daemon->used));
-    if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL) {
+    /* The topology is the daemon's own (main.c loaded it for the registry
+     * alone): field faults are written into it, so that every rule and
+     * every TOPOLOGY reply sees them (faults.h). */
+    daemon->faults = fab__faults_create((fab_topology_t *)topology);
+    if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL ||
+        daemon->faults == NULL) {
         fab__registry_destroy(daemon);
         return NULL;
     }
@@ -386,6 +393,7 @@ void fab__registry_destroy(fab__registry_t *daemon)
     free(daemon->domain_ids);
     free(daemon->used);
     free(daemon->device_base);
+    fab__faults_destroy(daemon->faults);
     free(daemon);
 }
 
@@ -533,7 +541,7 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
     if (status != FAB_SUCCESS)
         return status;
     status = FAB_ERROR_NOT_PERMITTED;
-    if (conn->channels == 0)
+    if ((conn->channels & ~fab__faults_withdrawn(daemon->faults)) == 0)
         goto fail_memory;
     status = FAB_ERROR_OUT_OF_MEMORY;
     if (!fab__user_may_allocate(daemon, conn->user, props.size))
@@ -645,7 +653,7 @@ static fab__alloc_t *fab__handle_live(fab__registry_t *daemon, const fab__conn_t
     }
     if (alloc == NULL || !fab__alloc_live(alloc))
         return NULL;
-    if ((conn->channels & alloc->channels) == 0) {
+    if ((conn->channels & alloc->channels & ~fab__faults_withdrawn(daemon->faults)) == 0) {
         *status_out = FAB_ERROR_NOT_PERMITTED;
         return NULL;
     }
@@ -667,6 +675,12 @@ static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *co
         return status;
     if (alloc == NULL)
         return FAB_ERROR_INVALID_HANDLE;
+    /* Field faults: IMEX between nodes, isolated GPUs within one. */
+    uint32_t fault = fab__faults_import(daemon->faults, alloc->node,
+                                        fab_memory_props(alloc->memory).device_ordinal, conn->node,
+                                        device);
+    if (fault != FAB_SUCCESS)
+        return (fab_status_t)fault;
     fab_importer_t *importer;
     status = fab_importer_create(device, &importer);
     if (status != FAB_SUCCESS)
@@ -1191,9 +1205,20 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
     case FAB__MSG_IPC_WITHDRAW:
         status = fab__request_ipc_withdraw(daemon, conn, request);
         break;
+    case FAB__MSG_FAULT:
+        /* The fabric is the owner's to break: nobody else's job may be
+         * made to fail by another user. */
+        status = conn->uid != daemon->uid ? FAB_ERROR_NOT_PERMITTED
+                                          : fab__faults_apply(daemon->faults, request);
+        break;
     default:
         status = FAB_ERROR_INVALID_VALUE;
         break;
     }
     reply->status = (uint32_t)status;
+}
+
+fab__faults_t *fab__registry_faults(fab__registry_t *daemon)
+{
+    return daemon->faults;
 }

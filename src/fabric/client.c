@@ -42,6 +42,7 @@
 #include "fabmem/fabric.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/ipc.h"
+#include "src/fabric/fault.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -1126,4 +1127,74 @@ fab_status_t fab__client_ipc_withdraw(fab_client_t *client,
     memcpy(request.u.ipc.bytes, handle, FAB__IPC_HANDLE_BYTES);
     fab__reply_t reply;
     return fab__ipc_call(client, &request, -1, &reply, NULL);
+}
+
+/* ---- field faults (src/fabric/fault.h) ------------------------------------------- */
+
+fab_status_t fab__client_fault(fab_client_t *client, uint8_t op, uint8_t key, uint32_t target,
+                               int32_t value)
+{
+    if (client == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    fab__request_t request = {.type = FAB__MSG_FAULT};
+    request.u.fault.op = op;
+    request.u.fault.key = key;
+    request.u.fault.target = target;
+    request.u.fault.value = value;
+    fab__reply_t reply;
+    pthread_mutex_lock(&client->lock);
+    fab_status_t status = fab__call(client, &request, NULL, &reply, NULL);
+    pthread_mutex_unlock(&client->lock);
+    return status;
+}
+
+/* Whether two records of one node differ in what a fault can change: the
+ * fabric state and the attributes (where fabric_manager, imex and
+ * gpus_isolated are kept). */
+static bool fab__node_faults_differ(const fab__node_t *a, const fab__node_t *b)
+{
+    if (a->info.fabric_state != b->info.fabric_state || a->nattributes != b->nattributes)
+        return true;
+    for (unsigned i = 0; i < a->nattributes; i++) {
+        bool found = false;
+        for (unsigned j = 0; j < b->nattributes && !found; j++)
+            found = a->attributes[i].id == b->attributes[j].id &&
+                    a->attributes[i].value == b->attributes[j].value;
+        if (!found)
+            return true;
+    }
+    return false;
+}
+
+fab_status_t fab__client_topology_refresh(fab_client_t *client, const fab_topology_t **topology_out,
+                                          bool *changed_out)
+{
+    if (changed_out != NULL)
+        *changed_out = false;
+    const fab_topology_t *topology;
+    fab_status_t status = fab_client_topology(client, &topology);
+    if (status != FAB_SUCCESS)
+        return status;
+    fab__request_t request = {.type = FAB__MSG_TOPOLOGY};
+    request.u.topology.node = (uint32_t)client->node;
+    fab__reply_t reply;
+    pthread_mutex_lock(&client->lock);
+    status = fab__call(client, &request, NULL, &reply, NULL);
+    if (status == FAB_SUCCESS && client->topology == topology &&
+        (client->node < 0 || client->node >= topology->nnodes ||
+         fab__node_faults_differ(&topology->nodes[client->node], &reply.u.topology.node)))
+        client->topology_stale = true; /* fab_client_topology fetches it anew */
+    pthread_mutex_unlock(&client->lock);
+    if (status != FAB_SUCCESS)
+        return status;
+    const fab_topology_t *now;
+    status = fab_client_topology(client, &now);
+    if (status != FAB_SUCCESS)
+        return status;
+    if (changed_out != NULL)
+        *changed_out = now != topology;
+    *topology_out = now;
+    return FAB_SUCCESS;
 }

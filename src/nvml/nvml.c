@@ -30,6 +30,8 @@
 #include <time.h>
 
 #include "fabmem/fabric.h"
+#include "src/common/topology.h"
+#include "src/fabric/fault.h"
 #include "src/common/log.h"
 
 #define FAB__NVML_MAX_DEVICES 64
@@ -513,10 +515,39 @@ static unsigned char fab__nvml_summary(unsigned int mask)
 /* A node whose GPUs have no fabric says NOT_SUPPORTED; with no daemon the
  * fabric manager of the emulation is not running, so the state is
  * NOT_STARTED and no cluster or clique is known yet (docs/nvml.md). */
+/* This node's record as the daemon has it now: a field fault (`fabmem
+ * fault`) may have changed it since nvmlInit. One round trip; *isolated_out
+ * (may be NULL) says whether its GPUs are isolated from each other. */
+static void fab__nvml_node_now(fab_node_info_t *node_out, bool *isolated_out)
+{
+    pthread_mutex_lock(&fab__nvml.lock);
+    const fab_topology_t *topology = fab__nvml.local;
+    int index = 0;
+    if (fab__nvml.client != NULL) {
+        bool changed = false;
+        index = fab_client_node_index(fab__nvml.client);
+        if (fab__client_topology_refresh(fab__nvml.client, &topology, &changed) != FAB_SUCCESS)
+            topology = NULL;
+        if (topology != NULL && changed)
+            (void)fab_topology_node(topology, index, &fab__nvml.node);
+    } else if (topology != NULL) {
+        (void)fab_topology_find_node(topology, NULL, &index);
+    }
+    *node_out = fab__nvml.node;
+    int32_t isolated = 0;
+    if (topology != NULL)
+        (void)fab__topology_attribute(topology, index, FAB__ATTRIBUTE_GPUS_ISOLATED, &isolated);
+    if (isolated_out != NULL)
+        *isolated_out = isolated != 0;
+    pthread_mutex_unlock(&fab__nvml.lock);
+}
+
 static void fab__nvml_fabric(fab__nvml_fabric_t *f)
 {
     memset(f, 0, sizeof(*f));
-    const fab_node_info_t *node = &fab__nvml.node;
+    fab_node_info_t now;
+    fab__nvml_node_now(&now, NULL);
+    const fab_node_info_t *node = &now;
     if (node->fabric_state == FAB_FABRIC_STATE_NOT_SUPPORTED) {
         f->state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
         return;
@@ -787,8 +818,12 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,
     FAB__NVML_TRY(fab__nvml_device(device2, &b));
     if (p2pStatus == NULL || (unsigned)p2pIndex >= (unsigned)NVML_P2P_CAPS_INDEX_UNKNOWN)
         return NVML_ERROR_INVALID_ARGUMENT;
-    /* As cuDeviceCanAccessPeer: every other GPU of the node, not itself. */
-    if (a == b)
+    /* As cuDeviceCanAccessPeer: every other GPU of the node, not itself,
+     * and none while the node's GPUs are isolated (gpus_isolated). */
+    fab_node_info_t now;
+    bool isolated = false;
+    fab__nvml_node_now(&now, &isolated);
+    if (a == b || isolated)
         *p2pStatus = NVML_P2P_STATUS_NOT_SUPPORTED;
     else if (p2pIndex == NVML_P2P_CAPS_INDEX_NVLINK &&
              fab__nvml.node.fabric_state == FAB_FABRIC_STATE_NOT_SUPPORTED)
