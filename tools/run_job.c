@@ -148,7 +148,9 @@ static void fab__job_remove_dir(const char *dir)
         snprintf(path, sizeof(path), "%s/%s", dir, fab__job_files[i]);
         unlink(path);
     }
-    if (rmdir(dir) != 0 && errno != ENOENT)
+    /* Not empty: a rank that came after the job's last one has begun anew
+     * there (it waits for us before it starts a daemon). */
+    if (rmdir(dir) != 0 && errno != ENOENT && errno != ENOTEMPTY)
         fprintf(stderr, "fabmem run: %s: %s\n", dir, strerror(errno));
 }
 
@@ -177,6 +179,7 @@ static void fab__job_janitor(const char *exe, const char *const *argv, const cha
         execv(exe, (char *const *)argv);
         _exit(127);
     }
+    close(3); /* the readiness pipe is the daemon's to write */
     int status = 0;
     while (daemon > 0 && waitpid(daemon, &status, 0) < 0 && errno == EINTR)
         ;
@@ -202,10 +205,9 @@ static pid_t fab__job_daemon_start(const char *dir, const char *socket, const ch
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0)
         return -1;
-    char fdtext[16];
-    snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
-    const char *argv[12] = {exe,          "--foreground", "--socket", socket, "--ready-fd",
-                            fdtext,       "--idle-exit",  FAB__JOB_IDLE_EXIT};
+    /* The janitor keeps only the readiness pipe (as fd 3), stdout, stderr. */
+    const char *argv[12] = {exe, "--foreground", "--socket", socket, "--ready-fd", "3",
+                            "--idle-exit", FAB__JOB_IDLE_EXIT};
     int argc = 8;
     if (config != NULL) {
         argv[argc++] = "--config";
@@ -215,8 +217,18 @@ static pid_t fab__job_daemon_start(const char *dir, const char *socket, const ch
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        close(pipefd[0]);
-        fcntl(pipefd[1], F_SETFD, 0);
+        /* Nothing of the rank's may outlive it here: above all not job.lock's
+         * open file, whose flock would then stay held if the rank were
+         * killed holding it. */
+        if (pipefd[1] != 3 && dup2(pipefd[1], 3) != 3)
+            _exit(1);
+        fcntl(3, F_SETFD, 0);
+        close_range(4, ~0u, 0);
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, 0);
+            close(null);
+        }
         fab__job_janitor(exe, argv, dir);
     }
     close(pipefd[1]);
@@ -279,6 +291,36 @@ static int fab__job_dir(fab__job_t *job)
     return 0;
 }
 
+/* Whether a daemon holds the job's socket (its lock file, which it holds
+ * while it lives), answering or not. */
+static bool fab__job_daemon_alive(const fab__job_t *job)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s.lock", job->socket);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool alive = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    close(fd);
+    return alive;
+}
+
+/* Wait for the janitor of a previous daemon of this job, if one still runs;
+ * true when it has removed the directory (job_fd, our job.lock, is then
+ * unlinked), so the caller starts over. */
+static bool fab__job_janitor_wait(const fab__job_t *job, int job_fd)
+{
+    char path[PATH_MAX + 8];
+    snprintf(path, sizeof(path), "%s.lock", job->dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    fab__job_lock(fd);
+    close(fd);
+    struct stat st;
+    return fstat(job_fd, &st) == 0 && st.st_nlink == 0;
+}
+
 /* In the job's directory with its lock held: count ourselves in, starting the
  * daemon when none answers. 0, or the exit status to give. */
 static int fab__job_enter(fab__job_t *job, const char *config)
@@ -301,9 +343,23 @@ static int fab__job_enter(fab__job_t *job, const char *config)
             close(fd); /* removed while we waited: start over */
             continue;
         }
+        /* At 0 the job has no ranks yet, or had some that all left (programs
+         * that did not wait for each other): their daemon is stopping. */
         long count = fab__job_count_read(fd);
-        job->client = fab__job_connect(job->socket);
+        job->client = count > 0 ? fab__job_connect(job->socket) : NULL;
         if (job->client == NULL) {
+            if (count > 0 && fab__job_daemon_alive(job)) {
+                fprintf(stderr, "fabmem run: rank %d: the job's daemon at %s lives but does not "
+                                "take this rank\n", job->rank, job->socket);
+                close(fd);
+                return 1;
+            }
+            /* A daemon on its way out: wait for its janitor, then start over
+             * in a fresh directory. */
+            if (fab__job_janitor_wait(job, fd)) {
+                close(fd);
+                continue;
+            }
             /* The first rank, or a directory left by a killed job. */
             count = 0;
             job->janitor = fab__job_daemon_start(job->dir, job->socket, config);
