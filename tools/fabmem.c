@@ -857,19 +857,32 @@ static int cmd_run(int argc, char **argv)
     /* The program gets the terminal's signals; we wait for it and clean up. */
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
-    if (per_rank)
+    /* A rank passes the launcher's SIGTERM on; held back until the child's
+     * pid is known, so that none comes in between and is lost. */
+    sigset_t term, old_mask;
+    sigemptyset(&old_mask);
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    if (per_rank) {
         run_forward_sigterm();
+        sigprocmask(SIG_BLOCK, &term, &old_mask);
+    }
     fflush(NULL);
     pid_t child = fork();
     if (child == 0) {
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
+        if (per_rank) {
+            signal(SIGTERM, SIG_DFL);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        }
         execvp(program[0], program);
         fprintf(stderr, "fabmem run: %s: %s\n", program[0], strerror(errno));
         _exit(127);
     }
     run_child = child;
+    if (per_rank)
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int status = 0, rc = 1;
     if (child > 0) {
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
