@@ -13,8 +13,7 @@
  *  - own: the job's directory, $TMPDIR/fabmem-job-<uid>-<job id>, named from
  *    the launcher's job id. Its lock file (job.lock, flock) orders the ranks
  *    and holds the count of ranks in the job. The first rank in finds no
- *    daemon, starts one as its child and counts 1; the others count
- *    themselves in. Each rank holds a connection to the daemon for as long
+ *    daemon, starts one and counts 1; the others count themselves in. Each rank holds a connection to the daemon for as long
  *    as its program runs, so the daemon is never idle while the job lives.
  *    The last rank out (count 0) asks the daemon what it still holds and
  *    stops it (SIGTERM).
@@ -29,8 +28,11 @@
  *    janitor cleans up after it just the same.
  *
  * A rank joins before its program starts, and an MPI program's ranks cannot
- * all pass MPI_Init before every rank has started, so no rank finds the
- * count at 0 while others of its job are still to come. */
+ * all pass MPI_Init before every rank has started, so no rank of an MPI
+ * program finds the count at 0 while others of its job are still to come.
+ * Programs that never wait for each other can leave before the last rank
+ * comes: a rank that finds the count at 0 waits for the stopping daemon's
+ * janitor, then starts anew (fab__job_enter). */
 #include "run_job.h"
 
 #include <errno.h>
