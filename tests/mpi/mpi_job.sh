@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs an MPI job under mpirun and checks what it leaves behind.
-# Usage: mpi_job.sh NP pass|fail REGEX... -- COMMAND [ARG...]
+# Usage: mpi_job.sh [--outer FABMEM CONFIG] NP pass|fail REGEX... -- COMMAND [ARG...]
+#   --outer  run mpirun itself under `FABMEM run --config CONFIG --`, whose
+#            daemon the ranks then join
 #   NP       the number of ranks (oversubscribed: the host may have 2 cores)
 #   pass     mpirun must exit 0; fail: it must exit non-zero
 #   REGEX    each must match the job's output (stdout and stderr, grep -E)
@@ -8,6 +10,8 @@
 # job's private TMPDIR and no fabmemd serving a socket there still runs.
 # Exits 77 (CTest's skip) when mpirun is not installed.
 set -uo pipefail
+outer=()
+if [ "$1" = --outer ]; then outer=("$2" run --config "$3" --); shift 3; fi
 np=$1 expect=$2
 shift 2
 regexes=()
@@ -29,7 +33,7 @@ export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_orte_base_help_aggregate=1
 export FABMEM_RUN_REPORT=1
 unset FABMEM_SOCKET FABMEM_NODE FABMEM_FAULTS CUDA_VISIBLE_DEVICES
 start=$(date +%s.%N)
-TMPDIR=$tmp mpirun "${flags[@]}" "$@" >"$out" 2>&1
+TMPDIR=$tmp "${outer[@]}" mpirun "${flags[@]}" "$@" >"$out" 2>&1
 rc=$?
 end=$(date +%s.%N)
 cat "$out"
@@ -48,7 +52,7 @@ for lock in "$tmp"/fabmem-job-*.lock; do
   [ -e "$lock" ] || continue
   if exec {fd}<"$lock"; then flock "$fd"; exec {fd}<&-; fi
 done 2>/dev/null
-left=$(find "$tmp" -maxdepth 1 -name 'fabmem-job-*' 2>/dev/null)
+left=$(find "$tmp" -maxdepth 1 -name 'fabmem-job-*' -o -maxdepth 1 -name 'fabmem-run.*' 2>/dev/null)
 if [ -n "$left" ]; then echo "mpi_job: FAIL: left behind: $left"; ls -la "$left"; bad=1; fi
 # Every fabmemd of this job was started with --socket under $tmp.
 for pid in $(pgrep -x fabmemd); do
