@@ -5,7 +5,8 @@
 set -euo pipefail
 need=(gcc g++ make cmake pkg-config libc6-dev libcmocka-dev libsodium-dev libinih-dev
       libjansson-dev zlib1g-dev valgrind binutils help2man dpkg-dev
-      libzstd1 liblz4-1)
+      libzstd1 liblz4-1
+      openmpi-bin libopenmpi-dev)
 [ "${1:-}" = fuzz ] && need+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${need[@]}"; do

@@ -33,6 +33,7 @@
 #include "fabmem.h"
 #include "src/fabric/fabmemd.h"
 #include "tools/fabmem_fault.h"
+#include "run_job.h"
 
 #define FAB__INPUT_MAX 4096
 
@@ -52,6 +53,11 @@ static void usage(FILE *out)
             "       fabmem fault NODE KEY=VALUE... | channel N withdraw|restore | reset\n"
             "                               change the running daemon's field faults\n"
             "                               (imex, fabric_state, fabric_manager, gpus_isolated)\n"
+            "       fabmem run --node-per-rank [--rank-env RANK NAME=VALUE]... [--config FILE]\n"
+            "                  -- PROGRAM [ARG...]\n"
+            "                               one rank of an MPI job (mpirun ... fabmem run\n"
+            "                               --node-per-rank ...): rank r on the topology's r-th\n"
+            "                               GPU, all ranks sharing one daemon (docs/mpi.md)\n"
             "       fabmem --version        the version of fabmem\n"
             "       fabmem help\n"
             "\n"
@@ -668,6 +674,66 @@ static void remove_tree(const char *dir)
     rmdir(dir);
 }
 
+/* ---- run --node-per-rank (the job's side is run_job.c) ----------------------- */
+
+/* The program's pid while it runs, for the SIGTERM handler. */
+static volatile sig_atomic_t run_child, run_sigterm;
+
+/* The launcher tears a job down with SIGTERM (mpirun, when a rank fails):
+ * the program gets it, and we stay to leave the job cleanly. */
+static void run_on_sigterm(int sig)
+{
+    run_sigterm = 1;
+    if (run_child > 0)
+        kill((pid_t)run_child, sig);
+}
+
+static void run_forward_sigterm(void)
+{
+    struct sigaction action;
+    memset(&action, 0, sizeof(action));
+    action.sa_handler = run_on_sigterm;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGTERM, &action, NULL); /* no SA_RESTART: waits see EINTR */
+}
+
+/* --rank-env RANK NAME=VALUE: a rank number and an assignment. */
+static int run_rank_env_check(const char *rank, const char *assignment)
+{
+    char *end;
+    long r = strtol(rank, &end, 10);
+    const char *eq = strchr(assignment, '=');
+    if (*rank == '\0' || *end != '\0' || r < 0 || r > INT_MAX || eq == NULL || eq == assignment) {
+        fprintf(stderr, "fabmem run: --rank-env %s %s: want RANK NAME=VALUE\n", rank, assignment);
+        return -1;
+    }
+    return 0;
+}
+
+/* Join the job, then give the program its node and GPU, and the --rank-env
+ * settings meant for its rank. 0, or the exit status to give. */
+static int run_per_rank_join(fab__job_t *job, const char *config, bool config_given,
+                             const char *rank_env[][2], int nrank_env)
+{
+    if (fab__job_rank(job) != 0)
+        return 2;
+    int rc = fab__job_join(job, config, config_given);
+    if (rc != 0)
+        return rc;
+    char device[16];
+    snprintf(device, sizeof(device), "%d", job->device);
+    setenv("CUDA_VISIBLE_DEVICES", device, 1);
+    for (int i = 0; i < nrank_env; i++) {
+        if (atoi(rank_env[i][0]) != job->rank)
+            continue;
+        const char *eq = strchr(rank_env[i][1], '=');
+        char name[256];
+        snprintf(name, sizeof(name), "%.*s", (int)(eq - rank_env[i][1]), rank_env[i][1]);
+        setenv(name, eq + 1, 1);
+    }
+    return 0;
+}
+
 /* fabmem run: the program runs with FABMEM_SOCKET at a daemon started for it
  * alone (in a fresh private directory), FABMEM_CONFIG and FABMEM_NODE as
  * given, FABMEM_NO_AUTOSTART=1 (so that nothing else starts), and the
@@ -680,10 +746,21 @@ static int cmd_run(int argc, char **argv)
 {
     const char *config = NULL, *node = NULL;
     char kernels[8192] = "";
+    bool per_rank = false;
+    const char *rank_env[16][2]; /* --rank-env RANK NAME=VALUE */
+    int nrank_env = 0;
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
             config = argv[++i];
+        else if (strcmp(argv[i], "--node-per-rank") == 0)
+            per_rank = true;
+        else if (strcmp(argv[i], "--rank-env") == 0 && i + 2 < argc) {
+            if (nrank_env == 16 || run_rank_env_check(argv[i + 1], argv[i + 2]) != 0)
+                return 2;
+            rank_env[nrank_env][0] = argv[++i];
+            rank_env[nrank_env++][1] = argv[++i];
+        }
         else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc)
             node = argv[++i];
         else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) {
@@ -710,7 +787,16 @@ static int cmd_run(int argc, char **argv)
         return 2;
     }
     char **program = argv + i + 1;
+    if (per_rank && node != NULL) {
+        fprintf(stderr, "fabmem run: --node and --node-per-rank conflict\n");
+        return 2;
+    }
+    if (!per_rank && nrank_env > 0) {
+        fprintf(stderr, "fabmem run: --rank-env needs --node-per-rank\n");
+        return 2;
+    }
     char config_path[PATH_MAX];
+    bool config_given = config != NULL;
     if (config != NULL) {
         if (realpath(config, config_path) == NULL) {
             fprintf(stderr, "fabmem run: --config %s: %s\n", config, strerror(errno));
@@ -726,19 +812,30 @@ static int cmd_run(int argc, char **argv)
                         "this program\n");
         return 2;
     }
-    const char *tmp = getenv("TMPDIR");
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof(dir), "%s/fabmem-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "fabmem run: %s: %s\n", dir, strerror(errno));
-        return 1;
-    }
+    /* --node-per-rank: the job's daemon, shared with the other ranks. */
+    fab__job_t job = {0};
+    char dir[PATH_MAX] = "";
     char socket[PATH_MAX + 16];
-    snprintf(socket, sizeof(socket), "%s/fabmemd.sock", dir);
-    pid_t daemon = run_daemon_start(socket, config);
-    if (daemon < 0) {
-        remove_tree(dir);
-        return 1;
+    pid_t daemon = -1;
+    if (per_rank) {
+        int rc = run_per_rank_join(&job, config, config_given, rank_env, nrank_env);
+        if (rc != 0)
+            return rc;
+        snprintf(socket, sizeof(socket), "%s", job.socket);
+        node = job.node;
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof(dir), "%s/fabmem-run.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (mkdtemp(dir) == NULL) {
+            fprintf(stderr, "fabmem run: %s: %s\n", dir, strerror(errno));
+            return 1;
+        }
+        snprintf(socket, sizeof(socket), "%s/fabmemd.sock", dir);
+        daemon = run_daemon_start(socket, config);
+        if (daemon < 0) {
+            remove_tree(dir);
+            return 1;
+        }
     }
     setenv("FABMEM_SOCKET", socket, 1);
     setenv("FABMEM_NO_AUTOSTART", "1", 1);
@@ -765,20 +862,42 @@ static int cmd_run(int argc, char **argv)
     /* The program gets the terminal's signals; we wait for it and clean up. */
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
+    /* A rank passes the launcher's SIGTERM on; held back until the child's
+     * pid is known, so that none comes in between and is lost. */
+    sigset_t term, old_mask;
+    sigemptyset(&old_mask);
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    if (per_rank) {
+        run_forward_sigterm();
+        sigprocmask(SIG_BLOCK, &term, &old_mask);
+    }
     fflush(NULL);
     pid_t child = fork();
     if (child == 0) {
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
+        if (per_rank) {
+            signal(SIGTERM, SIG_DFL);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        }
         execvp(program[0], program);
         fprintf(stderr, "fabmem run: %s: %s\n", program[0], strerror(errno));
         _exit(127);
     }
+    run_child = child;
+    if (per_rank)
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
     int status = 0, rc = 1;
     if (child > 0) {
         while (waitpid(child, &status, 0) < 0 && errno == EINTR)
             ;
         rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    run_child = 0;
+    if (per_rank) {
+        fab__job_leave(&job, run_sigterm != 0);
+        return rc;
     }
     kill(daemon, SIGTERM);
     int daemon_status = 0;
