@@ -405,7 +405,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS) {
         a->fabric_exports++;
-        FAB__CU_CHECK(fab__cu_check_export(handle));
+        FAB__CU_CHECK(fab__cu_check_export(handle, h.bytes));
     }
     fab__cu_alloc_put(a, &dead);
     pthread_rwlock_unlock(&fab__cu.lock);

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "fabmem/fabric.h"
+#include "src/fabric/observe.h"
 
 #define FAB__CU_CHECK_FRAMES 24
 #define FAB__CU_CHECK_BUCKETS 4096
@@ -70,6 +71,8 @@ typedef struct fab__cu_check_rec {
     uint64_t other; /* MAP: the allocation handle mapped */
     unsigned refs;  /* handle kinds: handle references; others 1 while live */
     unsigned exports;
+    bool has_uuid; /* FABRIC exported: the daemon names it by uuid */
+    fab_uuid_t uuid;
     uint64_t seq;   /* creation order, for the exit report */
     const char *made_by;
     const char *released_by; /* NULL while live */
@@ -482,12 +485,45 @@ void fab__cu_check_unmap(uintptr_t addr, size_t size, const char *call)
     pthread_mutex_unlock(&fab__cu_check_mutex);
 }
 
-void fab__cu_check_export(uint64_t handle)
+void fab__cu_check_export(uint64_t handle, const void *fabric_handle)
 {
+    fab_handle_t h;
+    memcpy(h.bytes, fabric_handle, FAB_HANDLE_BYTES);
     pthread_mutex_lock(&fab__cu_check_mutex);
     fab__cu_check_rec_t *r = *fab__cu_check_slot(FAB__CU_CHECK_ALLOC, handle);
-    if (r)
+    if (r) {
         r->exports++;
+        r->has_uuid = true;
+        r->uuid = fab_handle_uuid(&h);
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+static void fab__cu_check_uuid_hex(const fab_uuid_t *uuid, char hex[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", uuid->bytes[i]);
+}
+
+/* The daemon's word on a RELEASE (observe.h): the allocation went with
+ * exported handles that no process imported. Called with the client's lock
+ * held; takes only the checker's mutex. */
+static void fab__cu_check_on_unimported(const fab_uuid_t *uuid, uint32_t unimported)
+{
+    char hex[33];
+    fab__cu_check_uuid_hex(uuid, hex);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    const fab__cu_check_rec_t *rec = NULL;
+    for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS && !rec; b++)
+        for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r && !rec; r = r->next)
+            if (r->has_uuid && memcmp(r->uuid.bytes, uuid->bytes, sizeof(uuid->bytes)) == 0)
+                rec = r;
+    fab__cu_check_finding_t f = {.id = "export-never-imported", .offset = -1, .rec = rec};
+    snprintf(f.message, sizeof(f.message),
+             "allocation %s released with %u exported FABRIC handle%s that no process "
+             "imported (an import of %s now fails with CUDA_ERROR_INVALID_HANDLE)",
+             hex, unimported, unimported == 1 ? "" : "s", unimported == 1 ? "it" : "them");
+    fab__cu_check_emit(&f);
     pthread_mutex_unlock(&fab__cu_check_mutex);
 }
 
@@ -618,8 +654,7 @@ void fab__cu_check_import_refused(const void *fabric_handle, const char *call)
         return;
     fab_uuid_t uuid = fab_handle_uuid(&h);
     char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", uuid.bytes[i]);
+    fab__cu_check_uuid_hex(&uuid, hex);
     pthread_mutex_lock(&fab__cu_check_mutex);
     void *frames[FAB__CU_CHECK_FRAMES];
     fab__cu_check_finding_t f = {.id = "import-released", .call = call, .offset = -1,
@@ -737,6 +772,10 @@ static void fab__cu_check_at_exit(void)
 {
     if (getpid() != fab__cu_check_pid)
         return; /* a forked child: these are its parent's objects */
+    /* The replies of releases not read yet may carry the daemon's word on
+     * exports never imported (fab__cu_check_on_unimported). */
+    if (__atomic_load_n(&fab__cu.initialized, __ATOMIC_ACQUIRE) && fab__cu.client)
+        fab__client_flush(fab__cu.client);
     pthread_mutex_lock(&fab__cu_check_mutex);
     size_t n = 0;
     for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS; b++)
@@ -805,6 +844,7 @@ __attribute__((constructor)) static void fab__cu_check_load(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, &fab__cu_check_old_segv);
     sigaction(SIGBUS, &sa, &fab__cu_check_old_bus);
+    fab__client_set_unimported_hook(fab__cu_check_on_unimported);
     atexit(fab__cu_check_at_exit);
     __atomic_store_n(&fab__cu_checking, true, __ATOMIC_RELEASE);
 }

@@ -64,8 +64,10 @@ void fab__cu_check_retain(uint64_t handle);
 void fab__cu_check_release(fab__cu_check_kind_t kind, uint64_t key, const char *call);
 /* cuMemUnmap of [addr, addr+size): the MAP records based inside it end. */
 void fab__cu_check_unmap(uintptr_t addr, size_t size, const char *call);
-/* A FABRIC export of handle (the allocation stays responsible for it). */
-void fab__cu_check_export(uint64_t handle);
+/* A FABRIC export of handle as the 64 bytes fabric_handle: the daemon
+ * names the allocation by the uuid in them when it is released with
+ * exports never imported, which the checker reports. */
+void fab__cu_check_export(uint64_t handle, const void *fabric_handle);
 
 /* Reports at once. */
 /* A call refused a handle (call's handle argument) the driver no longer

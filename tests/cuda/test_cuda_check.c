@@ -249,6 +249,22 @@ static int helper_import_released(int argc, char **argv, int sock)
                  CUDA_ERROR_INVALID_HANDLE, 33);
     return 0;
 }
+
+/* helper "export_never_imported": a FABRIC allocation exported and
+ * released, its handle sent to no one. */
+static int helper_export_never_imported(int argc, char **argv, int sock)
+{
+    (void)sock;
+    HELPER_START(argc, argv);
+    size_t g = granularity();
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CUmemGenericAllocationHandle h;
+    HELPER_CU(cuMemCreate(&h, g, &prop, 0), 30);
+    CUmemFabricHandle fh;
+    HELPER_CU(cuMemExportToShareableHandle(&fh, h, CU_MEM_HANDLE_TYPE_FABRIC, 0), 31);
+    HELPER_CU(cuMemRelease(h), 32);
+    return 0;
+}
 #endif
 
 /* ---- the parent's side ---------------------------------------------------------- */
@@ -446,6 +462,24 @@ static void import_of_released_memory_is_reported(void **state)
     HAS(r->err, "is already released");
     HAS(r->json, "\"finding\":\"import-released\"");
     HAS(r->json, "\"call\":\"cuMemImportFromShareableHandle\"");
+    /* and the export that no import took */
+    HAS(r->json, "\"finding\":\"export-never-imported\"");
+    HAS(r->err, ": 2 findings\n");
+    free(r);
+}
+
+static void export_never_imported_is_reported_with_its_allocation(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    run_t *r = run_checked("export_never_imported");
+    assert_int_equal(r->status, 0);
+    HAS(r->err, "released with 1 exported FABRIC handle that no process imported");
+    HAS(r->err, "exported 1 time as a FABRIC handle");
+    HAS(r->err, "made by cuMemCreate at:");
+    HAS(r->json, "\"finding\":\"export-never-imported\"");
+    HAS(r->json, "\"fabric_exports\":1");
+    HAS(r->json, "\"released_by\":\"cuMemRelease\"");
     HAS(r->err, ": 1 finding\n");
     free(r);
 }
@@ -463,6 +497,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(store_after_free_is_reported_and_fatal),
 #ifdef HAVE_DAEMON
     cmocka_unit_test_teardown(import_of_released_memory_is_reported, fab_test_teardown),
+    cmocka_unit_test_teardown(export_never_imported_is_reported_with_its_allocation,
+                              fab_test_teardown),
 #endif
 };
 
@@ -478,6 +514,7 @@ static const fab_test_helper_t helpers[] = {
     {"use_after_free", helper_use_after_free},
 #ifdef HAVE_DAEMON
     {"import_released", helper_import_released},
+    {"export_never_imported", helper_export_never_imported},
 #endif
 };
 
