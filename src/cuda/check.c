@@ -350,8 +350,9 @@ static void fab__cu_check_emit(const fab__cu_check_finding_t *f)
         fab__cu_check_handle_types(r->handle_types, types, sizeof(types));
         const char *what = fab__cu_check_kind_names[r->kind];
         bool handle = fab__cu_check_is_handle(r->kind);
-        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "%s %s 0x%" PRIx64 ": %zu bytes", what,
-                          handle ? "handle" : "at", r->key, r->size);
+        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "%s %s0x%" PRIx64 ": %zu bytes", what,
+                          r->kind == FAB__CU_CHECK_ALLOC ? "handle " : handle ? "" : "at ",
+                          r->key, r->size);
         if (r->device >= 0)
             fab__cu_check_put(&text, ", device %d", r->device);
         fab__cu_check_put(&json, ",\"object\":{\"kind\":\"%s\",\"%s\":\"0x%" PRIx64
@@ -518,6 +519,13 @@ static void fab__cu_check_on_unimported(const fab_uuid_t *uuid, uint32_t unimpor
         for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r && !rec; r = r->next)
             if (r->has_uuid && memcmp(r->uuid.bytes, uuid->bytes, sizeof(uuid->bytes)) == 0)
                 rec = r;
+    /* Only the program's own allocations: a multicast object's or a pool's
+     * control memory is exported by the driver itself, for members that
+     * may never come, which is no bug of the program's. */
+    if (!rec) {
+        pthread_mutex_unlock(&fab__cu_check_mutex);
+        return;
+    }
     fab__cu_check_finding_t f = {.id = "export-never-imported", .offset = -1, .rec = rec};
     snprintf(f.message, sizeof(f.message),
              "allocation %s released with %u exported FABRIC handle%s that no process "
@@ -617,24 +625,28 @@ void fab__cu_check_bad_range(uintptr_t addr, size_t len, bool write, CUresult r,
     if (live && live->kind != FAB__CU_CHECK_RESERVE) {
         f.rec = live;
         f.offset = (long long)(addr - live->key);
-        why = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "without the access it needs"
-                                              : "running past the end of";
+        why = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "without the access it needs to a"
+                                              : "running past the end of a";
     } else if (dead) {
         f.rec = dead;
         f.id = "use-after-release";
         f.offset = (long long)(addr - dead->key);
-        why = "after the release of";
+        why = "after the release of a";
     } else if (live) {
         f.rec = live;
         f.offset = (long long)(addr - live->key);
-        why = "in an unmapped part of";
+        why = "in an unmapped part of a";
     } else {
-        why = "outside any memory of";
+        /* Memory the checker keeps no record of (a pool's, a module's
+         * globals, the program's own): only the driver's answer is known. */
+        why = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "without the access it needs to that"
+                                              : "not wholly inside";
     }
     snprintf(f.message, sizeof(f.message),
              "%s %s %zu bytes at 0x%" PRIxPTR " %s %s (the driver answers %s)", call,
              write ? "writes" : "reads", len, addr, why,
-             f.rec ? fab__cu_check_kind_names[f.rec->kind] : "the driver",
+             f.rec ? fab__cu_check_kind_names[f.rec->kind]
+                   : r == CUDA_ERROR_ILLEGAL_ADDRESS ? "memory" : "memory it may touch",
              r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS"
                                              : "CUDA_ERROR_INVALID_VALUE");
     fab__cu_check_emit(&f);
@@ -798,9 +810,10 @@ static void fab__cu_check_at_exit(void)
         const fab__cu_check_rec_t *r = live[i];
         fab__cu_check_finding_t f = {.id = fab__cu_check_leak_ids[r->kind], .offset = -1,
                                      .rec = r};
-        snprintf(f.message, sizeof(f.message), "%s %s 0x%" PRIx64 " (%zu bytes) never %s: no %s",
+        snprintf(f.message, sizeof(f.message), "%s %s0x%" PRIx64 " (%zu bytes) never %s: no %s",
                  fab__cu_check_kind_names[r->kind],
-                 fab__cu_check_is_handle(r->kind) ? "handle" : "at", r->key, r->size,
+                 r->kind == FAB__CU_CHECK_ALLOC ? "handle " : r->kind == FAB__CU_CHECK_IMPORT ? "" : "at ",
+                 r->key, r->size,
                  r->kind == FAB__CU_CHECK_MAP ? "unmapped"
                  : r->kind == FAB__CU_CHECK_RESERVE ? "freed"
                  : r->kind == FAB__CU_CHECK_IPC_OPEN ? "closed"

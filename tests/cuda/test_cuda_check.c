@@ -416,7 +416,7 @@ static void copy_into_unmapped_range_is_reported(void **state)
     run_t *r = run_checked("copy_unmapped");
     assert_int_equal(r->status, 0);
     HAS(r->err, "a copy writes 64 bytes at 0x");
-    HAS(r->err, "in an unmapped part of reservation");
+    HAS(r->err, "in an unmapped part of a reservation");
     HAS(r->json, "\"finding\":\"bad-range\"");
     HAS(r->json, "\"offset\":128");
     HAS(r->err, ": 1 finding\n");
