@@ -105,6 +105,7 @@ static const char *const fab__cu_check_kind_names[FAB__CU_CHECK_KINDS] = {
     [FAB__CU_CHECK_MEM] = "cuMemAlloc memory",
     [FAB__CU_CHECK_HOST] = "host memory",
     [FAB__CU_CHECK_IPC_OPEN] = "IPC mapping",
+    [FAB__CU_CHECK_POOL] = "pool allocation",
 };
 /* The JSON names of the leaks, one per kind. */
 static const char *const fab__cu_check_leak_ids[FAB__CU_CHECK_KINDS] = {
@@ -115,6 +116,7 @@ static const char *const fab__cu_check_leak_ids[FAB__CU_CHECK_KINDS] = {
     [FAB__CU_CHECK_MEM] = "leaked-memory",
     [FAB__CU_CHECK_HOST] = "leaked-host-memory",
     [FAB__CU_CHECK_IPC_OPEN] = "leaked-ipc-open",
+    [FAB__CU_CHECK_POOL] = "leaked-pool-allocation",
 };
 /* What the program should have called. */
 static const char *const fab__cu_check_release_calls[FAB__CU_CHECK_KINDS] = {
@@ -125,6 +127,7 @@ static const char *const fab__cu_check_release_calls[FAB__CU_CHECK_KINDS] = {
     [FAB__CU_CHECK_MEM] = "cuMemFree",
     [FAB__CU_CHECK_HOST] = "cuMemFreeHost",
     [FAB__CU_CHECK_IPC_OPEN] = "cuIpcCloseMemHandle",
+    [FAB__CU_CHECK_POOL] = "cuMemFreeAsync or cuMemFree",
 };
 
 static bool fab__cu_check_is_handle(fab__cu_check_kind_t kind)
@@ -358,7 +361,7 @@ static void fab__cu_check_emit(const fab__cu_check_finding_t *f)
         fab__cu_check_put(&json, ",\"object\":{\"kind\":\"%s\",\"%s\":\"0x%" PRIx64
                                  "\",\"size\":%zu,\"device\":%d",
                           what, handle ? "handle" : "address", r->key, r->size, r->device);
-        if (handle || r->kind == FAB__CU_CHECK_MAP) {
+        if (handle || r->kind == FAB__CU_CHECK_MAP || r->kind == FAB__CU_CHECK_POOL) {
             fab__cu_check_put(&text, ", handle types %s", types);
             fab__cu_check_put(&json, ",\"handle_types\":\"%s\"", types);
         }

@@ -44,6 +44,8 @@ typedef enum fab__cu_check_kind {
     FAB__CU_CHECK_MEM,      /* cuMemAlloc / cuMemAllocPitch memory; key: its address */
     FAB__CU_CHECK_HOST,     /* cuMemAllocHost / cuMemHostAlloc memory; key: its address */
     FAB__CU_CHECK_IPC_OPEN, /* cuIpcOpenMemHandle mapping; key: its address */
+    FAB__CU_CHECK_POOL,     /* cuMemAllocAsync / FromPoolAsync / cuMemPoolImportPointer
+                               memory; key: its address */
     FAB__CU_CHECK_KINDS
 } fab__cu_check_kind_t;
 
@@ -73,7 +75,7 @@ void fab__cu_check_export(uint64_t handle, const void *fabric_handle);
 /* A call refused a handle (call's handle argument) the driver no longer
  * knows: a finding when the handle was this process's and is released. */
 void fab__cu_check_stale_handle(uint64_t handle, const char *call);
-/* A free of memory (kind MEM or HOST) at addr the driver refused: a finding
+/* A free of memory (kind MEM, HOST, POOL or IPC_OPEN) at addr the driver refused: a finding
  * when it was freed already. */
 void fab__cu_check_stale_free(fab__cu_check_kind_t kind, uintptr_t addr, const char *call);
 /* cuMemAddressFree of a reservation that still holds mappings. */

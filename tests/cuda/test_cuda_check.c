@@ -230,6 +230,21 @@ static int helper_use_after_free(int argc, char **argv, int sock)
     return 40; /* not reached */
 }
 
+/* helper "pool": a stream-ordered allocation freed twice, another never
+ * freed. */
+static int helper_pool(int argc, char **argv, int sock)
+{
+    (void)sock;
+    HELPER_START(argc, argv);
+    CUdeviceptr a, b;
+    HELPER_CU(cuMemAllocAsync(&a, 4096, NULL), 30);
+    HELPER_CU(cuMemAllocAsync(&b, 3000, NULL), 31);
+    HELPER_CU(cuMemFreeAsync(a, NULL), 32);
+    HELPER_CU_IS(cuMemFreeAsync(a, NULL), CUDA_ERROR_INVALID_VALUE, 33);
+    HELPER_CU(cuStreamSynchronize(NULL), 34);
+    return 0;
+}
+
 #ifdef HAVE_DAEMON
 /* helper "import_released": a FABRIC allocation exported, released, then
  * its handle imported. */
@@ -451,6 +466,22 @@ static void store_after_free_is_reported_and_fatal(void **state)
     free(r);
 }
 
+static void pool_allocations_are_checked_too(void **state)
+{
+    (void)state;
+    run_t *r = run_checked("pool");
+    assert_int_equal(r->status, 0);
+    HAS(r->err, "cuMemFreeAsync of 0x");
+    HAS(r->err, ", freed already");
+    HAS(r->err, "pool allocation at 0x");
+    HAS(r->err, "(3000 bytes) never freed: no cuMemFreeAsync or cuMemFree");
+    HAS(r->json, "\"finding\":\"double-free\"");
+    HAS(r->json, "\"finding\":\"leaked-pool-allocation\"");
+    HAS(r->json, "\"made_by\":\"cuMemAllocAsync\"");
+    HAS(r->err, ": 2 findings\n");
+    free(r);
+}
+
 #ifdef HAVE_DAEMON
 static void import_of_released_memory_is_reported(void **state)
 {
@@ -495,6 +526,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(copy_into_unmapped_range_is_reported),
     cmocka_unit_test(write_to_read_only_mapping_is_reported_and_fatal),
     cmocka_unit_test(store_after_free_is_reported_and_fatal),
+    cmocka_unit_test(pool_allocations_are_checked_too),
 #ifdef HAVE_DAEMON
     cmocka_unit_test_teardown(import_of_released_memory_is_reported, fab_test_teardown),
     cmocka_unit_test_teardown(export_never_imported_is_reported_with_its_allocation,
@@ -512,6 +544,7 @@ static const fab_test_helper_t helpers[] = {
     {"copy_unmapped", helper_copy_unmapped},
     {"write_read_only", helper_write_read_only},
     {"use_after_free", helper_use_after_free},
+    {"pool", helper_pool},
 #ifdef HAVE_DAEMON
     {"import_released", helper_import_released},
     {"export_never_imported", helper_export_never_imported},
