@@ -212,6 +212,12 @@ static void fab__cu_check_mark_released(fab__cu_check_rec_t *r, const char *call
     }
     r->released_by = call;
     r->rel_nframes = fab__cu_check_capture(r->rel_frames);
+}
+
+/* Drop the oldest released records beyond the cap; not while walking the
+ * buckets, which this may change. */
+static void fab__cu_check_evict(void)
+{
     while (fab__cu_check_dead_count > FAB__CU_CHECK_DEAD_MAX) {
         fab__cu_check_rec_t *old = fab__cu_check_dead_head;
         fab__cu_check_unlink(old);
@@ -475,6 +481,7 @@ void fab__cu_check_release(fab__cu_check_kind_t kind, uint64_t key, const char *
     fab__cu_check_rec_t *r = *fab__cu_check_slot(kind, key);
     if (r && !r->released_by && --r->refs == 0)
         fab__cu_check_mark_released(r, call);
+    fab__cu_check_evict();
     pthread_mutex_unlock(&fab__cu_check_mutex);
 }
 
@@ -486,6 +493,7 @@ void fab__cu_check_unmap(uintptr_t addr, size_t size, const char *call)
             if (r->kind == FAB__CU_CHECK_MAP && !r->released_by && r->key >= addr &&
                 r->key - addr < size)
                 fab__cu_check_mark_released(r, call);
+    fab__cu_check_evict();
     pthread_mutex_unlock(&fab__cu_check_mutex);
 }
 
