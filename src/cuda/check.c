@@ -560,8 +560,8 @@ void fab__cu_check_stale_handle(uint64_t handle, const char *call)
                                      .frames = frames, .rec = r};
         f.nframes = fab__cu_check_capture(frames);
         snprintf(f.message, sizeof(f.message),
-                 "%s of handle 0x%" PRIx64 " after its last release (the driver answers "
-                 "CUDA_ERROR_INVALID_VALUE)", call, handle);
+                 "%s of handle 0x%" PRIx64 " after its last release (undefined behaviour "
+                 "for NVIDIA's driver; fabmem answers CUDA_ERROR_INVALID_VALUE)", call, handle);
         fab__cu_check_emit(&f);
     }
     pthread_mutex_unlock(&fab__cu_check_mutex);
