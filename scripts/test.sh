@@ -4,6 +4,10 @@
 #   plain     warnings are errors; every test, examples and install checks
 #   asan      the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   valgrind  the same tests, each run under valgrind memcheck
+#   check     the plain build's cuda and cudart tests with the lifetime
+#             checker on (FABMEM_CHECK=1), then a count of its findings per
+#             program and kind; fails only when a test fails (the error-path
+#             tests misuse memory on purpose; docs/cuda.md, "Lifetime checker")
 # Any failure, sanitizer report or memcheck error exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +17,8 @@ case $mode in
   plain)    dir=build;          flags=() ;;
   asan)     dir=build-asan;     flags=(-DFABMEM_SANITIZE=address,undefined) ;;
   valgrind) dir=build-valgrind; flags=(-DFABMEM_VALGRIND=ON) ;;
-  *) echo "usage: scripts/test.sh [plain|asan|valgrind]" >&2; exit 2 ;;
+  check)    dir=build;          flags=() ;;
+  *) echo "usage: scripts/test.sh [plain|asan|valgrind|check]" >&2; exit 2 ;;
 esac
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$dir" -DFABMEM_WERROR=ON "${flags[@]}" >/dev/null
@@ -21,4 +26,13 @@ cmake --build "$dir" -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 cd "$dir"
+if [ "$mode" = check ]; then
+  findings=$PWD/check-suite.jsonl
+  rm -f "$findings"
+  FABMEM_CHECK=1 FABMEM_CHECK_FILE=$findings ctest --output-on-failure -j"$jobs" -L '^cuda'
+  echo "lifetime checker: findings per program and kind"
+  grep -v '"process":true' "$findings" 2>/dev/null |
+    sed -E 's/.*"program":"([^"]*)".*"finding":"([^"]*)".*/\2  \1/' | sort | uniq -c || true
+  exit 0
+fi
 ctest --output-on-failure -j"$jobs"

@@ -58,6 +58,10 @@ static void usage(FILE *out)
             "                               one rank of an MPI job (mpirun ... fabmem run\n"
             "                               --node-per-rank ...): rank r on the topology's r-th\n"
             "                               GPU, all ranks sharing one daemon (docs/mpi.md)\n"
+            "       fabmem run --check [--error-exitcode N] [--json FILE] ... -- PROGRAM [ARG...]\n"
+            "                               the same, with libcuda's lifetime checker in every\n"
+            "                               process: leaks at exit, misuse at once; exit N on\n"
+            "                               any finding; every finding as JSON into FILE\n"
             "       fabmem --version        the version of fabmem\n"
             "       fabmem help\n"
             "\n"
@@ -710,6 +714,51 @@ static int run_rank_env_check(const char *rank, const char *assignment)
     return 0;
 }
 
+/* ---- run --check ------------------------------------------------------------ */
+
+/* fabmem run --check: the lifetime checker (docs/cuda.md, "Lifetime
+ * checker") in every process of the run. Each process's libcuda appends one
+ * JSON line per finding, and one "process" line at its end, to the file
+ * FABMEM_CHECK_FILE names, in the run's private directory; once the program
+ * has exited, every line (its children's too) is gathered here. */
+typedef struct run_check {
+    bool on;
+    int error_exitcode; /* -1: the program's status whatever was found */
+    const char *json;   /* --json FILE, or NULL */
+    char file[PATH_MAX + 16];
+} run_check_t;
+
+/* An option of --check's at argv[*i]: 1 taken (and *i moved past its
+ * argument), 0 not one of them, -1 a bad one (said on stderr). */
+static int run_check_option(run_check_t *c, int argc, char **argv, int *i)
+{
+    const char *arg = argv[*i];
+    if (strcmp(arg, "--check") == 0) {
+        c->on = true;
+        return 1;
+    }
+    if (strcmp(arg, "--error-exitcode") == 0 && *i + 1 < argc) {
+        char *end;
+        errno = 0;
+        long n = strtol(argv[*i + 1], &end, 10);
+        if (errno || *end || end == argv[*i + 1] || n < 0 || n > 255) {
+            fprintf(stderr, "fabmem run: --error-exitcode %s: not a number from 0 to 255\n",
+                    argv[*i + 1]);
+            return -1;
+        }
+        c->error_exitcode = (int)n;
+        c->on = true;
+        ++*i;
+        return 1;
+    }
+    if (strcmp(arg, "--json") == 0 && *i + 1 < argc) {
+        c->json = argv[++*i];
+        c->on = true;
+        return 1;
+    }
+    return 0;
+}
+
 /* Join the job, then give the program its node and GPU, and the --rank-env
  * settings meant for its rank. 0, or the exit status to give. */
 static int run_per_rank_join(fab__job_t *job, const char *config, bool config_given,
@@ -734,6 +783,58 @@ static int run_per_rank_join(fab__job_t *job, const char *config, bool config_gi
     return 0;
 }
 
+/* Before the program starts: the checker on in every process of the run. */
+static void run_check_arm(run_check_t *c, const char *dir)
+{
+    if (!c->on)
+        return;
+    snprintf(c->file, sizeof(c->file), "%s/check.jsonl", dir);
+    setenv("FABMEM_CHECK", "1", 1);
+    setenv("FABMEM_CHECK_FILE", c->file, 1);
+}
+
+/* After it has exited with rc: gather the findings, write --json, say how
+ * many there were, and give the run's exit status. The file is removed. */
+static int run_check_collect(run_check_t *c, int rc)
+{
+    if (!c->on)
+        return rc;
+    json_t *findings = json_array(), *processes = json_array();
+    FILE *in = fopen(c->file, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    while (in && getline(&line, &cap, in) > 0) {
+        json_t *obj = json_loads(line, 0, NULL);
+        if (!obj)
+            continue; /* a process killed mid-write leaves no whole line */
+        if (json_is_true(json_object_get(obj, "process")))
+            json_array_append_new(processes, obj);
+        else
+            json_array_append_new(findings, obj);
+    }
+    free(line);
+    if (in)
+        fclose(in);
+    unlink(c->file);
+    size_t n = json_array_size(findings);
+    fprintf(stderr, "fabmem run --check: %zu finding%s in %zu process%s\n", n, n == 1 ? "" : "s",
+            json_array_size(processes), json_array_size(processes) == 1 ? "" : "es");
+    if (c->json) {
+        json_t *root = json_pack("{s:I, s:o, s:o}", "count", (json_int_t)n, "findings", findings,
+                                 "processes", processes);
+        if (!root || json_dump_file(root, c->json, JSON_INDENT(2)) != 0) {
+            fprintf(stderr, "fabmem run: --json %s: cannot write it\n", c->json);
+            if (rc == 0)
+                rc = 1;
+        }
+        json_decref(root);
+    } else {
+        json_decref(findings);
+        json_decref(processes);
+    }
+    return n > 0 && c->error_exitcode >= 0 ? c->error_exitcode : rc;
+}
+
 /* fabmem run: the program runs with FABMEM_SOCKET at a daemon started for it
  * alone (in a fresh private directory), FABMEM_CONFIG and FABMEM_NODE as
  * given, FABMEM_NO_AUTOSTART=1 (so that nothing else starts), and the
@@ -749,8 +850,14 @@ static int cmd_run(int argc, char **argv)
     bool per_rank = false;
     const char *rank_env[16][2]; /* --rank-env RANK NAME=VALUE */
     int nrank_env = 0;
+    run_check_t check = {.error_exitcode = -1};
     int i = 2;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        int taken = run_check_option(&check, argc, argv, &i);
+        if (taken < 0)
+            return 2;
+        if (taken > 0)
+            continue;
         if (strcmp(argv[i], "--config") == 0 && i + 1 < argc)
             config = argv[++i];
         else if (strcmp(argv[i], "--node-per-rank") == 0)
@@ -839,6 +946,24 @@ static int cmd_run(int argc, char **argv)
     }
     setenv("FABMEM_SOCKET", socket, 1);
     setenv("FABMEM_NO_AUTOSTART", "1", 1);
+    /* A rank's findings are its own: each rank gathers its program's in a
+     * directory of its own, and --json FILE becomes FILE.<rank>. */
+    char check_dir[PATH_MAX] = "", json_rank[PATH_MAX + 16];
+    if (per_rank && check.on) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(check_dir, sizeof(check_dir), "%s/fabmem-check.XXXXXX",
+                 tmp && *tmp ? tmp : "/tmp");
+        if (mkdtemp(check_dir) == NULL) {
+            fprintf(stderr, "fabmem run: %s: %s\n", check_dir, strerror(errno));
+            fab__job_leave(&job, false);
+            return 1;
+        }
+        if (check.json != NULL) {
+            snprintf(json_rank, sizeof(json_rank), "%s.%d", check.json, job.rank);
+            check.json = json_rank;
+        }
+    }
+    run_check_arm(&check, per_rank ? check_dir : dir);
     if (config != NULL)
         setenv("FABMEM_CONFIG", config, 1);
     if (node != NULL)
@@ -897,12 +1022,17 @@ static int cmd_run(int argc, char **argv)
     run_child = 0;
     if (per_rank) {
         fab__job_leave(&job, run_sigterm != 0);
+        if (check.on) {
+            rc = run_check_collect(&check, rc);
+            rmdir(check_dir);
+        }
         return rc;
     }
     kill(daemon, SIGTERM);
     int daemon_status = 0;
     while (waitpid(daemon, &daemon_status, 0) < 0 && errno == EINTR)
         ;
+    rc = run_check_collect(&check, rc);
     remove_tree(dir);
     if (!WIFEXITED(daemon_status) || WEXITSTATUS(daemon_status) != 0)
         fprintf(stderr, "fabmem run: the daemon did not exit cleanly\n");

@@ -47,6 +47,7 @@
  * own reference to the memory (it is a dup of the memfd, counted by the
  * kernel) until the receiver closes it; a fabric handle holds none. */
 #include "src/cuda/state.h"
+#include "src/cuda/check.h"
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/entry.h"
@@ -313,7 +314,10 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     } else {
         r = fab__cu_memfd(size, &a->fd);
     }
-    return fab__cu_alloc_publish(a, r, handle);
+    r = fab__cu_alloc_publish(a, r, handle);
+    if (r == CUDA_SUCCESS)
+        FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_ALLOC, *handle, size, dev, types, 0, __func__));
+    return r;
 free_alloc:
     free(a);
     return r;
@@ -326,9 +330,11 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
+        FAB__CU_CHECK(fab__cu_check_stale_handle(handle, __func__));
         pthread_rwlock_unlock(&fab__cu.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
+    FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_ALLOC, handle, __func__));
     /* The seed refuses this; the driver does not. Say what will happen. */
     if (--a->handle_refs == 0 && a->fabric_exports > 0)
         fab__log(FAB__LOG_INFO,
@@ -354,6 +360,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
+        FAB__CU_CHECK(fab__cu_check_stale_handle(handle, __func__));
         r = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
@@ -396,8 +403,10 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
         memcpy(((CUmemFabricHandle *)shareableHandle)->data, h.bytes, FAB_HANDLE_BYTES);
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
         a->fabric_exports++;
+        FAB__CU_CHECK(fab__cu_check_export(handle, h.bytes));
+    }
     fab__cu_alloc_put(a, &dead);
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
@@ -488,7 +497,15 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
      * importer becomes a member of the object rather than a mapper of it. */
     if (r == CUDA_SUCCESS && fab__cu_alloc_mc_hooks)
         (void)fab__cu_alloc_mc_hooks->adopt(a);
-    return fab__cu_alloc_publish(a, r, handle);
+    if (r == CUDA_ERROR_INVALID_HANDLE && shHandleType == CU_MEM_HANDLE_TYPE_FABRIC)
+        FAB__CU_CHECK(fab__cu_check_import_refused(osHandle, __func__));
+    size_t size = a->size;
+    int dev = a->device;
+    unsigned types = (unsigned)a->prop.requestedHandleTypes;
+    r = fab__cu_alloc_publish(a, r, handle);
+    if (r == CUDA_SUCCESS)
+        FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_IMPORT, *handle, size, dev, types, 0, __func__));
+    return r;
 }
 
 /* ---- queries ------------------------------------------------------------------------ */

@@ -21,6 +21,7 @@
  * done. cuMemcpy and cuMemcpyAsync infer each side's kind from the address,
  * as unified addressing does. */
 #include "src/cuda/state.h"
+#include "src/cuda/check.h"
 #include "src/cuda/device.h"
 #include "src/cuda/stream.h"
 #include "src/cuda/memory.h"
@@ -97,10 +98,18 @@ static void fab__cu_xfer_run(void *arg)
     pthread_rwlock_rdlock(&fab__cu.lock);
     /* Again, now: the memory may have gone since the call. */
     CUresult r = CUDA_SUCCESS;
-    if (!x->dst_pageable)
+    if (!x->dst_pageable) {
         r = fab__cu_mem_check(x->dst, fab__cu_dspan(x), x->device, true);
-    if (r == CUDA_SUCCESS && !x->set && !x->src_pageable)
+        if (r != CUDA_SUCCESS)
+            FAB__CU_CHECK(fab__cu_check_bad_range(x->dst, fab__cu_dspan(x), true, r,
+                                                  x->set ? "a queued memset" : "a queued copy"));
+    }
+    if (r == CUDA_SUCCESS && !x->set && !x->src_pageable) {
         r = fab__cu_mem_check(x->src, fab__cu_sspan(x), x->device, false);
+        if (r != CUDA_SUCCESS)
+            FAB__CU_CHECK(fab__cu_check_bad_range(x->src, fab__cu_sspan(x), false, r,
+                                                  "a queued copy"));
+    }
     for (size_t k = 0; r == CUDA_SUCCESS && k < x->depth * x->height; k++) {
         size_t z = k / x->height, row = k % x->height;
         unsigned char *d = (unsigned char *)(x->dst + z * x->dslice + row * x->dpitch);
@@ -158,9 +167,16 @@ static CUresult fab__cu_xfer(const fab__cu_xfer_t *req, CUstream stream, unsigne
     pthread_rwlock_rdlock(&fab__cu.lock);
     CUresult r = fab__cu_side_check(x->dst, fab__cu_dspan(x), x->dst_side, dev, true,
                                     &x->dst_pageable);
-    if (r == CUDA_SUCCESS && !x->set)
+    /* The checker names the side the driver refused (check.h). */
+    if (r != CUDA_SUCCESS)
+        FAB__CU_CHECK(fab__cu_check_bad_range(x->dst, fab__cu_dspan(x), true, r,
+                                              x->set ? "a memset" : "a copy"));
+    if (r == CUDA_SUCCESS && !x->set) {
         r = fab__cu_side_check(x->src, fab__cu_sspan(x), x->src_side, dev, false,
                                &x->src_pageable);
+        if (r != CUDA_SUCCESS)
+            FAB__CU_CHECK(fab__cu_check_bad_range(x->src, fab__cu_sspan(x), false, r, "a copy"));
+    }
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS && x->set && x->dst_pageable)
         r = CUDA_ERROR_INVALID_VALUE; /* memsets take device-accessible memory only */

@@ -88,6 +88,11 @@ void fab__cu_fault_mute(int delta)
     fab__cu_fault_muted += delta;
 }
 
+bool fab__cu_fault_is_muted(void)
+{
+    return fab__cu_fault_muted > 0;
+}
+
 /* The length of func's base name: func less its _ptds, _ptsz and _vN
  * suffixes (cuStreamGetCtx_v2_ptsz is cuStreamGetCtx). */
 static size_t fab__cu_fault_base_len(const char *func)

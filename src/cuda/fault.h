@@ -41,6 +41,9 @@ CUresult fab__cu_fault_hit(const char *func);
  * not the user's calls: between mute(1) and mute(-1) this thread's calls
  * are neither counted nor failed. */
 void fab__cu_fault_mute(int delta);
+/* Whether this thread is inside such a call (the lifetime checker, check.c,
+ * leaves the driver's own handles to the driver). */
+bool fab__cu_fault_is_muted(void);
 static inline CUresult fab__cu_fault_unmute(CUresult r)
 {
     fab__cu_fault_mute(-1);

@@ -25,6 +25,7 @@
  * the same way, and cuIpcOpenEventHandle makes an event of this process over
  * the page another process published. */
 #include "src/cuda/state.h"
+#include "src/cuda/check.h"
 #include "src/cuda/device.h"
 #include "src/cuda/stream.h"
 #include "src/cuda/memory.h"
@@ -176,6 +177,9 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsign
         return CUDA_ERROR_ALREADY_MAPPED;
     }
     *pdptr = base;
+    int dev = -1;
+    (void)fab__cu_current_device(&dev);
+    FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_IPC_OPEN, base, (size_t)size, dev, 0, 0, __func__));
     return CUDA_SUCCESS;
 }
 
@@ -201,9 +205,12 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     if (o)
         *link = o->next;
     pthread_rwlock_unlock(&fab__cu.lock);
-    if (!o)
+    if (!o) {
+        FAB__CU_CHECK(fab__cu_check_stale_free(FAB__CU_CHECK_IPC_OPEN, (uintptr_t)dptr, __func__));
         return CUDA_ERROR_INVALID_VALUE;
+    }
     free(o);
+    FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_IPC_OPEN, (uintptr_t)dptr, __func__));
     return fab__cu_mem_ipc_unmap((uintptr_t)dptr);
 }
 

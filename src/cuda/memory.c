@@ -32,6 +32,7 @@
  * another process's memfd, counts against nothing, is refused by cuMemFree
  * and removed by cuIpcCloseMemHandle. */
 #include "src/cuda/state.h"
+#include "src/cuda/check.h"
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/vmm.h"
@@ -181,6 +182,9 @@ static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned
         m->node.key = (uintptr_t)p;
         m->id = fab__cu_alloc_new_id();
         fab__cu_tree_insert(&fab__cu_mems, &m->node);
+        FAB__CU_CHECK(fab__cu_check_add(
+            kind == FAB__CU_MEM_DEVICE ? FAB__CU_CHECK_MEM : FAB__CU_CHECK_HOST, (uintptr_t)p,
+            size, dev, 0, 0, kind == FAB__CU_MEM_DEVICE ? "cuMemAlloc" : "cuMemHostAlloc"));
     } else if (m->counted) {
         fab__cu_alloc_uncharge(dev, size);
     }
@@ -201,10 +205,17 @@ static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresu
 {
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    /* The checker's kind of record, and the call that frees it. */
+    fab__cu_check_kind_t ck = kind == FAB__CU_MEM_DEVICE ? FAB__CU_CHECK_MEM : FAB__CU_CHECK_HOST;
+    const char *call = kind == FAB__CU_MEM_DEVICE ? "cuMemFree" : "cuMemFreeHost";
     if (!m || m->node.key != addr || m->kind != kind || m->ipc_opened) {
+        if (kind != FAB__CU_MEM_REGISTERED)
+            FAB__CU_CHECK(fab__cu_check_stale_free(ck, addr, call));
         pthread_rwlock_unlock(&fab__cu.lock);
         return not_found;
     }
+    if (kind != FAB__CU_MEM_REGISTERED)
+        FAB__CU_CHECK(fab__cu_check_release(ck, addr, call));
     fab__cu_tree_remove(&fab__cu_mems, &m->node);
     if (m->counted)
         fab__cu_alloc_uncharge(m->device, m->size);

@@ -71,6 +71,7 @@
  * fabric client is reached only through alloc.c's entry points, called with
  * no lock held; arenas are made and unmapped with no lock held. */
 #include "src/cuda/state.h"
+#include "src/cuda/check.h"
 #include "src/cuda/device.h"
 #include "src/cuda/stream.h"
 #include "src/cuda/alloc.h"
@@ -604,8 +605,12 @@ CUresult fab__cu_pool_free(uintptr_t addr)
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_piece_t *c = fab__cu_chunk_at(addr);
     CUresult r = !c ? CUDA_ERROR_NOT_FOUND : c->freeing ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_ERROR_INVALID_VALUE)
+        FAB__CU_CHECK(fab__cu_check_stale_free(FAB__CU_CHECK_POOL, addr, "cuMemFree"));
+    if (r == CUDA_SUCCESS) {
+        FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_POOL, addr, "cuMemFree"));
         fab__cu_chunk_release(c, &dead);
+    }
     pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_pool_teardown(dead);
     return r;
@@ -947,6 +952,9 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
         p->refs++;
         fab__cu_tree_insert(&fab__cu_chunks, &c->node);
         *dptr = (CUdeviceptr)c->node.key;
+        FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_POOL, c->node.key, bytesize, p->device,
+                                        (unsigned)p->props.handleTypes, 0,
+                                        pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync"));
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
@@ -987,9 +995,13 @@ static CUresult fab__cu_free_async(CUdeviceptr dptr, CUstream hStream, unsigned 
     CUresult r = !c || c->freeing ? CUDA_ERROR_INVALID_VALUE : fab__cu_stream_check(hStream);
     if (r == CUDA_SUCCESS)
         c->freeing = true;
+    else if (!c || c->freeing)
+        FAB__CU_CHECK(fab__cu_check_stale_free(FAB__CU_CHECK_POOL, (uintptr_t)dptr, "cuMemFreeAsync"));
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         return r;
+    /* The program's part ends here, whenever the stream gets to it. */
+    FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_POOL, (uintptr_t)dptr, "cuMemFreeAsync"));
     r = fab__cu_stream_submit(hStream, flags, fab__cu_free_run, c, NULL);
     if (r != CUDA_SUCCESS) {
         pthread_rwlock_wrlock(&fab__cu.lock);
@@ -1231,6 +1243,8 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
         fab__cu_note_highs(p);
         fab__cu_tree_insert(&fab__cu_chunks, &c->node);
         *ptr_out = (CUdeviceptr)c->node.key;
+        FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_POOL, c->node.key, c->size, p->device,
+                                        (unsigned)p->props.handleTypes, 0, __func__));
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)

@@ -14,6 +14,9 @@
  *                      prologue makes (fault.c; procaddress.c hands it the
  *                      entry points' names at load, fault.c's top comment)
  *   state.h            this context, cuInit, the error names (state.c)
+ *   check.h            FABMEM_CHECK, the lifetime checker: records of what
+ *                      the program must end, its reports, its SIGSEGV
+ *                      handler (check.c; the modules below call its hooks)
  *   device.h           contexts, the context stack, the current context
  *                      (device.c)
  *   stream.h           streams, their queues and workers, events,

@@ -22,6 +22,7 @@
  * piece that hold an address, mapping and unmapping cost O(log n) in the
  * pieces live, and walking from a piece to its neighbours O(1). */
 #include "src/cuda/state.h"
+#include "src/cuda/check.h"
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/vmm.h"
@@ -276,6 +277,7 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     fab__cu_tree_insert(&fab__cu_ranges, &range->node);
     pthread_rwlock_unlock(&fab__cu.lock);
     *ptr = (CUdeviceptr)range->base;
+    FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_RESERVE, range->base, size, -1, 0, 0, __func__));
     return CUDA_SUCCESS;
 }
 
@@ -289,7 +291,9 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
         r = CUDA_ERROR_INVALID_VALUE; /* not what cuMemAddressReserve returned */
     } else if (range->pieces.count > 0) {
         r = CUDA_ERROR_INVALID_VALUE; /* teardown order: unmap before free */
+        FAB__CU_CHECK(fab__cu_check_free_mapped(range->base, size, __func__));
     } else {
+        FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_RESERVE, range->base, __func__));
         fab__cu_tree_remove(&fab__cu_ranges, &range->node);
         munmap((void *)range->map_base, range->map_len);
         free(range);
@@ -314,6 +318,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (!a)
+        FAB__CU_CHECK(fab__cu_check_stale_handle(handle, __func__));
     if (!a || !range)
         goto out;
     uint64_t gran = fab__cu.devices[a->device].granularity;
@@ -342,6 +348,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     piece->map_id = fab__cu_next_map_id++;
     fab__cu_tree_insert(&range->pieces, &piece->node);
     fab__cu_alloc_get(a); /* the new piece's */
+    FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_MAP, addr, size, a->device,
+                                    (unsigned)a->prop.requestedHandleTypes, handle, __func__));
     pthread_rwlock_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 
@@ -380,6 +388,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         fab__cu_alloc_put(p->alloc, &dead);
         free(p);
     }
+    FAB__CU_CHECK(fab__cu_check_unmap(addr, size, __func__));
     r = CUDA_SUCCESS;
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
@@ -743,6 +752,7 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void 
     if (p) {
         fab__cu_alloc_get_handle(p->alloc);
         *handle = p->alloc->id;
+        FAB__CU_CHECK(fab__cu_check_retain(p->alloc->id));
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; /* not a mapped address */

@@ -63,6 +63,7 @@
 
 #include "src/common/log.h"
 #include "src/common/proto.h"
+#include "src/fabric/observe.h"
 
 struct fab_client {
     pthread_mutex_t lock;
@@ -321,8 +322,19 @@ static void fab__connection_lost(fab_client_t *client)
     client->topology_stale = true; /* the next daemon may be another */
 }
 
+/* observe.h: the lifetime checker's ear for the same news. */
+static fab__client_unimported_fn fab__unimported_hook;
+
+void fab__client_set_unimported_hook(fab__client_unimported_fn fn)
+{
+    __atomic_store_n(&fab__unimported_hook, fn, __ATOMIC_RELEASE);
+}
+
 static void fab__warn_unimported(const fab__reply_t *reply)
 {
+    fab__client_unimported_fn hook = __atomic_load_n(&fab__unimported_hook, __ATOMIC_ACQUIRE);
+    if (hook)
+        hook(&reply->u.release.uuid, reply->u.release.unimported);
     char hex[33];
     fab__uuid_hex(&reply->u.release.uuid, hex);
     fab__log(FAB__LOG_WARN,
@@ -661,6 +673,15 @@ fail_lock:
 fail_client:
     free(client);
     return status;
+}
+
+void fab__client_flush(fab_client_t *client)
+{
+    if (client == NULL || !fab__owned(client))
+        return;
+    pthread_mutex_lock(&client->lock);
+    fab__drain(client);
+    pthread_mutex_unlock(&client->lock);
 }
 
 fab_status_t fab_client_close(fab_client_t *client)

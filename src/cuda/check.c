@@ -1,0 +1,874 @@
+/* The lifetime checker: FABMEM_CHECK=1 (or `fabmem run --check`) makes
+ * libcuda keep a record of every object whose lifetime the program manages,
+ * and report, in the manner of compute-sanitizer, the lifetime bugs of VMM,
+ * fabric and IPC code that no other tool sees (docs/cuda.md, "Lifetime
+ * checker", has each finding, its rule and its source).
+ *
+ * Records. One per object: a cuMemCreate or imported handle (its handle
+ * references counted: create, import and cuMemRetainAllocationHandle add
+ * one, cuMemRelease drops one), a cuMemMap mapping, a cuMemAddressReserve
+ * range, cuMemAlloc and host memory, a cuIpcOpenMemHandle mapping. Each
+ * keeps its size, device, handle types, the entry point that made it and
+ * the stack of that call (glibc backtrace, captured only here, only when
+ * checking). Lifecycle: made live by the module's success path (add) ─▶
+ * released by the call that ends it (release; the record stays, released,
+ * with that call's stack, so that a later use can say who released it) ─▶
+ * replaced when a new object takes its key (addresses are reused; handles
+ * are not), or dropped, oldest first, when more than FAB__CU_CHECK_DEAD_MAX
+ * released records are kept. At exit, every live record is a finding.
+ *
+ * Findings at once come from the hooks in the modules' refusal paths (a
+ * handle used after its last release, a second free, a reservation freed
+ * while mapped, a copy outside any mapping, an import of memory the daemon
+ * says is gone) and from the SIGSEGV/SIGBUS handler, installed only when
+ * checking, which reports a fault inside memory it has a record of and then
+ * lets the process die of the signal as an unhandled fault would; a fault
+ * anywhere else goes to the handler that was there before.
+ *
+ * Output: each finding as a block of lines on stderr starting
+ * "========= fabmem-check: ", and, when FABMEM_CHECK_FILE names a file, as
+ * one JSON line appended to it (one write with O_APPEND, so that the
+ * processes of a run may share the file; `fabmem run --check` reads it).
+ * At exit a summary line on stderr and a "process" JSON line.
+ *
+ * Threads: one mutex guards the records and the output; hooks run with
+ * fab__cu.lock held or not, and the mutex is always taken inside it. A
+ * forked child that did not exec keeps its parent's records but reports
+ * nothing at its exit: they are its parent's objects. */
+#include "src/cuda/state.h"
+#include "src/cuda/check.h"
+
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "fabmem/fabric.h"
+#include "src/fabric/observe.h"
+
+#define FAB__CU_CHECK_FRAMES 24
+#define FAB__CU_CHECK_BUCKETS 4096
+#define FAB__CU_CHECK_DEAD_MAX 4096
+#define FAB__CU_CHECK_LINE_MAX 65536
+#define FAB__CU_CHECK_PREFIX "========= fabmem-check: "
+#define FAB__CU_CHECK_INDENT "=========     "
+
+typedef struct fab__cu_check_rec {
+    fab__cu_check_kind_t kind;
+    uint64_t key;
+    size_t size;
+    int device;
+    unsigned handle_types;
+    uint64_t other; /* MAP: the allocation handle mapped */
+    unsigned refs;  /* handle kinds: handle references; others 1 while live */
+    unsigned exports;
+    bool has_uuid; /* FABRIC exported: the daemon names it by uuid */
+    fab_uuid_t uuid;
+    uint64_t seq;   /* creation order, for the exit report */
+    const char *made_by;
+    const char *released_by; /* NULL while live */
+    int nframes, rel_nframes;
+    void *frames[FAB__CU_CHECK_FRAMES];
+    void *rel_frames[FAB__CU_CHECK_FRAMES];
+    struct fab__cu_check_rec *next;                 /* in its bucket */
+    struct fab__cu_check_rec *dead_prev, *dead_next; /* in the released list */
+} fab__cu_check_rec_t;
+
+bool fab__cu_checking;
+
+static pthread_mutex_t fab__cu_check_mutex = PTHREAD_MUTEX_INITIALIZER;
+static fab__cu_check_rec_t *fab__cu_check_buckets[FAB__CU_CHECK_BUCKETS];
+static fab__cu_check_rec_t *fab__cu_check_dead_head, *fab__cu_check_dead_tail;
+static unsigned fab__cu_check_dead_count;
+static uint64_t fab__cu_check_seq;
+static unsigned fab__cu_check_findings;
+static int fab__cu_check_fd = -1; /* FABMEM_CHECK_FILE */
+static pid_t fab__cu_check_pid;
+static int fab__cu_check_probe[2] = {-1, -1}; /* a pipe: is an address readable? */
+static struct sigaction fab__cu_check_old_segv, fab__cu_check_old_bus;
+static char fab__cu_check_line[FAB__CU_CHECK_LINE_MAX];
+
+static const char *const fab__cu_check_kind_names[FAB__CU_CHECK_KINDS] = {
+    [FAB__CU_CHECK_ALLOC] = "allocation",
+    [FAB__CU_CHECK_IMPORT] = "imported handle",
+    [FAB__CU_CHECK_MAP] = "mapping",
+    [FAB__CU_CHECK_RESERVE] = "reservation",
+    [FAB__CU_CHECK_MEM] = "cuMemAlloc memory",
+    [FAB__CU_CHECK_HOST] = "host memory",
+    [FAB__CU_CHECK_IPC_OPEN] = "IPC mapping",
+    [FAB__CU_CHECK_POOL] = "pool allocation",
+};
+/* The JSON names of the leaks, one per kind. */
+static const char *const fab__cu_check_leak_ids[FAB__CU_CHECK_KINDS] = {
+    [FAB__CU_CHECK_ALLOC] = "leaked-allocation",
+    [FAB__CU_CHECK_IMPORT] = "leaked-import",
+    [FAB__CU_CHECK_MAP] = "leaked-mapping",
+    [FAB__CU_CHECK_RESERVE] = "leaked-reservation",
+    [FAB__CU_CHECK_MEM] = "leaked-memory",
+    [FAB__CU_CHECK_HOST] = "leaked-host-memory",
+    [FAB__CU_CHECK_IPC_OPEN] = "leaked-ipc-open",
+    [FAB__CU_CHECK_POOL] = "leaked-pool-allocation",
+};
+/* What the program should have called. */
+static const char *const fab__cu_check_release_calls[FAB__CU_CHECK_KINDS] = {
+    [FAB__CU_CHECK_ALLOC] = "cuMemRelease",
+    [FAB__CU_CHECK_IMPORT] = "cuMemRelease",
+    [FAB__CU_CHECK_MAP] = "cuMemUnmap",
+    [FAB__CU_CHECK_RESERVE] = "cuMemAddressFree",
+    [FAB__CU_CHECK_MEM] = "cuMemFree",
+    [FAB__CU_CHECK_HOST] = "cuMemFreeHost",
+    [FAB__CU_CHECK_IPC_OPEN] = "cuIpcCloseMemHandle",
+    [FAB__CU_CHECK_POOL] = "cuMemFreeAsync or cuMemFree",
+};
+
+static bool fab__cu_check_is_handle(fab__cu_check_kind_t kind)
+{
+    return kind == FAB__CU_CHECK_ALLOC || kind == FAB__CU_CHECK_IMPORT;
+}
+
+/* ---- the records ------------------------------------------------------------- */
+
+/* Handles share one key space (ALLOC and IMPORT): the bucket and the match
+ * go by the handle alone. */
+static unsigned fab__cu_check_bucket(fab__cu_check_kind_t kind, uint64_t key)
+{
+    uint64_t k = key * 0x9e3779b97f4a7c15ull;
+    if (!fab__cu_check_is_handle(kind))
+        k ^= (uint64_t)kind * 0xff51afd7ed558ccdull;
+    return (unsigned)(k >> 40) % FAB__CU_CHECK_BUCKETS;
+}
+
+static bool fab__cu_check_match(const fab__cu_check_rec_t *r, fab__cu_check_kind_t kind,
+                                uint64_t key)
+{
+    if (r->key != key)
+        return false;
+    if (fab__cu_check_is_handle(kind))
+        return fab__cu_check_is_handle(r->kind);
+    return r->kind == kind;
+}
+
+static fab__cu_check_rec_t **fab__cu_check_slot(fab__cu_check_kind_t kind, uint64_t key)
+{
+    fab__cu_check_rec_t **p = &fab__cu_check_buckets[fab__cu_check_bucket(kind, key)];
+    while (*p && !fab__cu_check_match(*p, kind, key))
+        p = &(*p)->next;
+    return p;
+}
+
+static void fab__cu_check_dead_unlink(fab__cu_check_rec_t *r)
+{
+    if (r->dead_prev)
+        r->dead_prev->dead_next = r->dead_next;
+    else
+        fab__cu_check_dead_head = r->dead_next;
+    if (r->dead_next)
+        r->dead_next->dead_prev = r->dead_prev;
+    else
+        fab__cu_check_dead_tail = r->dead_prev;
+    r->dead_prev = r->dead_next = NULL;
+    fab__cu_check_dead_count--;
+}
+
+static void fab__cu_check_unlink(fab__cu_check_rec_t *r)
+{
+    fab__cu_check_rec_t **p = fab__cu_check_slot(r->kind, r->key);
+    if (*p == r)
+        *p = r->next;
+    if (r->released_by)
+        fab__cu_check_dead_unlink(r);
+}
+
+/* The stack of the hook's caller: frames[0] is the entry point. Never
+ * inlined, so that the two frames it skips are itself and the hook. */
+__attribute__((noinline)) static int fab__cu_check_capture(void **frames)
+{
+    void *all[FAB__CU_CHECK_FRAMES + 2];
+    int n = backtrace(all, FAB__CU_CHECK_FRAMES + 2);
+    int skip = n > 2 ? 2 : 0; /* this function and the hook */
+    memcpy(frames, all + skip, (size_t)(n - skip) * sizeof(void *));
+    return n - skip;
+}
+
+static void fab__cu_check_mark_released(fab__cu_check_rec_t *r, const char *call)
+{
+    if (!r->released_by) {
+        r->dead_prev = fab__cu_check_dead_tail;
+        if (fab__cu_check_dead_tail)
+            fab__cu_check_dead_tail->dead_next = r;
+        else
+            fab__cu_check_dead_head = r;
+        fab__cu_check_dead_tail = r;
+        fab__cu_check_dead_count++;
+    }
+    r->released_by = call;
+    r->rel_nframes = fab__cu_check_capture(r->rel_frames);
+}
+
+/* Drop the oldest released records beyond the cap; not while walking the
+ * buckets, which this may change. */
+static void fab__cu_check_evict(void)
+{
+    while (fab__cu_check_dead_count > FAB__CU_CHECK_DEAD_MAX) {
+        fab__cu_check_rec_t *old = fab__cu_check_dead_head;
+        fab__cu_check_unlink(old);
+        free(old);
+    }
+}
+
+/* ---- output ------------------------------------------------------------------ */
+
+typedef struct fab__cu_check_buf {
+    char *p;
+    size_t len, cap;
+    bool full;
+} fab__cu_check_buf_t;
+
+static void fab__cu_check_put(fab__cu_check_buf_t *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void fab__cu_check_put(fab__cu_check_buf_t *b, const char *fmt, ...)
+{
+    if (b->full)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= b->cap - b->len) {
+        b->full = true;
+        return;
+    }
+    b->len += (size_t)n;
+}
+
+static void fab__cu_check_put_json_string(fab__cu_check_buf_t *b, const char *s)
+{
+    fab__cu_check_put(b, "\"");
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fab__cu_check_put(b, "\\%c", c);
+        else if (c < 0x20)
+            fab__cu_check_put(b, "\\u%04x", c);
+        else
+            fab__cu_check_put(b, "%c", c);
+    }
+    fab__cu_check_put(b, "\"");
+}
+
+static void fab__cu_check_handle_types(unsigned types, char *out, size_t cap)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {{CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, "POSIX_FILE_DESCRIPTOR"},
+                 {CU_MEM_HANDLE_TYPE_WIN32, "WIN32"},
+                 {CU_MEM_HANDLE_TYPE_WIN32_KMT, "WIN32_KMT"},
+                 {CU_MEM_HANDLE_TYPE_FABRIC, "FABRIC"}};
+    out[0] = '\0';
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (types & names[i].bit)
+            used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s",
+                                     used ? "|" : "", names[i].name);
+    if (!out[0])
+        snprintf(out, cap, "NONE");
+}
+
+/* A finding: what, where it was found (call and stack; at exit none), and
+ * the object it concerns (NULL for none). */
+typedef struct fab__cu_check_finding {
+    const char *id;
+    char message[512];
+    const char *call;
+    bool has_address;
+    uintptr_t address;
+    long long offset; /* in the object; -1 for none */
+    const char *access;
+    void **frames;
+    int nframes;
+    const fab__cu_check_rec_t *rec;
+} fab__cu_check_finding_t;
+
+static void fab__cu_check_put_stack(fab__cu_check_buf_t *text, fab__cu_check_buf_t *json,
+                                    const char *title, void *const *frames, int n)
+{
+    char **names = n > 0 ? backtrace_symbols(frames, n) : NULL;
+    fab__cu_check_put(text, FAB__CU_CHECK_INDENT "%s\n", title);
+    fab__cu_check_put(json, "[");
+    for (int i = 0; i < n; i++) {
+        char raw[32];
+        snprintf(raw, sizeof(raw), "%p", frames[i]);
+        const char *name = names ? names[i] : raw;
+        fab__cu_check_put(text, FAB__CU_CHECK_INDENT "  #%d %s\n", i, name);
+        if (json->cap - json->len > 1024) {
+            fab__cu_check_put(json, "%s", i ? "," : "");
+            fab__cu_check_put_json_string(json, name);
+        }
+    }
+    fab__cu_check_put(json, "]");
+    free(names);
+}
+
+/* Write a finding: the text block to stderr, the JSON line to the file.
+ * The mutex is held. */
+static void fab__cu_check_emit(const fab__cu_check_finding_t *f)
+{
+    fab__cu_check_findings++;
+    static char text_mem[FAB__CU_CHECK_LINE_MAX];
+    fab__cu_check_buf_t text = {text_mem, 0, sizeof(text_mem), false};
+    fab__cu_check_buf_t json = {fab__cu_check_line, 0, FAB__CU_CHECK_LINE_MAX - 2, false};
+    fab__cu_check_put(&text, FAB__CU_CHECK_PREFIX "%s\n", f->message);
+    fab__cu_check_put(&json, "{\"pid\":%ld,\"program\":", (long)getpid());
+    fab__cu_check_put_json_string(&json, program_invocation_name);
+    fab__cu_check_put(&json, ",\"finding\":\"%s\",\"message\":", f->id);
+    fab__cu_check_put_json_string(&json, f->message);
+    if (f->call) {
+        fab__cu_check_put(&json, ",\"call\":\"%s\"", f->call);
+    }
+    if (f->has_address) {
+        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "address 0x%" PRIxPTR, f->address);
+        fab__cu_check_put(&json, ",\"address\":\"0x%" PRIxPTR "\"", f->address);
+        if (f->offset >= 0) {
+            fab__cu_check_put(&text, ", offset %lld in the %s", f->offset,
+                              f->rec ? fab__cu_check_kind_names[f->rec->kind] : "object");
+            fab__cu_check_put(&json, ",\"offset\":%lld", f->offset);
+        }
+        fab__cu_check_put(&text, "\n");
+    }
+    if (f->access) {
+        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "access of the mapping: %s\n", f->access);
+        fab__cu_check_put(&json, ",\"access\":\"%s\"", f->access);
+    }
+    if (f->nframes > 0) {
+        fab__cu_check_put(&json, ",\"stack\":");
+        fab__cu_check_put_stack(&text, &json, "found at:", f->frames, f->nframes);
+    }
+    const fab__cu_check_rec_t *r = f->rec;
+    if (r) {
+        char types[96];
+        fab__cu_check_handle_types(r->handle_types, types, sizeof(types));
+        const char *what = fab__cu_check_kind_names[r->kind];
+        bool handle = fab__cu_check_is_handle(r->kind);
+        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "%s %s0x%" PRIx64 ": %zu bytes", what,
+                          r->kind == FAB__CU_CHECK_ALLOC ? "handle " : handle ? "" : "at ",
+                          r->key, r->size);
+        if (r->device >= 0)
+            fab__cu_check_put(&text, ", device %d", r->device);
+        fab__cu_check_put(&json, ",\"object\":{\"kind\":\"%s\",\"%s\":\"0x%" PRIx64
+                                 "\",\"size\":%zu,\"device\":%d",
+                          what, handle ? "handle" : "address", r->key, r->size, r->device);
+        if (handle || r->kind == FAB__CU_CHECK_MAP || r->kind == FAB__CU_CHECK_POOL) {
+            fab__cu_check_put(&text, ", handle types %s", types);
+            fab__cu_check_put(&json, ",\"handle_types\":\"%s\"", types);
+        }
+        if (r->kind == FAB__CU_CHECK_MAP) {
+            fab__cu_check_put(&text, ", of allocation handle 0x%" PRIx64, r->other);
+            fab__cu_check_put(&json, ",\"allocation\":\"0x%" PRIx64 "\"", r->other);
+        }
+        if (r->exports) {
+            fab__cu_check_put(&text, ", exported %u time%s as a FABRIC handle", r->exports,
+                              r->exports == 1 ? "" : "s");
+            fab__cu_check_put(&json, ",\"fabric_exports\":%u", r->exports);
+        }
+        fab__cu_check_put(&text, "\n");
+        char title[128];
+        snprintf(title, sizeof(title), "made by %s at:", r->made_by);
+        fab__cu_check_put(&json, ",\"made_by\":\"%s\",\"stack\":", r->made_by);
+        fab__cu_check_put_stack(&text, &json, title, r->frames, r->nframes);
+        if (r->released_by) {
+            snprintf(title, sizeof(title), "released by %s at:", r->released_by);
+            fab__cu_check_put(&json, ",\"released_by\":\"%s\",\"release_stack\":", r->released_by);
+            fab__cu_check_put_stack(&text, &json, title, r->rel_frames, r->rel_nframes);
+        }
+        fab__cu_check_put(&json, "}");
+    }
+    fab__cu_check_put(&json, "}");
+    if (json.full) /* a line too long for the buffer: the finding without its stacks */
+        snprintf(fab__cu_check_line, FAB__CU_CHECK_LINE_MAX - 2,
+                 "{\"pid\":%ld,\"finding\":\"%s\",\"truncated\":true}", (long)getpid(), f->id);
+    size_t len = strlen(fab__cu_check_line);
+    fab__cu_check_line[len++] = '\n';
+    (void)!write(STDERR_FILENO, text.p, text.len);
+    if (fab__cu_check_fd >= 0)
+        (void)!write(fab__cu_check_fd, fab__cu_check_line, len);
+}
+
+static void fab__cu_check_summary(void)
+{
+    char text[160];
+    int n = snprintf(text, sizeof(text), FAB__CU_CHECK_PREFIX "pid %ld: %u finding%s\n",
+                     (long)getpid(), fab__cu_check_findings,
+                     fab__cu_check_findings == 1 ? "" : "s");
+    if (fab__cu_check_findings == 0)
+        n = snprintf(text, sizeof(text), FAB__CU_CHECK_PREFIX "pid %ld: no findings\n",
+                     (long)getpid());
+    (void)!write(STDERR_FILENO, text, (size_t)n);
+    if (fab__cu_check_fd >= 0) {
+        fab__cu_check_buf_t json = {fab__cu_check_line, 0, FAB__CU_CHECK_LINE_MAX - 2, false};
+        fab__cu_check_put(&json, "{\"pid\":%ld,\"program\":", (long)getpid());
+        fab__cu_check_put_json_string(&json, program_invocation_name);
+        fab__cu_check_put(&json, ",\"process\":true,\"findings\":%u}\n", fab__cu_check_findings);
+        (void)!write(fab__cu_check_fd, json.p, json.len);
+    }
+}
+
+/* ---- hooks --------------------------------------------------------------------- */
+
+void fab__cu_check_add(fab__cu_check_kind_t kind, uint64_t key, size_t size, int device,
+                       unsigned handle_types, uint64_t other, const char *call)
+{
+    /* A driver-internal handle (a pool's arena) is the pool's business. */
+    if (fab__cu_check_is_handle(kind) && fab__cu_fault_is_muted())
+        return;
+    fab__cu_check_rec_t *r = calloc(1, sizeof(*r));
+    if (!r)
+        return;
+    r->kind = kind;
+    r->key = key;
+    r->size = size;
+    r->device = device;
+    r->handle_types = handle_types;
+    r->other = other;
+    r->refs = 1;
+    r->made_by = call;
+    r->nframes = fab__cu_check_capture(r->frames);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    r->seq = ++fab__cu_check_seq;
+    fab__cu_check_rec_t **p = fab__cu_check_slot(kind, key);
+    if (*p) { /* an address taken again: the old record goes */
+        fab__cu_check_rec_t *old = *p;
+        fab__cu_check_unlink(old);
+        free(old);
+        p = fab__cu_check_slot(kind, key);
+    }
+    r->next = *p;
+    *p = r;
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_retain(uint64_t handle)
+{
+    if (fab__cu_fault_is_muted())
+        return;
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(FAB__CU_CHECK_ALLOC, handle);
+    if (r) {
+        if (r->released_by) { /* a released handle known again (still mapped) */
+            fab__cu_check_dead_unlink(r);
+            r->released_by = NULL;
+            r->refs = 0;
+        }
+        r->refs++;
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_release(fab__cu_check_kind_t kind, uint64_t key, const char *call)
+{
+    if (fab__cu_check_is_handle(kind) && fab__cu_fault_is_muted())
+        return;
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(kind, key);
+    if (r && !r->released_by && --r->refs == 0)
+        fab__cu_check_mark_released(r, call);
+    fab__cu_check_evict();
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_unmap(uintptr_t addr, size_t size, const char *call)
+{
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS; b++)
+        for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r; r = r->next)
+            if (r->kind == FAB__CU_CHECK_MAP && !r->released_by && r->key >= addr &&
+                r->key - addr < size)
+                fab__cu_check_mark_released(r, call);
+    fab__cu_check_evict();
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_export(uint64_t handle, const void *fabric_handle)
+{
+    fab_handle_t h;
+    memcpy(h.bytes, fabric_handle, FAB_HANDLE_BYTES);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(FAB__CU_CHECK_ALLOC, handle);
+    if (r) {
+        r->exports++;
+        r->has_uuid = true;
+        r->uuid = fab_handle_uuid(&h);
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+static void fab__cu_check_uuid_hex(const fab_uuid_t *uuid, char hex[33])
+{
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", uuid->bytes[i]);
+}
+
+/* The daemon's word on a RELEASE (observe.h): the allocation went with
+ * exported handles that no process imported. Called with the client's lock
+ * held; takes only the checker's mutex. */
+static void fab__cu_check_on_unimported(const fab_uuid_t *uuid, uint32_t unimported)
+{
+    char hex[33];
+    fab__cu_check_uuid_hex(uuid, hex);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    const fab__cu_check_rec_t *rec = NULL;
+    for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS && !rec; b++)
+        for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r && !rec; r = r->next)
+            if (r->has_uuid && memcmp(r->uuid.bytes, uuid->bytes, sizeof(uuid->bytes)) == 0)
+                rec = r;
+    /* Only the program's own allocations: a multicast object's or a pool's
+     * control memory is exported by the driver itself, for members that
+     * may never come, which is no bug of the program's. */
+    if (!rec) {
+        pthread_mutex_unlock(&fab__cu_check_mutex);
+        return;
+    }
+    fab__cu_check_finding_t f = {.id = "export-never-imported", .offset = -1, .rec = rec};
+    snprintf(f.message, sizeof(f.message),
+             "allocation %s released with %u exported FABRIC handle%s that no process "
+             "imported (an import of %s now fails with CUDA_ERROR_INVALID_HANDLE)",
+             hex, unimported, unimported == 1 ? "" : "s", unimported == 1 ? "it" : "them");
+    fab__cu_check_emit(&f);
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+/* ---- findings at once ----------------------------------------------------------- */
+
+void fab__cu_check_stale_handle(uint64_t handle, const char *call)
+{
+    if (fab__cu_fault_is_muted())
+        return;
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(FAB__CU_CHECK_ALLOC, handle);
+    if (r && r->released_by) {
+        void *frames[FAB__CU_CHECK_FRAMES];
+        fab__cu_check_finding_t f = {.id = "use-after-release", .call = call, .offset = -1,
+                                     .frames = frames, .rec = r};
+        f.nframes = fab__cu_check_capture(frames);
+        snprintf(f.message, sizeof(f.message),
+                 "%s of handle 0x%" PRIx64 " after its last release (undefined behaviour "
+                 "for NVIDIA's driver; fabmem answers CUDA_ERROR_INVALID_VALUE)", call, handle);
+        fab__cu_check_emit(&f);
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_stale_free(fab__cu_check_kind_t kind, uintptr_t addr, const char *call)
+{
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(kind, addr);
+    if (r && r->released_by) {
+        void *frames[FAB__CU_CHECK_FRAMES];
+        fab__cu_check_finding_t f = {.id = "double-free", .call = call, .offset = -1,
+                                     .frames = frames, .rec = r, .has_address = true,
+                                     .address = addr};
+        f.nframes = fab__cu_check_capture(frames);
+        snprintf(f.message, sizeof(f.message),
+                 "%s of 0x%" PRIxPTR ", freed already (the driver answers "
+                 "CUDA_ERROR_INVALID_VALUE)", call, addr);
+        fab__cu_check_emit(&f);
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_free_mapped(uintptr_t base, size_t size, const char *call)
+{
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(FAB__CU_CHECK_RESERVE, base);
+    if (r && !r->released_by && r->size == size) {
+        void *frames[FAB__CU_CHECK_FRAMES];
+        fab__cu_check_finding_t f = {.id = "free-while-mapped", .call = call, .offset = -1,
+                                     .frames = frames, .rec = r, .has_address = true,
+                                     .address = base};
+        f.nframes = fab__cu_check_capture(frames);
+        snprintf(f.message, sizeof(f.message),
+                 "%s of the reservation at 0x%" PRIxPTR " while mappings remain in it "
+                 "(teardown order: cuMemUnmap, then cuMemAddressFree; the driver answers "
+                 "CUDA_ERROR_INVALID_VALUE)", call, base);
+        fab__cu_check_emit(&f);
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+/* The record whose memory holds addr: a live one of the address kinds
+ * first, else the released one most recently released. */
+static fab__cu_check_rec_t *fab__cu_check_holding(uintptr_t addr, bool live)
+{
+    fab__cu_check_rec_t *best = NULL;
+    for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS; b++)
+        for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r; r = r->next) {
+            if (fab__cu_check_is_handle(r->kind) || (r->released_by != NULL) == live)
+                continue;
+            if (addr < r->key || addr - r->key >= r->size)
+                continue;
+            /* a mapping tells more than the reservation that holds it */
+            if (!best || (best->kind == FAB__CU_CHECK_RESERVE && r->kind != FAB__CU_CHECK_RESERVE) ||
+                (!live && r->seq > best->seq))
+                best = r;
+        }
+    return best;
+}
+
+void fab__cu_check_bad_range(uintptr_t addr, size_t len, bool write, CUresult r, const char *call)
+{
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    void *frames[FAB__CU_CHECK_FRAMES];
+    fab__cu_check_finding_t f = {.id = "bad-range", .call = call, .offset = -1,
+                                 .frames = frames, .has_address = true, .address = addr};
+    f.nframes = fab__cu_check_capture(frames);
+    const fab__cu_check_rec_t *live = fab__cu_check_holding(addr, true);
+    const fab__cu_check_rec_t *dead = fab__cu_check_holding(addr, false);
+    const char *why;
+    if (live && live->kind != FAB__CU_CHECK_RESERVE) {
+        f.rec = live;
+        f.offset = (long long)(addr - live->key);
+        why = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "without the access it needs to a"
+                                              : "running past the end of a";
+    } else if (dead) {
+        f.rec = dead;
+        f.id = "use-after-release";
+        f.offset = (long long)(addr - dead->key);
+        why = "after the release of a";
+    } else if (live) {
+        f.rec = live;
+        f.offset = (long long)(addr - live->key);
+        why = "in an unmapped part of a";
+    } else {
+        /* Memory the checker keeps no record of (a pool's, a module's
+         * globals, the program's own): only the driver's answer is known. */
+        why = r == CUDA_ERROR_ILLEGAL_ADDRESS ? "without the access it needs to that"
+                                              : "not wholly inside";
+    }
+    snprintf(f.message, sizeof(f.message),
+             "%s %s %zu bytes at 0x%" PRIxPTR " %s %s (the driver answers %s)", call,
+             write ? "writes" : "reads", len, addr, why,
+             f.rec ? fab__cu_check_kind_names[f.rec->kind]
+                   : r == CUDA_ERROR_ILLEGAL_ADDRESS ? "memory" : "memory it may touch",
+             r == CUDA_ERROR_ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS"
+                                             : "CUDA_ERROR_INVALID_VALUE");
+    fab__cu_check_emit(&f);
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+void fab__cu_check_import_refused(const void *fabric_handle, const char *call)
+{
+    fab_client_t *client;
+    if (fab__cu_client(&client) != CUDA_SUCCESS)
+        return;
+    fab_handle_t h;
+    memcpy(h.bytes, fabric_handle, FAB_HANDLE_BYTES);
+    bool live = true;
+    /* Authentic (the daemon minted it) and not live: memory now gone. */
+    if (fab_client_verify(client, &h, &live) != FAB_SUCCESS || live)
+        return;
+    fab_uuid_t uuid = fab_handle_uuid(&h);
+    char hex[33];
+    fab__cu_check_uuid_hex(&uuid, hex);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    void *frames[FAB__CU_CHECK_FRAMES];
+    fab__cu_check_finding_t f = {.id = "import-released", .call = call, .offset = -1,
+                                 .frames = frames};
+    f.nframes = fab__cu_check_capture(frames);
+    snprintf(f.message, sizeof(f.message),
+             "%s of a FABRIC handle whose memory (allocation %s, %zu bytes) is already "
+             "released by every process that held it (the driver answers "
+             "CUDA_ERROR_INVALID_HANDLE)", call, hex, (size_t)fab_handle_size(&h));
+    fab__cu_check_emit(&f);
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+/* ---- faults ----------------------------------------------------------------------- */
+
+/* Whether one byte at addr can be read, without touching it: write(2) from
+ * an unreadable address fails with EFAULT rather than faulting. */
+static bool fab__cu_check_readable(uintptr_t addr)
+{
+    if (fab__cu_check_probe[1] < 0)
+        return false;
+    bool ok = write(fab__cu_check_probe[1], (const void *)addr, 1) == 1;
+    if (ok) {
+        char c;
+        (void)!read(fab__cu_check_probe[0], &c, 1);
+    }
+    return ok;
+}
+
+/* Report a fault at addr if it lies in memory with a record; true then. */
+static bool fab__cu_check_fault(int sig, uintptr_t addr)
+{
+    /* The mutex is taken with trylock: the faulting thread cannot hold it
+     * (no check code touches user memory), another thread soon lets go. */
+    int tries = 0;
+    while (pthread_mutex_trylock(&fab__cu_check_mutex) != 0) {
+        if (++tries > 100000)
+            return false;
+        sched_yield();
+    }
+    fab__cu_check_rec_t *live = fab__cu_check_holding(addr, true);
+    fab__cu_check_rec_t *dead = fab__cu_check_holding(addr, false);
+    void *frames[FAB__CU_CHECK_FRAMES];
+    fab__cu_check_finding_t f = {.id = "fault", .offset = -1, .frames = frames,
+                                 .has_address = true, .address = addr};
+    f.nframes = fab__cu_check_capture(frames);
+    const char *sig_name = sig == SIGBUS ? "SIGBUS" : "SIGSEGV";
+    if (live && live->kind != FAB__CU_CHECK_RESERVE) {
+        f.rec = live;
+        f.offset = (long long)(addr - live->key);
+        if (fab__cu_check_readable(addr)) {
+            f.id = "write-read-only";
+            f.access = "read-only";
+            snprintf(f.message, sizeof(f.message),
+                     "write to a read-only %s at 0x%" PRIxPTR " (%s; a GPU would raise "
+                     "CUDA_ERROR_ILLEGAL_ADDRESS)", fab__cu_check_kind_names[live->kind], addr,
+                     sig_name);
+        } else {
+            f.id = "no-access";
+            f.access = "none";
+            snprintf(f.message, sizeof(f.message),
+                     "access to a %s at 0x%" PRIxPTR " that grants none (cuMemSetAccess never "
+                     "granted it; %s; a GPU would raise CUDA_ERROR_ILLEGAL_ADDRESS)",
+                     fab__cu_check_kind_names[live->kind], addr, sig_name);
+        }
+    } else if (dead) {
+        f.rec = dead;
+        f.id = "use-after-release";
+        f.offset = (long long)(addr - dead->key);
+        snprintf(f.message, sizeof(f.message),
+                 "access to 0x%" PRIxPTR " after the release of its %s (%s; a GPU would raise "
+                 "CUDA_ERROR_ILLEGAL_ADDRESS)", addr, fab__cu_check_kind_names[dead->kind],
+                 sig_name);
+    } else if (live) {
+        f.rec = live;
+        f.id = "unmapped";
+        f.offset = (long long)(addr - live->key);
+        snprintf(f.message, sizeof(f.message),
+                 "access to 0x%" PRIxPTR ", reserved but not mapped (%s; a GPU would raise "
+                 "CUDA_ERROR_ILLEGAL_ADDRESS)", addr, sig_name);
+    } else {
+        pthread_mutex_unlock(&fab__cu_check_mutex);
+        return false;
+    }
+    fab__cu_check_emit(&f);
+    fab__cu_check_summary();
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+    return true;
+}
+
+static void fab__cu_check_on_fault(int sig, siginfo_t *info, void *uc)
+{
+    int saved = errno;
+    if (fab__cu_check_fault(sig, (uintptr_t)info->si_addr)) {
+        /* Die of it: with the default action back, the faulting instruction
+         * runs again and the kernel ends the process (and dumps core). */
+        signal(sig, SIG_DFL);
+        errno = saved;
+        return;
+    }
+    const struct sigaction *old = sig == SIGBUS ? &fab__cu_check_old_bus : &fab__cu_check_old_segv;
+    errno = saved;
+    if (old->sa_flags & SA_SIGINFO) {
+        old->sa_sigaction(sig, info, uc);
+    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+        old->sa_handler(sig);
+    } else {
+        signal(sig, SIG_DFL); /* a fault cannot be ignored: it would run again forever */
+    }
+}
+
+/* ---- start and end ------------------------------------------------------------------ */
+
+static void fab__cu_check_at_exit(void)
+{
+    if (getpid() != fab__cu_check_pid)
+        return; /* a forked child: these are its parent's objects */
+    /* The replies of releases not read yet may carry the daemon's word on
+     * exports never imported (fab__cu_check_on_unimported). */
+    if (__atomic_load_n(&fab__cu.initialized, __ATOMIC_ACQUIRE) && fab__cu.client)
+        fab__client_flush(fab__cu.client);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    size_t n = 0;
+    for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS; b++)
+        for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r; r = r->next)
+            n += !r->released_by;
+    fab__cu_check_rec_t **live = n ? malloc(n * sizeof(*live)) : NULL;
+    size_t k = 0;
+    for (unsigned b = 0; live && b < FAB__CU_CHECK_BUCKETS; b++)
+        for (fab__cu_check_rec_t *r = fab__cu_check_buckets[b]; r; r = r->next)
+            if (!r->released_by)
+                live[k++] = r;
+    /* In the order they were made: insertion sort, the list is short. */
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && live[j - 1]->seq > live[j]->seq; j--) {
+            fab__cu_check_rec_t *t = live[j];
+            live[j] = live[j - 1];
+            live[j - 1] = t;
+        }
+    for (size_t i = 0; i < k; i++) {
+        const fab__cu_check_rec_t *r = live[i];
+        fab__cu_check_finding_t f = {.id = fab__cu_check_leak_ids[r->kind], .offset = -1,
+                                     .rec = r};
+        snprintf(f.message, sizeof(f.message), "%s %s0x%" PRIx64 " (%zu bytes) never %s: no %s",
+                 fab__cu_check_kind_names[r->kind],
+                 r->kind == FAB__CU_CHECK_ALLOC ? "handle " : r->kind == FAB__CU_CHECK_IMPORT ? "" : "at ",
+                 r->key, r->size,
+                 r->kind == FAB__CU_CHECK_MAP ? "unmapped"
+                 : r->kind == FAB__CU_CHECK_RESERVE ? "freed"
+                 : r->kind == FAB__CU_CHECK_IPC_OPEN ? "closed"
+                 : fab__cu_check_is_handle(r->kind) ? "released" : "freed",
+                 fab__cu_check_release_calls[r->kind]);
+        fab__cu_check_emit(&f);
+    }
+    free(live);
+    fab__cu_check_summary();
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
+static bool fab__cu_check_env_on(const char *v)
+{
+    return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "no") != 0 &&
+           strcasecmp(v, "off") != 0 && strcasecmp(v, "false") != 0;
+}
+
+/* At load, before any entry point can run: read FABMEM_CHECK once. */
+__attribute__((constructor)) static void fab__cu_check_load(void)
+{
+    if (!fab__cu_check_env_on(getenv("FABMEM_CHECK")))
+        return;
+    fab__cu_check_pid = getpid();
+    const char *file = getenv("FABMEM_CHECK_FILE");
+    if (file && *file) {
+        fab__cu_check_fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        if (fab__cu_check_fd < 0)
+            fprintf(stderr, FAB__CU_CHECK_PREFIX "FABMEM_CHECK_FILE %s: %s\n", file,
+                    strerror(errno));
+    }
+    if (pipe2(fab__cu_check_probe, O_CLOEXEC | O_NONBLOCK) != 0)
+        fab__cu_check_probe[0] = fab__cu_check_probe[1] = -1;
+    /* backtrace loads its unwinder on first use: not in the signal handler. */
+    void *warm[2];
+    (void)backtrace(warm, 2);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = fab__cu_check_on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &fab__cu_check_old_segv);
+    sigaction(SIGBUS, &sa, &fab__cu_check_old_bus);
+    fab__client_set_unimported_hook(fab__cu_check_on_unimported);
+    atexit(fab__cu_check_at_exit);
+    __atomic_store_n(&fab__cu_checking, true, __ATOMIC_RELEASE);
+}
