@@ -21,6 +21,7 @@
 #include "src/daemon/registry.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -628,6 +629,22 @@ static fab_status_t fab__request_export(fab__registry_t *daemon, fab__conn_t *co
     return FAB_SUCCESS;
 }
 
+/* Whether two handles are the same 64 bytes, in constant time: a word at a
+ * time, every word looked at, no early exit (libsodium's sodium_memcmp goes
+ * a byte at a time through volatile memory, five times the instructions of
+ * the rest of an import). */
+static bool fab__handle_same(const fab_handle_t *a, const fab_handle_t *b)
+{
+    uint64_t diff = 0;
+    for (size_t i = 0; i < FAB_HANDLE_BYTES; i += 8) {
+        uint64_t x, y;
+        memcpy(&x, a->bytes + i, sizeof(x));
+        memcpy(&y, b->bytes + i, sizeof(y));
+        diff |= x ^ y;
+    }
+    return diff == 0;
+}
+
 /* The allocation a handle names if the handle is authentic (bytes, origin,
  * tag); NULL with FAB_SUCCESS when it names none (freed, or not adopted
  * yet). *status_out says why a handle is not authentic. */
@@ -646,8 +663,7 @@ static fab__alloc_t *fab__handle_lookup(fab__registry_t *daemon, const fab_handl
      * that checks, since those bytes include the tag. Anything else (another
      * allocation under the same key word, a pending one, a freed one, a
      * forgery) is judged by the tag. */
-    if (alloc != NULL && fab__alloc_live(alloc) &&
-        sodium_memcmp(alloc->handle.bytes, handle->bytes, FAB_HANDLE_BYTES) == 0) {
+    if (alloc != NULL && fab__alloc_live(alloc) && fab__handle_same(&alloc->handle, handle)) {
         *status_out = FAB_SUCCESS;
         return alloc;
     }
@@ -1168,10 +1184,30 @@ static fab_status_t fab__request_ipc_withdraw(fab__registry_t *daemon, fab__conn
     return FAB_SUCCESS;
 }
 
+/* The bytes of a reply that every type but TOPOLOGY uses. A new reply type
+ * adds its member to this list (or clears what it leaves unset). */
+static size_t fab__reply_small_size(void)
+{
+    const fab__reply_t *r = NULL;
+    size_t most = sizeof(r->u.hello);
+    size_t sizes[] = {sizeof(r->u.alloc), sizeof(r->u.exported), sizeof(r->u.import),
+                      sizeof(r->u.release), sizeof(r->u.stats), sizeof(r->u.verify),
+                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open)};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        most = sizes[i] > most ? sizes[i] : most;
+    return offsetof(fab__reply_t, u) + most;
+}
+
 void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned)
 {
-    memset(reply, 0, sizeof(*reply));
+    /* A TOPOLOGY reply carries a whole node record; the others fit in the
+     * first bytes of the union, and clearing only those keeps a 1.5 KB
+     * memset off every import. */
+    if (request->type == FAB__MSG_TOPOLOGY)
+        memset(reply, 0, sizeof(*reply));
+    else
+        memset(reply, 0, fab__reply_small_size());
     reply->type = request->type;
     reply->seq = request->seq;
     *fd_out = -1;
