@@ -46,7 +46,9 @@
 #include "src/common/topology.h"
 
 #define FAB__AUTOSTART_IDLE_S 5
-#define FAB__READS_PER_WAKEUP 1
+/* Messages read from one client per wakeup, so that one that pipelines
+ * cannot starve the others. */
+#define FAB__READS_PER_WAKEUP 16
 /* Asked of the kernel, which doubles it: room for about sixteen replies, more
  * than a client that reads them ever leaves unread (eight deferred RELEASE
  * replies and the one it waits for). */
@@ -293,9 +295,11 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
 
 static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
 {
-    /* One request per wakeup: clients wait for their reply, so a second read
-     * would almost always find nothing (epoll is level-triggered and reports
-     * what is left), and the others get their turn. */
+    /* Every queued message per wakeup (up to FAB__READS_PER_WAKEUP; epoll is
+     * level-triggered and reports what is left). A request flagged WAITS
+     * says its sender sends nothing more before the reply, so the read that
+     * would only find the socket empty is skipped; a sender that lies about
+     * it delays only its own next message until the next epoll_wait. */
     for (int turn = 0; turn < FAB__READS_PER_WAKEUP; turn++) {
         uint8_t buf[FAB__PROTO_MAX];
         int fd = -1;
@@ -344,6 +348,8 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
                 fab__client_close(loop, client);
             return;
         }
+        if (request.flags & FAB__REQUEST_WAITS)
+            return;
     }
 }
 

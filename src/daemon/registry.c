@@ -504,7 +504,8 @@ static fab_status_t fab__request_hello(fab__registry_t *daemon, fab__conn_t *con
 {
     if (conn->node >= 0)
         return FAB_ERROR_ILLEGAL_STATE;
-    if (request->u.hello.version != FAB__PROTO_VERSION)
+    if (request->u.hello.version < FAB__PROTO_VERSION_MIN ||
+        request->u.hello.version > FAB__PROTO_VERSION)
         return FAB_ERROR_NOT_SUPPORTED;
     int node = 0;
     if (request->u.hello.name_len != 0) {
@@ -767,10 +768,11 @@ static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *co
     return FAB_SUCCESS;
 }
 
-static fab_status_t fab__request_release(fab__registry_t *daemon, fab__conn_t *conn,
-                                         const fab__request_t *request, fab__reply_t *reply)
+/* Drop reference id of conn, as RELEASE does. */
+static fab_status_t fab__release_id(fab__registry_t *daemon, fab__conn_t *conn, uint64_t id,
+                                    fab__reply_t *reply)
 {
-    fab__ref_t *ref = fab__ref_get(conn, request->u.region.region);
+    fab__ref_t *ref = fab__ref_get(conn, id);
     if (ref == NULL)
         return FAB_ERROR_INVALID_HANDLE;
     fab__alloc_t *alloc = ref->alloc;
@@ -786,6 +788,12 @@ static fab_status_t fab__request_release(fab__registry_t *daemon, fab__conn_t *c
     }
     fab__ref_drop(daemon, ref);
     return FAB_SUCCESS;
+}
+
+static fab_status_t fab__request_release(fab__registry_t *daemon, fab__conn_t *conn,
+                                         const fab__request_t *request, fab__reply_t *reply)
+{
+    return fab__release_id(daemon, conn, request->u.region.region, reply);
 }
 
 /* The creator is back with its memory: each importer parked on alloc keeps
@@ -1184,6 +1192,21 @@ static fab_status_t fab__request_ipc_withdraw(fab__registry_t *daemon, fab__conn
     return FAB_SUCCESS;
 }
 
+/* The released ids a request carries: each dropped as a RELEASE would
+ * drop it, before the request itself is answered, with no reply. One the
+ * connection does not hold is logged and changes nothing. */
+static void fab__releases_apply(fab__registry_t *daemon, fab__conn_t *conn,
+                                const fab__request_t *request)
+{
+    for (unsigned i = 0; i < request->nreleases; i++) {
+        fab__reply_t ignored;
+        if (fab__release_id(daemon, conn, request->releases[i], &ignored) != FAB_SUCCESS)
+            fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+                             "pid %ld released region %llu, which it does not hold",
+                             (long)conn->pid, (unsigned long long)request->releases[i]);
+    }
+}
+
 /* The bytes of a reply that every type but TOPOLOGY uses. A new reply type
  * adds its member to this list (or clears what it leaves unset). */
 static size_t fab__reply_small_size(void)
@@ -1219,6 +1242,7 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         reply->status = FAB_ERROR_ILLEGAL_STATE; /* out of order: hello first */
         return;
     }
+    fab__releases_apply(daemon, conn, request);
     if (request->type == FAB__MSG_ADOPT) {
         reply->status = (uint32_t)fab__request_adopt(daemon, conn, request, &fd_in, reply);
         if (fd_in >= 0)

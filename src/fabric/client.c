@@ -72,6 +72,11 @@ struct fab_client {
     int node;
     size_t live_regions;
     unsigned deferred; /* replies not read yet: RELEASEs, and calls that timed out */
+    /* Imported regions released since the last request: their ids ride on
+     * the next one (protocol 5), which costs no message and no reply. */
+    uint8_t nreleases;
+    uint64_t releases[FAB__PROTO_RELEASES_MAX];
+    int rcvtimeo_ms; /* SO_RCVTIMEO on sock now; 0: none */
     fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
     fab_topology_t *topology;  /* the daemon's, as a connection learned it; NULL: not yet */
     bool topology_stale;       /* learned on an earlier connection: ask again */
@@ -82,13 +87,21 @@ struct fab_client {
     char path[PATH_MAX];
 };
 
-/* RELEASE does not wait for its reply: the reply (which may carry the
- * never-imported warning) is read with the next request's, so a release
- * costs one message instead of a round trip. At most this many stay
- * unread, so that neither side's socket buffer can fill. */
+/* An imported region's release costs nothing on the wire of its own: its
+ * id rides on the next request (or goes out with a RELEASE once
+ * FAB__PROTO_RELEASES_MAX wait), and gets no reply. If no request follows,
+ * closing the connection (or the process exiting) drops the daemon's
+ * reference all the same. A region this process allocated is released with
+ * a RELEASE message, whose reply may carry the never-imported warning.
+ *
+ * RELEASE does not wait for its reply: the reply is read with the next
+ * request's, so a release costs one message instead of a round trip. At
+ * most this many stay unread, so that neither side's socket buffer can
+ * fill. */
 #define FAB__DEFERRED_MAX 8
 
 #define FAB__TIMEOUT_DEFAULT_MS 10000
+#define FAB__RCVTIMEO_SLACK_MS 50
 
 struct fab_region {
     fab_client_t *client;
@@ -317,6 +330,8 @@ static void fab__connection_lost(fab_client_t *client)
     close(client->sock);
     client->sock = -1;
     client->deferred = 0;
+    client->nreleases = 0; /* the daemon that held them dropped them */
+    client->rcvtimeo_ms = 0;
     client->topology_stale = true; /* the next daemon may be another */
 }
 
@@ -344,6 +359,16 @@ static int64_t fab__deadline(const fab_client_t *client)
     return client->timeout_ms > 0 ? fab__now_ms() + client->timeout_ms : -1;
 }
 
+/* Encode request with the released ids that wait (they leave the queue
+ * once the message is sent). */
+static size_t fab__request_encode_releasing(fab_client_t *client, fab__request_t *request,
+                                            uint8_t *buf)
+{
+    request->nreleases = client->nreleases;
+    memcpy(request->releases, client->releases, client->nreleases * sizeof(client->releases[0]));
+    return fab__request_encode(request, buf);
+}
+
 /* Send RELEASE for a reference without waiting for its reply; the caller
  * holds the lock. */
 static void fab__release_send(fab_client_t *client, uint64_t id)
@@ -351,11 +376,13 @@ static void fab__release_send(fab_client_t *client, uint64_t id)
     fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
     request.u.region.region = id;
     uint8_t buf[FAB__PROTO_MAX];
-    size_t len = fab__request_encode(&request, buf);
-    if (fab__proto_send(client->sock, buf, len, -1) == 0)
+    size_t len = fab__request_encode_releasing(client, &request, buf);
+    if (fab__proto_send(client->sock, buf, len, -1) == 0) {
+        client->nreleases = 0;
         client->deferred++;
-    else
+    } else {
         fab__connection_lost(client);
+    }
 }
 
 /* A reply read out of turn: a RELEASE's, or that of a call that timed out.
@@ -379,13 +406,27 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
                            int *fd_out)
 {
     uint8_t buf[FAB__PROTO_MAX];
-    int ready = fab__proto_wait(client->sock, deadline);
-    if (ready == 0)
-        return 0;
+    /* A blocking receive bounded by SO_RCVTIMEO, set again only when what
+     * is left of the deadline is well under it: a reply costs one system
+     * call, not a poll and a receive. It may overshoot the deadline by
+     * FAB__RCVTIMEO_SLACK_MS at most. */
+    if (deadline >= 0) {
+        int64_t left = deadline - fab__now_ms();
+        if (left <= 0)
+            return 0;
+        if (left < client->rcvtimeo_ms - FAB__RCVTIMEO_SLACK_MS || client->rcvtimeo_ms == 0 ||
+            left > client->rcvtimeo_ms + FAB__RCVTIMEO_SLACK_MS) {
+            struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
+            if (setsockopt(client->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+                client->rcvtimeo_ms = (int)left;
+        }
+    }
     int fd = -1;
-    ssize_t n = ready < 0 ? -1 : fab__proto_recv(client->sock, buf, &fd, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    ssize_t n = fab__proto_recv(client->sock, buf, &fd, 0);
+    if (n < 0 && errno == EINTR)
         return fab__reply_read(client, deadline, reply_out, fd_out);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return fab__reply_read(client, deadline, reply_out, fd_out); /* 0 once past it */
     if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS) {
         if (fd >= 0)
             close(fd);
@@ -428,11 +469,13 @@ static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request,
     if (client->sock < 0)
         return FAB_ERROR_SYSTEM_NOT_READY;
     request->seq = ++client->seq;
-    size_t len = fab__request_encode(request, buf);
+    request->flags = FAB__REQUEST_WAITS; /* nothing more goes out before its reply */
+    size_t len = fab__request_encode_releasing(client, request, buf);
     if (fab__proto_send(client->sock, buf, len, fd_in) != 0) {
         fab__connection_lost(client);
         return FAB_ERROR_SYSTEM_NOT_READY;
     }
+    client->nreleases = 0;
     int64_t deadline = fab__deadline(client);
     /* The daemon answers in order: replies read out of turn come first. */
     for (;;) {
@@ -603,10 +646,34 @@ static int fab__timeout_from_env(void)
     return (int)v;
 }
 
+/* This process's id without a system call per check: read once, and again
+ * in the child of every fork() (pthread_atfork). A child made some other way
+ * (a raw clone, or vfork without exec) would pass for its parent: the check
+ * is a guard against the common mistake, not a wall. */
+static pid_t fab__pid;
+static pthread_once_t fab__pid_once = PTHREAD_ONCE_INIT;
+
+static void fab__pid_after_fork(void)
+{
+    fab__pid = getpid();
+}
+
+static void fab__pid_init(void)
+{
+    fab__pid = getpid();
+    (void)pthread_atfork(NULL, NULL, fab__pid_after_fork);
+}
+
+static pid_t fab__self(void)
+{
+    pthread_once(&fab__pid_once, fab__pid_init);
+    return fab__pid;
+}
+
 /* Whether the calling process may use client: the one that connected it. */
 static bool fab__owned(const fab_client_t *client)
 {
-    if (client->pid == getpid())
+    if (client->pid == fab__self())
         return true;
     fab__log(FAB__LOG_ERROR, "a fabmem client was used in a child after fork(): "
              "connect a new one in the child");
@@ -642,7 +709,7 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
     fab_status_t status = FAB_ERROR_OUT_OF_MEMORY;
     if (pthread_mutex_init(&client->lock, NULL) != 0)
         goto fail_client;
-    client->pid = getpid();
+    client->pid = fab__self();
     client->timeout_ms = fab__timeout_from_env();
     client->autostart = autostart;
     snprintf(client->node_name, sizeof(client->node_name), "%s", node);
@@ -996,8 +1063,12 @@ static void fab__region_free(fab_region_t *region)
     /* A broken connection is not mended here: the daemon that broke it
      * holds nothing of ours, and a new one learns of live regions only (so
      * no stale id is ever sent to it). */
-    if (client->sock >= 0 && region->id != 0)
-        fab__release_send(client, region->id);
+    if (client->sock >= 0 && region->id != 0) {
+        if (region->creator || client->nreleases == FAB__PROTO_RELEASES_MAX)
+            fab__release_send(client, region->id);
+        else
+            client->releases[client->nreleases++] = region->id;
+    }
     close(region->fd);
     client->live_regions--;
     free(region->maps);
