@@ -17,8 +17,8 @@
  * Then imports per second with 64 importer processes next to one, like with
  * like: the same pinning (daemon and importers on one core, then all on two),
  * the same number of imports per round, the two alternating round by round;
- * and the same for fab_client_import_many (N handles in one request) next to
- * N single imports, where the library has it.
+ * and fab_client_import_many (16 handles sent together, answered in one
+ * daemon wakeup) next to 16 fab_client_import calls.
  *
  * Last, the daemon's resident memory per live allocation at 100,000 and
  * 1,000,000 allocations (the fd limit is raised for that; run as root or with
@@ -265,9 +265,40 @@ static double bench_bare(int iterations, int client_cpu, int server_cpu)
 
 /* ---- the fabric ---- */
 
+/* 0: import_loop does import+map+unmap+release one at a time. N > 0: it
+ * imports N at a time, with fab_client_import_many (batch_many) or N
+ * fab_client_import calls, then releases the N (no mapping). */
+#define BATCH 16
+static int batch_n, batch_many;
+
+static int batch_loop(fab_client_t *client, const fab_handle_t *handle, int iterations)
+{
+    fab_handle_t handles[BATCH];
+    fab_region_t *regions[BATCH];
+    for (int i = 0; i < batch_n; i++)
+        handles[i] = *handle;
+    for (int i = 0; i < iterations; i += batch_n) {
+        if (batch_many) {
+            if (fab_client_import_many(client, handles, (size_t)batch_n, 0, regions, NULL) !=
+                FAB_SUCCESS)
+                return -1;
+        } else {
+            for (int k = 0; k < batch_n; k++) {
+                if (fab_client_import(client, handle, 0, &regions[k]) != FAB_SUCCESS)
+                    return -1;
+            }
+        }
+        for (int k = 0; k < batch_n; k++)
+            fab_region_release(regions[k]);
+    }
+    return 0;
+}
+
 /* Import+map+unmap+release `iterations` times in this process. */
 static int import_loop(fab_client_t *client, const fab_handle_t *handle, int iterations)
 {
+    if (batch_n > 0)
+        return batch_loop(client, handle, iterations);
     for (int i = 0; i < iterations; i++) {
         fab_region_t *region;
         void *p;
@@ -532,6 +563,38 @@ int main(int argc, char **argv)
         printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", layouts[k].name, "1", one[0], one[ROUNDS / 2],
                one[ROUNDS - 1]);
         printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", "", "64", many[0], many[ROUNDS / 2],
+               many[ROUNDS - 1]);
+        printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
+               ratio[ROUNDS - 1]);
+    }
+
+    /* fab_client_import_many of 16 handles next to 16 fab_client_import
+     * calls, one importer, import and release only, alternating. */
+    printf("  imports/s, one importer, %d handles at a time, import + release (%d a round)\n",
+           BATCH, per / BATCH * BATCH);
+    for (int k = 0; k < 2; k++) {
+        int cpu = layouts[k].cpu;
+        if (cpu < 0 && ncpu < 2)
+            continue;
+        pin(daemon, k == 0 ? 0 : 1);
+        int client_cpu = 0;
+        double single[ROUNDS], many[ROUNDS], ratio[ROUNDS];
+        int total = per / BATCH * BATCH;
+        batch_n = BATCH;
+        for (int r = 0; r < ROUNDS; r++) {
+            batch_many = 0;
+            single[r] = total / bench_importers(&handle, 1, total, client_cpu);
+            batch_many = 1;
+            many[r] = total / bench_importers(&handle, 1, total, client_cpu);
+            ratio[r] = many[r] / single[r];
+        }
+        batch_n = 0;
+        qsort(single, ROUNDS, sizeof(double), cmp_double);
+        qsort(many, ROUNDS, sizeof(double), cmp_double);
+        qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", k == 0 ? "same core" : "two cores", "single",
+               single[0], single[ROUNDS / 2], single[ROUNDS - 1]);
+        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", "", "many", many[0], many[ROUNDS / 2],
                many[ROUNDS - 1]);
         printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
                ratio[ROUNDS - 1]);

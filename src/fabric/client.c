@@ -45,6 +45,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -462,20 +463,40 @@ static void fab__drain(fab_client_t *client)
  * carried; one that could not be received (this process is out of fds) makes
  * the call OUT_OF_MEMORY, and what the daemon handed out with it is given
  * back. */
-static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request, int fd_in,
-                                  fab__reply_t *reply_out, int *fd_out)
+static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t *request,
+                                     fab__reply_t *reply_out, int *fd_out);
+
+/* Send a request (with the released ids that wait); flags FAB__REQUEST_WAITS
+ * when nothing more goes out before its reply. 0, or -1: the connection
+ * broke (dropped). */
+static int fab__request_send(fab_client_t *client, fab__request_t *request, int fd_in,
+                             uint8_t flags)
 {
     uint8_t buf[FAB__PROTO_MAX];
-    if (client->sock < 0)
-        return FAB_ERROR_SYSTEM_NOT_READY;
     request->seq = ++client->seq;
-    request->flags = FAB__REQUEST_WAITS; /* nothing more goes out before its reply */
+    request->flags = flags;
     size_t len = fab__request_encode_releasing(client, request, buf);
     if (fab__proto_send(client->sock, buf, len, fd_in) != 0) {
         fab__connection_lost(client);
-        return FAB_ERROR_SYSTEM_NOT_READY;
+        return -1;
     }
     client->nreleases = 0;
+    return 0;
+}
+
+static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request, int fd_in,
+                                  fab__reply_t *reply_out, int *fd_out)
+{
+    if (client->sock < 0 || fab__request_send(client, request, fd_in, FAB__REQUEST_WAITS) != 0)
+        return FAB_ERROR_SYSTEM_NOT_READY;
+    return fab__reply_await(client, request, reply_out, fd_out);
+}
+
+/* Wait for the reply to request, sent last or among the last (replies come
+ * in order; those read out of turn are handled on the way). */
+static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t *request,
+                                     fab__reply_t *reply_out, int *fd_out)
+{
     int64_t deadline = fab__deadline(client);
     /* The daemon answers in order: replies read out of turn come first. */
     for (;;) {
@@ -787,6 +808,10 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_memo
  * no fd, or there is no memory for the region, the daemon's reference is
  * dropped again so that nothing leaks on either side. Called with the lock
  * held; *region_out is written only on success. */
+static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__request_t *request,
+                                           const fab__reply_t *reply, int fd, bool creator,
+                                           fab_region_t **region_out);
+
 static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *request,
                                          bool creator, fab_region_t **region_out)
 {
@@ -795,9 +820,18 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
     fab_status_t status = fab__call(client, request, NULL, &reply, &fd);
     if (status != FAB_SUCCESS)
         return status;
+    return fab__region_from_reply(client, request, &reply, fd, creator, region_out);
+}
+
+/* The region a successful ALLOC or IMPORT reply (and its fd) hands out; see
+ * fab__call_for_region. */
+static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__request_t *request,
+                                           const fab__reply_t *reply, int fd, bool creator,
+                                           fab_region_t **region_out)
+{
     /* The creator may do anything with its memory; an importer what it was
      * granted. */
-    const fab__reply_memory_t *memory = creator ? &reply.u.alloc.memory : &reply.u.import;
+    const fab__reply_memory_t *memory = creator ? &reply->u.alloc.memory : &reply->u.import;
     fab_access_t access = creator || memory->access == FAB_ACCESS_READ_WRITE
                               ? FAB_ACCESS_READ_WRITE
                               : FAB_ACCESS_READ_ONLY;
@@ -811,9 +845,9 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
     }
     region->creator = creator;
     if (creator) {
-        region->handle = reply.u.alloc.handle;
+        region->handle = reply->u.alloc.handle;
         region->handle_type = request->u.alloc.handle_type;
-        memcpy(region->token, reply.u.alloc.token, sizeof(region->token));
+        memcpy(region->token, reply->u.alloc.token, sizeof(region->token));
     } else {
         region->handle = request->u.import.handle;
     }
@@ -856,6 +890,72 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
     fab_status_t status = fab__call_for_region(client, &request, false, region_out);
     pthread_mutex_unlock(&client->lock);
     return status;
+}
+
+/* IMPORTs in flight at once in fab_client_import_many: with the RELEASE
+ * replies that may wait unread (FAB__DEFERRED_MAX), about what the daemon's
+ * small send buffer holds for one connection. */
+#define FAB__IMPORT_BATCH 8
+
+fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *handles,
+                                    size_t count, int device_ordinal, fab_region_t **regions_out,
+                                    fab_status_t *statuses_out)
+{
+    if (client == NULL || (count != 0 && (handles == NULL || regions_out == NULL)))
+        return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    fab_status_t first = FAB_SUCCESS;
+    pthread_mutex_lock(&client->lock);
+    for (size_t done = 0; done < count;) {
+        size_t k = count - done < FAB__IMPORT_BATCH ? count - done : FAB__IMPORT_BATCH;
+        fab__request_t requests[FAB__IMPORT_BATCH];
+        size_t sent = 0;
+        /* All k go out before the first reply is read; only the last says
+         * WAITS, so the daemon answers them all in one wakeup. */
+        if (client->sock >= 0 || fab__reconnect(client) == FAB_SUCCESS) {
+            for (; sent < k; sent++) {
+                fab__request_t *request = &requests[sent];
+                memset(request, 0, offsetof(fab__request_t, releases));
+                request->type = FAB__MSG_IMPORT;
+                request->u.import.device = device_ordinal;
+                request->u.import.handle = handles[done + sent];
+                if (fab__request_send(client, request, -1,
+                                      sent + 1 == k ? FAB__REQUEST_WAITS : 0) != 0)
+                    break;
+            }
+        }
+        for (size_t j = 0; j < k; j++) {
+            fab_status_t status = FAB_ERROR_SYSTEM_NOT_READY;
+            regions_out[done + j] = NULL;
+            if (j < sent && client->sock >= 0) {
+                fab__reply_t reply;
+                int fd = -1;
+                status = fab__reply_await(client, &requests[j], &reply, &fd);
+                if (status == FAB_SUCCESS) {
+                    status = fab__region_from_reply(client, &requests[j], &reply, fd, false,
+                                                    &regions_out[done + j]);
+                } else if (status == FAB_ERROR_SYSTEM_NOT_READY && client->sock >= 0) {
+                    /* Timed out: the replies still to come are read and
+                     * undone later, as that one's is. */
+                    for (size_t m = j + 1; m < sent && client->sock >= 0; m++) {
+                        if (client->deferred >= FAB__DEFERRED_MAX)
+                            fab__connection_lost(client);
+                        else
+                            client->deferred++;
+                    }
+                    sent = j + 1;
+                }
+            }
+            if (statuses_out != NULL)
+                statuses_out[done + j] = status;
+            if (status != FAB_SUCCESS && first == FAB_SUCCESS)
+                first = status;
+        }
+        done += k;
+    }
+    pthread_mutex_unlock(&client->lock);
+    return first;
 }
 
 fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_out)

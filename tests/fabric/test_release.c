@@ -157,6 +157,64 @@ static void a_version_4_client_is_still_served(void **state)
     }
 }
 
+/* fab_client_import_many: every good handle imported in its place, every
+ * bad one refused in its own, with fab_client_import's errors. */
+static void import_many_imports_each_handle_and_refuses_each_bad_one(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *creator, *importer;
+    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
+    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_region_t *made[3];
+    fab_handle_t handles[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fab_client_allocate(creator, &props, &made[i]), FAB_SUCCESS);
+        assert_int_equal(fab_region_export(made[i], &handles[i]), FAB_SUCCESS);
+    }
+    enum { N = 19 };
+    fab_handle_t batch[N];
+    for (int i = 0; i < N; i++) {
+        batch[i] = handles[i % 3];
+        if (i % 5 == 4)
+            batch[i].bytes[FAB_HANDLE_TAG_OFFSET] ^= 1; /* forged */
+    }
+    fab_region_t *regions[N];
+    fab_status_t statuses[N];
+    assert_int_equal(fab_client_import_many(importer, batch, N, 0, regions, statuses),
+                     FAB_ERROR_INVALID_HANDLE);
+    int good = 0;
+    for (int i = 0; i < N; i++) {
+        if (i % 5 == 4) {
+            assert_int_equal(statuses[i], FAB_ERROR_INVALID_HANDLE);
+            assert_null(regions[i]);
+            continue;
+        }
+        assert_int_equal(statuses[i], FAB_SUCCESS);
+        assert_non_null(regions[i]);
+        fab_uuid_t want = fab_handle_uuid(&handles[i % 3]), have = fab_region_uuid(regions[i]);
+        assert_true(fab_uuid_equal(&want, &have));
+        good++;
+    }
+    fab_daemon_stats_t stats;
+    assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 3 + good);
+    for (int i = 0; i < N; i++) {
+        if (regions[i] != NULL)
+            assert_int_equal(fab_region_release(regions[i]), FAB_SUCCESS);
+    }
+    assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 3);
+    assert_int_equal(fab_client_import_many(importer, NULL, 1, 0, regions, NULL),
+                     FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_client_import_many(importer, NULL, 0, 0, NULL, NULL), FAB_SUCCESS);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fab_region_release(made[i]), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(carried_releases_are_dropped_before_the_answer_without_a_reply,
                               fab_test_teardown),
@@ -167,6 +225,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(imported_regions_released_are_dropped_by_the_next_call,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_version_4_client_is_still_served, fab_test_teardown),
+    cmocka_unit_test_teardown(import_many_imports_each_handle_and_refuses_each_bad_one,
+                              fab_test_teardown),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("fabric", tests)
