@@ -570,6 +570,7 @@ static fab_status_t fab__open(fab_client_t *client)
     for (int attempt = 0;; attempt++) {
         fab_status_t status;
         client->sock = fab__connect(client, &status);
+        client->rcvtimeo_ms = 0; /* a new socket has none set */
         if (client->sock < 0)
             return status;
         status = fab__hello(client);
