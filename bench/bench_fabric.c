@@ -8,14 +8,26 @@
  *
  * The two alternate, round by round, with client and server (the bare server
  * process, or fabmemd) pinned to the same core and then to two cores; each
- * setting prints min / median / max of the per-round ratio.
+ * setting prints min / median / max of the per-round times and of the
+ * per-round ratio. Then, for each setting, the system calls and context
+ * switches per import, client and server together (system calls need perf's
+ * raw_syscalls:sys_enter tracepoint: root, or perf_event_paranoid -1; context
+ * switches come from getrusage and /proc).
  *
- * Then imports per second with 1, 8 and 64 concurrent importer processes, and
- * the daemon's resident memory per live allocation at 100,000 and 1,000,000
- * allocations (the fd limit is raised for that; run as root or with a hard
- * limit above a million). Usage: bench_fabric [--quick] [--no-rss]
+ * Then imports per second with 64 importer processes next to one, like with
+ * like: the same pinning (daemon and importers on one core, then all on two),
+ * the same number of imports per round, the two alternating round by round;
+ * and fab_client_import_many (16 handles sent together, answered in one
+ * daemon wakeup) next to 16 fab_client_import calls.
+ *
+ * Last, the daemon's resident memory per live allocation at 100,000 and
+ * 1,000,000 allocations (the fd limit is raised for that; run as root or with
+ * a hard limit above a million). Usage: bench_fabric [--quick] [--no-rss]
+ * [--imports N] (N imports from one importer and nothing else: for
+ * bench/daemon_instructions.sh, which runs the daemon under callgrind).
  * The daemon is $FABMEM_DAEMON, else the one built next to this program. */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -25,6 +37,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -62,6 +75,78 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* ---- counting system calls and context switches ---- */
+
+/* The id of the raw_syscalls:sys_enter tracepoint; -1 where tracefs is not
+ * mounted or not readable. */
+static int syscall_tracepoint(void)
+{
+    static const char *paths[] = {"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+                                  "/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        FILE *f = fopen(paths[i], "r");
+        int id;
+        if (f == NULL)
+            continue;
+        int ok = fscanf(f, "%d", &id) == 1;
+        fclose(f);
+        if (ok)
+            return id;
+    }
+    return -1;
+}
+
+/* A counter of pid's system calls (0: this process, and with inherit its
+ * children forked from now on, added in as each exits); -1 if perf refuses. */
+static int syscall_counter(pid_t pid, int inherit)
+{
+    int id = syscall_tracepoint();
+    if (id < 0)
+        return -1;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.config = (unsigned)id;
+    attr.inherit = inherit ? 1 : 0;
+    return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static double counter_value(int fd)
+{
+    uint64_t v;
+    return fd >= 0 && read(fd, &v, sizeof(v)) == sizeof(v) ? (double)v : -1;
+}
+
+/* Voluntary and involuntary context switches of this process and of its
+ * children that were waited for, so far. */
+static double own_switches(void)
+{
+    struct rusage self, children;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    return (double)(self.ru_nvcsw + self.ru_nivcsw + children.ru_nvcsw + children.ru_nivcsw);
+}
+
+/* The same of another process, from /proc. */
+static double proc_switches(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "r");
+    double total = 0;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long long v;
+        if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1 ||
+            sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+            total += (double)v;
+    }
+    fclose(f);
+    return total;
 }
 
 static pid_t daemon_start(const char *exe, const char *config)
@@ -180,12 +265,40 @@ static double bench_bare(int iterations, int client_cpu, int server_cpu)
 
 /* ---- the fabric ---- */
 
-/* Import+map+unmap+release `iterations` times in this process. */
-static int import_loop(const fab_handle_t *handle, int iterations)
+/* 0: import_loop does import+map+unmap+release one at a time. N > 0: it
+ * imports N at a time, with fab_client_import_many (batch_many) or N
+ * fab_client_import calls, then releases the N (no mapping). */
+#define BATCH 16
+static int batch_n, batch_many;
+
+static int batch_loop(fab_client_t *client, const fab_handle_t *handle, int iterations)
 {
-    fab_client_t *client;
-    if (fab_client_connect(NULL, &client) != FAB_SUCCESS)
-        return -1;
+    fab_handle_t handles[BATCH];
+    fab_region_t *regions[BATCH];
+    for (int i = 0; i < batch_n; i++)
+        handles[i] = *handle;
+    for (int i = 0; i < iterations; i += batch_n) {
+        if (batch_many) {
+            if (fab_client_import_many(client, handles, (size_t)batch_n, 0, regions, NULL) !=
+                FAB_SUCCESS)
+                return -1;
+        } else {
+            for (int k = 0; k < batch_n; k++) {
+                if (fab_client_import(client, handle, 0, &regions[k]) != FAB_SUCCESS)
+                    return -1;
+            }
+        }
+        for (int k = 0; k < batch_n; k++)
+            fab_region_release(regions[k]);
+    }
+    return 0;
+}
+
+/* Import+map+unmap+release `iterations` times in this process. */
+static int import_loop(fab_client_t *client, const fab_handle_t *handle, int iterations)
+{
+    if (batch_n > 0)
+        return batch_loop(client, handle, iterations);
     for (int i = 0; i < iterations; i++) {
         fab_region_t *region;
         void *p;
@@ -196,30 +309,42 @@ static int import_loop(const fab_handle_t *handle, int iterations)
         fab_region_unmap(region, p);
         fab_region_release(region);
     }
-    fab_client_close(client);
     return 0;
 }
 
 /* Wall seconds for `procs` importer processes doing `each` rounds at once;
- * they start together on a pipe. Each runs on cpu (< 0: anywhere). */
+ * each connects first, then they start together on a pipe, so that the time
+ * is the imports' alone. Each runs on cpu (< 0: anywhere). */
 static double bench_importers(const fab_handle_t *handle, int procs, int each, int cpu)
 {
-    int go[2];
-    if (pipe(go) != 0)
+    int go[2], ready[2];
+    if (pipe(go) != 0 || pipe(ready) != 0)
         return -1;
     pid_t *pids = calloc((size_t)procs, sizeof(*pids));
     for (int i = 0; i < procs; i++) {
         pids[i] = fork();
         if (pids[i] == 0) {
             close(go[1]);
+            close(ready[0]);
             pin(0, cpu);
-            char byte;
-            if (read(go[0], &byte, 1) != 0)
+            fab_client_t *client;
+            char byte = 'r';
+            if (fab_client_connect(NULL, &client) != FAB_SUCCESS ||
+                write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 0)
                 _exit(2);
-            _exit(import_loop(handle, each) == 0 ? 0 : 1);
+            int rc = import_loop(client, handle, each);
+            fab_client_close(client);
+            _exit(rc == 0 ? 0 : 1);
         }
     }
     close(go[0]);
+    close(ready[1]);
+    for (int i = 0; i < procs; i++) {
+        char byte;
+        if (read(ready[0], &byte, 1) != 1)
+            break;
+    }
+    close(ready[0]);
     double t0 = now_s();
     close(go[1]); /* EOF: go */
     int ok = 1;
@@ -262,14 +387,16 @@ static void rss_per_allocation(fab_client_t *client, long count)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, rss = 1;
+    int quick = 0, rss = 1, only = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
         else if (strcmp(argv[i], "--no-rss") == 0)
             rss = 0;
+        else if (strcmp(argv[i], "--imports") == 0 && i + 1 < argc)
+            only = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--quick] [--no-rss]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--no-rss] [--imports N]\n", argv[0]);
             return 2;
         }
     }
@@ -326,6 +453,14 @@ int main(int argc, char **argv)
         fab_region_export(region, &handle) != FAB_SUCCESS)
         return 1;
 
+    if (only >= 0) {
+        /* N imports from one importer and nothing else: for counting the
+         * daemon's instructions (FABMEM_DAEMON running it under callgrind). */
+        double t = bench_importers(&handle, 1, only, -1);
+        printf("bench_fabric: %d imports in %.3f s\n", only, t);
+        rss = 0;
+        goto done;
+    }
     int n = quick ? 20000 : 200000;
     enum { ROUNDS = 9 };
     int per = n / ROUNDS;
@@ -339,6 +474,8 @@ int main(int argc, char **argv)
         {"same core", 0, 0},
         {"two cores", 0, 1},
     };
+    double per_import[2][6]; /* bare syscalls, switches; fabric client, daemon syscalls, switches; ok */
+    memset(per_import, 0, sizeof(per_import));
     for (int k = 0; k < 2; k++) {
         int client_cpu = placements[k].client, server_cpu = placements[k].server;
         if (server_cpu >= ncpu)
@@ -361,19 +498,113 @@ int main(int argc, char **argv)
                fabric[ROUNDS / 2] / 1000, fabric[ROUNDS - 1] / 1000);
         printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
                ratio[ROUNDS - 1]);
+
+        /* Counted apart from the timed rounds, over the same loops. The
+         * counters follow this process and its children (the bare server,
+         * the importer) and, for the fabric, the daemon. */
+        int m = per;
+        double *c = per_import[k];
+        int mine = syscall_counter(0, 1);
+        double s0 = counter_value(mine), w0 = own_switches();
+        bench_bare(m, client_cpu, server_cpu);
+        double s1 = counter_value(mine), w1 = own_switches();
+        int theirs = syscall_counter(daemon, 0);
+        double d1 = counter_value(theirs), dw1 = proc_switches(daemon);
+        bench_importers(&handle, 1, m, client_cpu);
+        double s2 = counter_value(mine), w2 = own_switches();
+        double d2 = counter_value(theirs), dw2 = proc_switches(daemon);
+        c[0] = mine >= 0 ? (s1 - s0) / m : -1;
+        c[1] = (w1 - w0) / m;
+        c[2] = mine >= 0 ? (s2 - s1) / m : -1;
+        c[3] = theirs >= 0 ? (d2 - d1) / m : -1;
+        c[4] = (w2 - w1 + dw2 - dw1) / m;
+        c[5] = 1;
+        if (mine >= 0)
+            close(mine);
+        if (theirs >= 0)
+            close(theirs);
+    }
+    printf("  per import, client and server together (system calls: perf raw_syscalls:sys_enter)\n");
+    for (int k = 0; k < 2; k++) {
+        double *c = per_import[k];
+        if (!c[5])
+            continue;
+        if (c[0] < 0 || c[3] < 0)
+            printf("  %-16s bare: %4.1f switches; fabric: %4.1f switches (system calls: no perf)\n",
+                   placements[k].name, c[1], c[4]);
+        else
+            printf("  %-16s bare: %4.1f syscalls %4.1f switches; fabric: %4.1f syscalls "
+                   "(client %.1f, daemon %.1f) %4.1f switches\n",
+                   placements[k].name, c[0], c[1], c[2] + c[3], c[2], c[3], c[4]);
+    }
+
+    /* 64 importers next to one, like with like: the same pinning, the same
+     * imports per round, alternating. */
+    static const struct { const char *name; int cpu; } layouts[] = {
+        {"one core", 0},
+        {"two cores", -1},
+    };
+    printf("  imports/s, 64 importers next to 1 (%d imports a round, alternating)\n", per);
+    for (int k = 0; k < 2; k++) {
+        int cpu = layouts[k].cpu;
+        if (cpu < 0 && ncpu < 2)
+            continue;
+        pin(daemon, cpu);
+        double one[ROUNDS], many[ROUNDS], ratio[ROUNDS];
+        int each = per / 64;
+        for (int r = 0; r < ROUNDS; r++) {
+            one[r] = 64.0 * each / bench_importers(&handle, 1, 64 * each, cpu);
+            many[r] = 64.0 * each / bench_importers(&handle, 64, each, cpu);
+            ratio[r] = many[r] / one[r];
+        }
+        qsort(one, ROUNDS, sizeof(double), cmp_double);
+        qsort(many, ROUNDS, sizeof(double), cmp_double);
+        qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", layouts[k].name, "1", one[0], one[ROUNDS / 2],
+               one[ROUNDS - 1]);
+        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", "", "64", many[0], many[ROUNDS / 2],
+               many[ROUNDS - 1]);
+        printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
+               ratio[ROUNDS - 1]);
+    }
+
+    /* fab_client_import_many of 16 handles next to 16 fab_client_import
+     * calls, one importer, import and release only, alternating. */
+    printf("  imports/s, one importer, %d handles at a time, import + release (%d a round)\n",
+           BATCH, per / BATCH * BATCH);
+    for (int k = 0; k < 2; k++) {
+        int cpu = layouts[k].cpu;
+        if (cpu < 0 && ncpu < 2)
+            continue;
+        pin(daemon, k == 0 ? 0 : 1);
+        int client_cpu = 0;
+        double single[ROUNDS], many[ROUNDS], ratio[ROUNDS];
+        int total = per / BATCH * BATCH;
+        batch_n = BATCH;
+        for (int r = 0; r < ROUNDS; r++) {
+            batch_many = 0;
+            single[r] = total / bench_importers(&handle, 1, total, client_cpu);
+            batch_many = 1;
+            many[r] = total / bench_importers(&handle, 1, total, client_cpu);
+            ratio[r] = many[r] / single[r];
+        }
+        batch_n = 0;
+        qsort(single, ROUNDS, sizeof(double), cmp_double);
+        qsort(many, ROUNDS, sizeof(double), cmp_double);
+        qsort(ratio, ROUNDS, sizeof(double), cmp_double);
+        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", k == 0 ? "same core" : "two cores", "single",
+               single[0], single[ROUNDS / 2], single[ROUNDS - 1]);
+        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", "", "many", many[0], many[ROUNDS / 2],
+               many[ROUNDS - 1]);
+        printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
+               ratio[ROUNDS - 1]);
     }
     pin(daemon, -1);
-    static const int concurrency[] = {1, 8, 64};
-    for (int i = 0; i < 3; i++) {
-        int procs = concurrency[i];
-        int each = n / procs;
-        double t = bench_importers(&handle, procs, each, -1);
-        printf("  %2d concurrent importers: %9.0f imports/s\n", procs, procs * each / t);
-    }
     if (rss) {
         rss_per_allocation(client, small);
         rss_per_allocation(client, large);
     }
+done:
     fab_region_release(region);
     fab_client_close(client);
     daemon_stop(daemon);

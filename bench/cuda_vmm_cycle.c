@@ -20,15 +20,23 @@
  * cuInit asks fabmemd for the topology; FABMEM_NO_AUTOSTART=1 with no daemon
  * running measures the same cycle without one (it needs none).
  *
+ * After the timed rounds, each loop runs once more under counters: system
+ * calls per cycle (perf's raw_syscalls:sys_enter tracepoint; it needs root
+ * or perf_event_paranoid -1, else the line says so) and context switches
+ * per cycle (getrusage), which do not depend on the machine's load.
+ *
  * Usage: cuda_vmm_cycle [cycles per round, default 2000] [rounds, default 9] */
 #include <cuda.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +92,38 @@ static double bare_round(int cycles, size_t size, int sealed)
         close(fd);
     }
     return (now_ns() - t0) / cycles;
+}
+
+/* A counter of this process's system calls; -1 where perf refuses. */
+static int syscall_counter(void)
+{
+    FILE *f = fopen("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", "r");
+    int id;
+    if (f == NULL)
+        return -1;
+    int ok = fscanf(f, "%d", &id) == 1;
+    fclose(f);
+    if (!ok)
+        return -1;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.size = sizeof(attr);
+    attr.type = PERF_TYPE_TRACEPOINT;
+    attr.config = (unsigned)id;
+    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+static double counted(int fd)
+{
+    uint64_t v;
+    return fd >= 0 && read(fd, &v, sizeof(v)) == sizeof(v) ? (double)v : -1;
+}
+
+static double switches(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_nvcsw + ru.ru_nivcsw);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -153,5 +193,21 @@ int main(int argc, char **argv)
     print_row("sealed syscalls (8), ns", sealed, rounds, "");
     print_row("ratio to bare", ratio, rounds, "x");
     print_row("ratio to sealed", ratio_sealed, rounds, "x");
+
+    int fd = syscall_counter();
+    double s0 = counted(fd), w0 = switches();
+    driver_round(cycles, size, &prop, &access);
+    double s1 = counted(fd), w1 = switches();
+    bare_round(cycles, size, 0);
+    double s2 = counted(fd), w2 = switches();
+    bare_round(cycles, size, 1);
+    double s3 = counted(fd), w3 = switches();
+    if (fd >= 0)
+        printf("  per cycle: driver %.1f syscalls %.2f switches; bare %.1f, %.2f; sealed %.1f, %.2f\n",
+               (s1 - s0) / cycles, (w1 - w0) / cycles, (s2 - s1) / cycles, (w2 - w1) / cycles,
+               (s3 - s2) / cycles, (w3 - w2) / cycles);
+    else
+        printf("  per cycle: driver %.2f switches; bare %.2f; sealed %.2f (system calls: no perf)\n",
+               (w1 - w0) / cycles, (w2 - w1) / cycles, (w3 - w2) / cycles);
     return 0;
 }

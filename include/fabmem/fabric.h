@@ -257,6 +257,21 @@ FAB_API fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_p
 FAB_API fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
                                        int device_ordinal, fab_region_t **region_out);
 
+/* Import count handles onto device_ordinal at once, as a library that maps
+ * every peer's memory does: the requests go out together (eight at a time)
+ * and the daemon answers them in one wakeup, so that count imports cost
+ * about one round trip per eight instead of one each. regions_out[i] is the
+ * region of handles[i], or NULL where that import failed; statuses_out
+ * (may be NULL) says why, with the errors of fab_client_import. Returns
+ * FAB_SUCCESS when every import succeeded, else the first failure; the
+ * regions that were made are the caller's to release either way.
+ * Errors besides: FAB_ERROR_INVALID_VALUE (client NULL, or count > 0 with
+ * handles or regions_out NULL: nothing imported). */
+FAB_API fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *handles,
+                                            size_t count, int device_ordinal,
+                                            fab_region_t **regions_out,
+                                            fab_status_t *statuses_out);
+
 /* The region's fabric handle, to send to peers.
  * Errors: FAB_ERROR_INVALID_VALUE (NULL argument), FAB_ERROR_INVALID_HANDLE
  * (region already released), FAB_ERROR_NOT_PERMITTED (peer access NONE). */

@@ -117,25 +117,43 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
     default:
         break;
     }
-    return FAB__PROTO_HEADER + len;
+    /* The released ids ride after the body (at most FAB__PROTO_RELEASES_MAX:
+     * the caller's to keep). */
+    unsigned n = request->nreleases <= FAB__PROTO_RELEASES_MAX ? request->nreleases : 0;
+    buf[6] = (uint8_t)n;
+    buf[7] = request->flags;
+    for (unsigned i = 0; i < n; i++)
+        fab__le_put64(b + len + 8 * i, request->releases[i]);
+    return FAB__PROTO_HEADER + len + 8 * n;
 }
 
 fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t *out)
 {
     if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)
         return FAB_ERROR_INVALID_VALUE;
-    if (fab__le_get32(buf) != FAB__PROTO_MAGIC || fab__le_get16(buf + 6) != 0 || fab__le_get32(buf + 12) != 0)
+    if (fab__le_get32(buf) != FAB__PROTO_MAGIC || fab__le_get32(buf + 12) != 0)
         return FAB_ERROR_INVALID_VALUE;
     uint16_t type = fab__le_get16(buf + 4);
-    if (type == 0 || type > FAB__MSG_TYPE_MAX)
+    uint8_t nreleases = buf[6], flags = buf[7];
+    if (type == 0 || type > FAB__MSG_TYPE_MAX || nreleases > FAB__PROTO_RELEASES_MAX ||
+        (flags & ~FAB__REQUEST_WAITS) != 0 ||
+        len - FAB__PROTO_HEADER < (size_t)nreleases * 8)
         return FAB_ERROR_INVALID_VALUE;
     const uint8_t *b = buf + FAB__PROTO_HEADER;
-    size_t body = len - FAB__PROTO_HEADER;
+    size_t body = len - FAB__PROTO_HEADER - (size_t)nreleases * 8;
     size_t want = fab__request_body_len(type);
     fab__request_t r;
-    memset(&r, 0, sizeof(r));
+    /* All but the released ids, which only nreleases of are read. */
+    memset(&r, 0, offsetof(fab__request_t, releases));
     r.type = type;
     r.seq = fab__le_get32(buf + 8);
+    r.flags = flags;
+    r.nreleases = nreleases;
+    for (size_t i = 0; i < nreleases; i++) {
+        r.releases[i] = fab__le_get64(b + body + 8 * i);
+        if (r.releases[i] == 0)
+            return FAB_ERROR_INVALID_VALUE; /* no reference has id 0 */
+    }
     switch (type) {
     case FAB__MSG_HELLO:
         if (body < want || body != want + b[4])
@@ -219,7 +237,8 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     default:
         return FAB_ERROR_INVALID_VALUE;
     }
-    *out = r;
+    /* The released ids past nreleases were never written: not copied. */
+    memcpy(out, &r, offsetof(fab__request_t, releases) + r.nreleases * sizeof(r.releases[0]));
     return FAB_SUCCESS;
 }
 

@@ -9,12 +9,24 @@
  *   offset size field
  *        0    4 magic "FBM1"
  *        4    2 type (replies: request type | FAB__MSG_REPLY)
- *        6    2 zero
+ *        6    1 requests: how many released region ids follow the body (at
+ *               most FAB__PROTO_RELEASES_MAX); replies: zero
+ *        7    1 requests: flags (FAB__REQUEST_WAITS); replies: zero
  *        8    4 sequence number (a reply echoes its request's)
  *       12    4 status (fab_status_t; zero in requests)
  *
- * followed by a body whose layout each type fixes; a body of another length
- * than its type's is malformed. The client sends one request at a time and
+ * followed by a body whose layout each type fixes, and in a request by the
+ * released region ids (u64 each); a body of another length than its type's
+ * is malformed.
+ *
+ * Released ids ride on the next request instead of a RELEASE message of
+ * their own (protocol 5): the daemon drops each of those references before
+ * it answers the request, and sends no reply for them. A release that fails
+ * (an id the connection does not hold, which a well-behaved client never
+ * sends) is logged by the daemon and changes nothing else: the request is
+ * answered as if the id had not come. A RELEASE message still gets its reply
+ * (the client sends one for what it allocated, whose reply may carry the
+ * never-imported warning). The client sends one request at a time and
  * waits for its reply; the daemon answers every request it can decode, and
  * closes the connection on one it cannot.
  *
@@ -47,8 +59,19 @@
  * IPC_PUBLISH, IPC_OPEN and IPC_WITHDRAW (legacy CUDA IPC), which a
  * version-3 daemon would answer by closing the connection.
  * 5: FAULT (fabmem fault), which a version-4 daemon would answer by closing
- * the connection. */
+ * the connection; and a request may carry released region ids and the WAITS
+ * flag in header bytes 6 and 7, which a version-4 daemon refuses as
+ * malformed. */
 #define FAB__PROTO_VERSION 5u
+/* The oldest version the daemon still serves: a version-4 client never sets
+ * header bytes 6 and 7, never sends FAULT, and reads every RELEASE reply,
+ * which the daemon still sends, so it is served as before. (A version-5
+ * client refuses nothing older: it is the daemon that a HELLO asks.) */
+#define FAB__PROTO_VERSION_MIN 4u
+#define FAB__PROTO_RELEASES_MAX 16 /* released ids one request may carry */
+/* The sender sends nothing more before this request's reply: the daemon
+ * need not look for another message from it before it sleeps. */
+#define FAB__REQUEST_WAITS 0x01
 #define FAB__PROTO_HEADER 16
 #define FAB__PROTO_MAX 1536 /* no message is longer */
 #define FAB__TOKEN_BYTES 16 /* the creator token */
@@ -123,6 +146,9 @@ typedef struct fab__request {
             int32_t value;   /* the key's value; CHANNEL: 1 withdraw, 0 restore */
         } fault;
     } u;
+    uint8_t flags;     /* FAB__REQUEST_WAITS */
+    uint8_t nreleases; /* released region ids carried, dropped before the answer */
+    uint64_t releases[FAB__PROTO_RELEASES_MAX];
 } fab__request_t;
 
 /* FAULT: the owner of the daemon changes the emulated fabric at run time

@@ -53,7 +53,9 @@
 #include "src/common/topology.h"
 
 #define FAB__AUTOSTART_IDLE_S 5
-#define FAB__READS_PER_WAKEUP 1
+/* Messages read from one client per wakeup, so that one that pipelines
+ * cannot starve the others. */
+#define FAB__READS_PER_WAKEUP 16
 /* Asked of the kernel, which doubles it: room for about sixteen replies, more
  * than a client that reads them ever leaves unread (eight deferred RELEASE
  * replies and the one it waits for). */
@@ -313,6 +315,9 @@ static void fab__client_hold(fab__loop_t *loop, fab__client_t *client, const fab
     fab__faults_t *faults = fab__registry_faults(loop->daemon);
     client->held = 1;
     client->held_request = *request;
+    /* Its carried releases were dropped when it was first answered; the
+     * retries (faults.h) must not drop them again. */
+    client->held_request.nreleases = 0;
     client->held_deadline = fab__now_ms() + fab__faults_imex_timeout_ms(faults);
     client->held_generation = fab__faults_generation(faults);
     loop->nheld++;
@@ -387,9 +392,11 @@ static int fab__held_timeout_ms(fab__loop_t *loop, int timeout)
 
 static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
 {
-    /* One request per wakeup: clients wait for their reply, so a second read
-     * would almost always find nothing (epoll is level-triggered and reports
-     * what is left), and the others get their turn. */
+    /* Every queued message per wakeup (up to FAB__READS_PER_WAKEUP; epoll is
+     * level-triggered and reports what is left). A request flagged WAITS
+     * says its sender sends nothing more before the reply, so the read that
+     * would only find the socket empty is skipped; a sender that lies about
+     * it delays only its own next message until the next epoll_wait. */
     for (int turn = 0; turn < FAB__READS_PER_WAKEUP; turn++) {
         uint8_t buf[FAB__PROTO_MAX];
         int fd = -1;
@@ -442,6 +449,8 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
                 fab__client_close(loop, client);
             return;
         }
+        if (request.flags & FAB__REQUEST_WAITS)
+            return;
     }
 }
 

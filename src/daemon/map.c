@@ -90,7 +90,7 @@ void *fab__map_remove(fab__map_t *map, uint64_t key)
     map->slots[hole].key = 0;
     map->slots[hole].value = NULL;
     map->count--;
-    if (map->count == 0) {
+    if (map->count == 0 && !map->keep) {
         fab__map_free(map);
     } else if (map->cap > 64 && map->count * 8 < map->cap) {
         (void)fab__map_resize(map, map->cap / 2);

@@ -18,6 +18,8 @@ typedef struct fab__map {
     fab__map_entry_t *slots;
     size_t cap; /* a power of two, or 0 */
     size_t count;
+    int keep; /* set by the owner: keep the table when it empties (a
+                 connection's references come and go with every import) */
 } fab__map_t;
 
 /* The value stored under key, or NULL. */

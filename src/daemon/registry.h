@@ -37,6 +37,7 @@
 #include <sys/types.h>
 
 #include "fabmem/fabric.h"
+#include "fabmem/model.h"
 #include "src/daemon/map.h"
 #include "src/common/proto.h"
 
@@ -56,6 +57,11 @@ typedef struct fab__conn {
     uint64_t next_ref;
     fab__map_t refs; /* ref id -> fab__ref_t */
     fab__map_t ipcs; /* IPC handle id -> fab__ipc_t: what it published */
+    /* Kept for the connection's life so that an import allocates nothing:
+     * the model's importer (made at the first IMPORT, made again only when
+     * the device changes) and the references it dropped, for reuse. */
+    fab_importer_t *importer;
+    struct fab__ref *spare_refs;
 } fab__conn_t;
 
 /* Create the registry for topology (kept, not copied) and key. Returns NULL

@@ -46,6 +46,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -74,6 +75,11 @@ struct fab_client {
     int node;
     size_t live_regions;
     unsigned deferred; /* replies not read yet: RELEASEs, and calls that timed out */
+    /* Imported regions released since the last request: their ids ride on
+     * the next one (protocol 5), which costs no message and no reply. */
+    uint8_t nreleases;
+    uint64_t releases[FAB__PROTO_RELEASES_MAX];
+    int rcvtimeo_ms; /* SO_RCVTIMEO on sock now; 0: none */
     fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
     fab_topology_t *topology;  /* the daemon's, as a connection learned it; NULL: not yet */
     bool topology_stale;       /* learned on an earlier connection: ask again */
@@ -84,13 +90,21 @@ struct fab_client {
     char path[PATH_MAX];
 };
 
-/* RELEASE does not wait for its reply: the reply (which may carry the
- * never-imported warning) is read with the next request's, so a release
- * costs one message instead of a round trip. At most this many stay
- * unread, so that neither side's socket buffer can fill. */
+/* An imported region's release costs nothing on the wire of its own: its
+ * id rides on the next request (or goes out with a RELEASE once
+ * FAB__PROTO_RELEASES_MAX wait), and gets no reply. If no request follows,
+ * closing the connection (or the process exiting) drops the daemon's
+ * reference all the same. A region this process allocated is released with
+ * a RELEASE message, whose reply may carry the never-imported warning.
+ *
+ * RELEASE does not wait for its reply: the reply is read with the next
+ * request's, so a release costs one message instead of a round trip. At
+ * most this many stay unread, so that neither side's socket buffer can
+ * fill. */
 #define FAB__DEFERRED_MAX 8
 
 #define FAB__TIMEOUT_DEFAULT_MS 10000
+#define FAB__RCVTIMEO_SLACK_MS 50
 
 struct fab_region {
     fab_client_t *client;
@@ -319,6 +333,8 @@ static void fab__connection_lost(fab_client_t *client)
     close(client->sock);
     client->sock = -1;
     client->deferred = 0;
+    client->nreleases = 0; /* the daemon that held them dropped them */
+    client->rcvtimeo_ms = 0;
     client->topology_stale = true; /* the next daemon may be another */
 }
 
@@ -357,6 +373,16 @@ static int64_t fab__deadline(const fab_client_t *client)
     return client->timeout_ms > 0 ? fab__now_ms() + client->timeout_ms : -1;
 }
 
+/* Encode request with the released ids that wait (they leave the queue
+ * once the message is sent). */
+static size_t fab__request_encode_releasing(fab_client_t *client, fab__request_t *request,
+                                            uint8_t *buf)
+{
+    request->nreleases = client->nreleases;
+    memcpy(request->releases, client->releases, client->nreleases * sizeof(client->releases[0]));
+    return fab__request_encode(request, buf);
+}
+
 /* Send RELEASE for a reference without waiting for its reply; the caller
  * holds the lock. */
 static void fab__release_send(fab_client_t *client, uint64_t id)
@@ -364,11 +390,13 @@ static void fab__release_send(fab_client_t *client, uint64_t id)
     fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
     request.u.region.region = id;
     uint8_t buf[FAB__PROTO_MAX];
-    size_t len = fab__request_encode(&request, buf);
-    if (fab__proto_send(client->sock, buf, len, -1) == 0)
+    size_t len = fab__request_encode_releasing(client, &request, buf);
+    if (fab__proto_send(client->sock, buf, len, -1) == 0) {
+        client->nreleases = 0;
         client->deferred++;
-    else
+    } else {
         fab__connection_lost(client);
+    }
 }
 
 /* A reply read out of turn: a RELEASE's, or that of a call that timed out.
@@ -392,13 +420,27 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
                            int *fd_out)
 {
     uint8_t buf[FAB__PROTO_MAX];
-    int ready = fab__proto_wait(client->sock, deadline);
-    if (ready == 0)
-        return 0;
+    /* A blocking receive bounded by SO_RCVTIMEO, set again only when what
+     * is left of the deadline is well under it: a reply costs one system
+     * call, not a poll and a receive. It may overshoot the deadline by
+     * FAB__RCVTIMEO_SLACK_MS at most. */
+    if (deadline >= 0) {
+        int64_t left = deadline - fab__now_ms();
+        if (left <= 0)
+            return 0;
+        if (left < client->rcvtimeo_ms - FAB__RCVTIMEO_SLACK_MS || client->rcvtimeo_ms == 0 ||
+            left > client->rcvtimeo_ms + FAB__RCVTIMEO_SLACK_MS) {
+            struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
+            if (setsockopt(client->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+                client->rcvtimeo_ms = (int)left;
+        }
+    }
     int fd = -1;
-    ssize_t n = ready < 0 ? -1 : fab__proto_recv(client->sock, buf, &fd, MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    ssize_t n = fab__proto_recv(client->sock, buf, &fd, 0);
+    if (n < 0 && errno == EINTR)
         return fab__reply_read(client, deadline, reply_out, fd_out);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return fab__reply_read(client, deadline, reply_out, fd_out); /* 0 once past it */
     if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS) {
         if (fd >= 0)
             close(fd);
@@ -434,18 +476,40 @@ static void fab__drain(fab_client_t *client)
  * carried; one that could not be received (this process is out of fds) makes
  * the call OUT_OF_MEMORY, and what the daemon handed out with it is given
  * back. */
+static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t *request,
+                                     fab__reply_t *reply_out, int *fd_out);
+
+/* Send a request (with the released ids that wait); flags FAB__REQUEST_WAITS
+ * when nothing more goes out before its reply. 0, or -1: the connection
+ * broke (dropped). */
+static int fab__request_send(fab_client_t *client, fab__request_t *request, int fd_in,
+                             uint8_t flags)
+{
+    uint8_t buf[FAB__PROTO_MAX];
+    request->seq = ++client->seq;
+    request->flags = flags;
+    size_t len = fab__request_encode_releasing(client, request, buf);
+    if (fab__proto_send(client->sock, buf, len, fd_in) != 0) {
+        fab__connection_lost(client);
+        return -1;
+    }
+    client->nreleases = 0;
+    return 0;
+}
+
 static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request, int fd_in,
                                   fab__reply_t *reply_out, int *fd_out)
 {
-    uint8_t buf[FAB__PROTO_MAX];
-    if (client->sock < 0)
+    if (client->sock < 0 || fab__request_send(client, request, fd_in, FAB__REQUEST_WAITS) != 0)
         return FAB_ERROR_SYSTEM_NOT_READY;
-    request->seq = ++client->seq;
-    size_t len = fab__request_encode(request, buf);
-    if (fab__proto_send(client->sock, buf, len, fd_in) != 0) {
-        fab__connection_lost(client);
-        return FAB_ERROR_SYSTEM_NOT_READY;
-    }
+    return fab__reply_await(client, request, reply_out, fd_out);
+}
+
+/* Wait for the reply to request, sent last or among the last (replies come
+ * in order; those read out of turn are handled on the way). */
+static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t *request,
+                                     fab__reply_t *reply_out, int *fd_out)
+{
     int64_t deadline = fab__deadline(client);
     /* The daemon answers in order: replies read out of turn come first. */
     for (;;) {
@@ -519,6 +583,7 @@ static fab_status_t fab__open(fab_client_t *client)
     for (int attempt = 0;; attempt++) {
         fab_status_t status;
         client->sock = fab__connect(client, &status);
+        client->rcvtimeo_ms = 0; /* a new socket has none set */
         if (client->sock < 0)
             return status;
         status = fab__hello(client);
@@ -616,10 +681,34 @@ static int fab__timeout_from_env(void)
     return (int)v;
 }
 
+/* This process's id without a system call per check: read once, and again
+ * in the child of every fork() (pthread_atfork). A child made some other way
+ * (a raw clone, or vfork without exec) would pass for its parent: the check
+ * is a guard against the common mistake, not a wall. */
+static pid_t fab__pid;
+static pthread_once_t fab__pid_once = PTHREAD_ONCE_INIT;
+
+static void fab__pid_after_fork(void)
+{
+    fab__pid = getpid();
+}
+
+static void fab__pid_init(void)
+{
+    fab__pid = getpid();
+    (void)pthread_atfork(NULL, NULL, fab__pid_after_fork);
+}
+
+static pid_t fab__self(void)
+{
+    pthread_once(&fab__pid_once, fab__pid_init);
+    return fab__pid;
+}
+
 /* Whether the calling process may use client: the one that connected it. */
 static bool fab__owned(const fab_client_t *client)
 {
-    if (client->pid == getpid())
+    if (client->pid == fab__self())
         return true;
     fab__log(FAB__LOG_ERROR, "a fabmem client was used in a child after fork(): "
              "connect a new one in the child");
@@ -655,7 +744,7 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
     fab_status_t status = FAB_ERROR_OUT_OF_MEMORY;
     if (pthread_mutex_init(&client->lock, NULL) != 0)
         goto fail_client;
-    client->pid = getpid();
+    client->pid = fab__self();
     client->timeout_ms = fab__timeout_from_env();
     client->autostart = autostart;
     snprintf(client->node_name, sizeof(client->node_name), "%s", node);
@@ -742,6 +831,10 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_memo
  * no fd, or there is no memory for the region, the daemon's reference is
  * dropped again so that nothing leaks on either side. Called with the lock
  * held; *region_out is written only on success. */
+static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__request_t *request,
+                                           const fab__reply_t *reply, int fd, bool creator,
+                                           fab_region_t **region_out);
+
 static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *request,
                                          bool creator, fab_region_t **region_out)
 {
@@ -750,9 +843,18 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
     fab_status_t status = fab__call(client, request, NULL, &reply, &fd);
     if (status != FAB_SUCCESS)
         return status;
+    return fab__region_from_reply(client, request, &reply, fd, creator, region_out);
+}
+
+/* The region a successful ALLOC or IMPORT reply (and its fd) hands out; see
+ * fab__call_for_region. */
+static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__request_t *request,
+                                           const fab__reply_t *reply, int fd, bool creator,
+                                           fab_region_t **region_out)
+{
     /* The creator may do anything with its memory; an importer what it was
      * granted. */
-    const fab__reply_memory_t *memory = creator ? &reply.u.alloc.memory : &reply.u.import;
+    const fab__reply_memory_t *memory = creator ? &reply->u.alloc.memory : &reply->u.import;
     fab_access_t access = creator || memory->access == FAB_ACCESS_READ_WRITE
                               ? FAB_ACCESS_READ_WRITE
                               : FAB_ACCESS_READ_ONLY;
@@ -766,9 +868,9 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
     }
     region->creator = creator;
     if (creator) {
-        region->handle = reply.u.alloc.handle;
+        region->handle = reply->u.alloc.handle;
         region->handle_type = request->u.alloc.handle_type;
-        memcpy(region->token, reply.u.alloc.token, sizeof(region->token));
+        memcpy(region->token, reply->u.alloc.token, sizeof(region->token));
     } else {
         region->handle = request->u.import.handle;
     }
@@ -811,6 +913,72 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
     fab_status_t status = fab__call_for_region(client, &request, false, region_out);
     pthread_mutex_unlock(&client->lock);
     return status;
+}
+
+/* IMPORTs in flight at once in fab_client_import_many: with the RELEASE
+ * replies that may wait unread (FAB__DEFERRED_MAX), about what the daemon's
+ * small send buffer holds for one connection. */
+#define FAB__IMPORT_BATCH 8
+
+fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *handles,
+                                    size_t count, int device_ordinal, fab_region_t **regions_out,
+                                    fab_status_t *statuses_out)
+{
+    if (client == NULL || (count != 0 && (handles == NULL || regions_out == NULL)))
+        return FAB_ERROR_INVALID_VALUE;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    fab_status_t first = FAB_SUCCESS;
+    pthread_mutex_lock(&client->lock);
+    for (size_t done = 0; done < count;) {
+        size_t k = count - done < FAB__IMPORT_BATCH ? count - done : FAB__IMPORT_BATCH;
+        fab__request_t requests[FAB__IMPORT_BATCH];
+        size_t sent = 0;
+        /* All k go out before the first reply is read; only the last says
+         * WAITS, so the daemon answers them all in one wakeup. */
+        if (client->sock >= 0 || fab__reconnect(client) == FAB_SUCCESS) {
+            for (; sent < k; sent++) {
+                fab__request_t *request = &requests[sent];
+                memset(request, 0, offsetof(fab__request_t, releases));
+                request->type = FAB__MSG_IMPORT;
+                request->u.import.device = device_ordinal;
+                request->u.import.handle = handles[done + sent];
+                if (fab__request_send(client, request, -1,
+                                      sent + 1 == k ? FAB__REQUEST_WAITS : 0) != 0)
+                    break;
+            }
+        }
+        for (size_t j = 0; j < k; j++) {
+            fab_status_t status = FAB_ERROR_SYSTEM_NOT_READY;
+            regions_out[done + j] = NULL;
+            if (j < sent && client->sock >= 0) {
+                fab__reply_t reply;
+                int fd = -1;
+                status = fab__reply_await(client, &requests[j], &reply, &fd);
+                if (status == FAB_SUCCESS) {
+                    status = fab__region_from_reply(client, &requests[j], &reply, fd, false,
+                                                    &regions_out[done + j]);
+                } else if (status == FAB_ERROR_SYSTEM_NOT_READY && client->sock >= 0) {
+                    /* Timed out: the replies still to come are read and
+                     * undone later, as that one's is. */
+                    for (size_t m = j + 1; m < sent && client->sock >= 0; m++) {
+                        if (client->deferred >= FAB__DEFERRED_MAX)
+                            fab__connection_lost(client);
+                        else
+                            client->deferred++;
+                    }
+                    sent = j + 1;
+                }
+            }
+            if (statuses_out != NULL)
+                statuses_out[done + j] = status;
+            if (status != FAB_SUCCESS && first == FAB_SUCCESS)
+                first = status;
+        }
+        done += k;
+    }
+    pthread_mutex_unlock(&client->lock);
+    return first;
 }
 
 fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_out)
@@ -1018,8 +1186,12 @@ static void fab__region_free(fab_region_t *region)
     /* A broken connection is not mended here: the daemon that broke it
      * holds nothing of ours, and a new one learns of live regions only (so
      * no stale id is ever sent to it). */
-    if (client->sock >= 0 && region->id != 0)
-        fab__release_send(client, region->id);
+    if (client->sock >= 0 && region->id != 0) {
+        if (region->creator || client->nreleases == FAB__PROTO_RELEASES_MAX)
+            fab__release_send(client, region->id);
+        else
+            client->releases[client->nreleases++] = region->id;
+    }
     close(region->fd);
     client->live_regions--;
     free(region->maps);

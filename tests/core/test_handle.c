@@ -86,6 +86,46 @@ static void from_bytes_refuses_every_single_byte_change(void **state)
     }
 }
 
+/* The CRC is computed in the core (slice-by-8) and must stay zlib's, bit
+ * for bit: handles minted before travel to peers built later. */
+static void crc_is_zlibs_for_many_handles(void **state)
+{
+    (void)state;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int n = 0; n < 2000; n++) {
+        fab_uuid_t uuid;
+        for (int i = 0; i < 16; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            uuid.bytes[i] = (uint8_t)x;
+        }
+        fab_handle_t handle;
+        assert_int_equal(fab_handle_encode(uuid, (size_t)(x >> 20), (fab_access_t)(n % 3),
+                                           FAB_HANDLE_ORIGIN_MODEL, 0, NULL, &handle),
+                         FAB_SUCCESS);
+        uint8_t copy[FAB_HANDLE_BYTES];
+        memcpy(copy, handle.bytes, sizeof(copy));
+        recompute_crc(copy);
+        assert_memory_equal(copy, handle.bytes, FAB_HANDLE_BYTES);
+    }
+}
+
+/* The core remembers the last handle it found intact; a copy of that very
+ * handle with one byte changed is still summed, and refused. */
+static void a_handle_just_found_intact_is_refused_once_altered(void **state)
+{
+    (void)state;
+    fab_handle_t good = exported(FAB_ACCESS_READ_WRITE, 2u << 20);
+    for (int pos = 0; pos < FAB_HANDLE_BYTES; pos++) {
+        fab_handle_t out;
+        assert_int_equal(fab_handle_from_bytes(good.bytes, sizeof(good.bytes), &out), FAB_SUCCESS);
+        uint8_t bad[FAB_HANDLE_BYTES];
+        memcpy(bad, good.bytes, sizeof(bad));
+        bad[pos] ^= 0x01;
+        if (fab_handle_from_bytes(bad, sizeof(bad), &out) != FAB_ERROR_INVALID_HANDLE)
+            fail_msg("byte %d changed right after the intact one was accepted", pos);
+    }
+}
+
 static void from_bytes_accepts_the_untouched_handle(void **state)
 {
     (void)state;
@@ -263,6 +303,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(handle_tail_carries_version_and_crc),
     cmocka_unit_test(from_bytes_refuses_every_single_byte_change),
     cmocka_unit_test(from_bytes_accepts_the_untouched_handle),
+    cmocka_unit_test(crc_is_zlibs_for_many_handles),
+    cmocka_unit_test(a_handle_just_found_intact_is_refused_once_altered),
     cmocka_unit_test(from_bytes_refuses_unknown_version_even_with_valid_crc),
     cmocka_unit_test(from_bytes_refuses_unknown_access_even_with_valid_crc),
     cmocka_unit_test(from_bytes_refuses_unknown_origin_even_with_valid_crc),
