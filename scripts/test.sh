@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Builds fabmem and runs every test: one CTest case per test.
-# Usage: scripts/test.sh [plain|asan|valgrind]   (default plain)
+# Usage: scripts/test.sh [plain|asan|valgrind|check]   (default plain)
 #   plain     warnings are errors; every test, examples and install checks
 #   asan      the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   valgrind  the same tests, each run under valgrind memcheck
 #   check     the plain build's cuda and cudart tests with the lifetime
 #             checker on (FABMEM_CHECK=1), then a count of its findings per
-#             program and kind; fails only when a test fails (the error-path
-#             tests misuse memory on purpose; docs/cuda.md, "Lifetime checker")
+#             program and kind; fails when a test fails or when a finding is
+#             not one that a test makes on purpose (tests/check_expected.txt;
+#             docs/cuda.md, "Lifetime checker")
 # Any failure, sanitizer report or memcheck error exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 mode=${1:-plain}
 "$(dirname "$0")"/deps.sh
 case $mode in
@@ -33,6 +35,17 @@ if [ "$mode" = check ]; then
   echo "lifetime checker: findings per program and kind"
   grep -v '"process":true' "$findings" 2>/dev/null |
     sed -E 's/.*"program":"([^"]*)".*"finding":"([^"]*)".*/\2  \1/' | sort | uniq -c || true
+  # Every finding must be one a test makes on purpose (tests/check_expected.txt).
+  unexpected=$(grep -v '"process":true' "$findings" 2>/dev/null |
+    sed -E 's/.*"program":"([^"]*)".*"finding":"([^"]*)".*/\2 \1/' |
+    awk '{n = split($2, p, "/"); print $1, p[n]}' | sort -u |
+    grep -vxF -f <(grep -v '^#' "$root/tests/check_expected.txt" | grep .) || true)
+  if [ -n "$unexpected" ]; then
+    echo "lifetime checker: findings no test makes on purpose (tests/check_expected.txt):"
+    echo "$unexpected"
+    exit 1
+  fi
+  echo "lifetime checker: every finding is one a test makes on purpose"
   exit 0
 fi
 ctest --output-on-failure -j"$jobs"

@@ -71,6 +71,7 @@ typedef struct fab__cu_check_rec {
     uint64_t other; /* MAP: the allocation handle mapped */
     unsigned refs;  /* handle kinds: handle references; others 1 while live */
     unsigned exports;
+    unsigned driver_exports; /* made by the driver itself (a multicast bind) */
     bool has_uuid; /* FABRIC exported: the daemon names it by uuid */
     fab_uuid_t uuid;
     uint64_t seq;   /* creation order, for the exit report */
@@ -511,6 +512,20 @@ void fab__cu_check_export(uint64_t handle, const void *fabric_handle)
     pthread_mutex_unlock(&fab__cu_check_mutex);
 }
 
+void fab__cu_check_driver_export(uint64_t handle, const void *fabric_handle)
+{
+    fab_handle_t h;
+    memcpy(h.bytes, fabric_handle, FAB_HANDLE_BYTES);
+    pthread_mutex_lock(&fab__cu_check_mutex);
+    fab__cu_check_rec_t *r = *fab__cu_check_slot(FAB__CU_CHECK_ALLOC, handle);
+    if (r) {
+        r->driver_exports++;
+        r->has_uuid = true;
+        r->uuid = fab_handle_uuid(&h);
+    }
+    pthread_mutex_unlock(&fab__cu_check_mutex);
+}
+
 static void fab__cu_check_uuid_hex(const fab_uuid_t *uuid, char hex[33])
 {
     for (int i = 0; i < 16; i++)
@@ -532,11 +547,16 @@ static void fab__cu_check_on_unimported(const fab_uuid_t *uuid, uint32_t unimpor
                 rec = r;
     /* Only the program's own allocations: a multicast object's or a pool's
      * control memory is exported by the driver itself, for members that
-     * may never come, which is no bug of the program's. */
-    if (!rec) {
+     * may never come, which is no bug of the program's; and so is a bound
+     * allocation's export by cuMulticastBindMem. */
+    if (!rec || unimported <= rec->driver_exports) {
         pthread_mutex_unlock(&fab__cu_check_mutex);
         return;
     }
+    /* The driver's own exports of it (a multicast bind's, for members that
+     * may never read it) are not the program's: the daemon counts one
+     * number, so those are taken off it. */
+    unimported -= rec->driver_exports;
     fab__cu_check_finding_t f = {.id = "export-never-imported", .offset = -1, .rec = rec};
     snprintf(f.message, sizeof(f.message),
              "allocation %s released with %u exported FABRIC handle%s that no process "

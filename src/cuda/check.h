@@ -70,6 +70,10 @@ void fab__cu_check_unmap(uintptr_t addr, size_t size, const char *call);
  * names the allocation by the uuid in them when it is released with
  * exports never imported, which the checker reports. */
 void fab__cu_check_export(uint64_t handle, const void *fabric_handle);
+/* The driver itself exported allocation handle's memory (cuMulticastBindMem,
+ * for the team's members): discounted from what the daemon later says was
+ * never imported. */
+void fab__cu_check_driver_export(uint64_t handle, const void *fabric_handle);
 
 /* Reports at once. */
 /* A call refused a handle (call's handle argument) the driver no longer

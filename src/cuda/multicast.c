@@ -57,6 +57,7 @@
 #include "src/cuda/stream.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/vmm.h"
+#include "src/cuda/check.h"
 #include "src/cuda/multicast.h"
 #include "src/cuda/entry.h"
 
@@ -644,6 +645,8 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     l->map = map;
     fab_handle_t fh;
     bool has_handle = mem->region && fab_region_export(mem->region, &fh) == FAB_SUCCESS;
+    if (has_handle)
+        FAB__CU_CHECK(fab__cu_check_driver_export(mem->id, fh.bytes));
     /* Memory made here reaches peers through the daemon, which takes a copy
      * of the memfd and checks it (no lock held: a round trip). */
     if (!has_handle && fab__cu.client &&
