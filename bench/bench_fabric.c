@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "fabmem.h"
+#include "syscall_counter.h"
 
 #define SIZE (2u * 1024 * 1024)
 
@@ -79,40 +80,7 @@ static int cmp_double(const void *a, const void *b)
 
 /* ---- counting system calls and context switches ---- */
 
-/* The id of the raw_syscalls:sys_enter tracepoint; -1 where tracefs is not
- * mounted or not readable. */
-static int syscall_tracepoint(void)
-{
-    static const char *paths[] = {"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
-                                  "/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id"};
-    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-        FILE *f = fopen(paths[i], "r");
-        int id;
-        if (f == NULL)
-            continue;
-        int ok = fscanf(f, "%d", &id) == 1;
-        fclose(f);
-        if (ok)
-            return id;
-    }
-    return -1;
-}
-
-/* A counter of pid's system calls (0: this process, and with inherit its
- * children forked from now on, added in as each exits); -1 if perf refuses. */
-static int syscall_counter(pid_t pid, int inherit)
-{
-    int id = syscall_tracepoint();
-    if (id < 0)
-        return -1;
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_TRACEPOINT;
-    attr.config = (unsigned)id;
-    attr.inherit = inherit ? 1 : 0;
-    return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
+/* syscall_counter(): syscall_counter.h. */
 
 static double counter_value(int fd)
 {

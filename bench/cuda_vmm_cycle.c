@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "syscall_counter.h"
+
 #define CHECK(call)                                                         \
     do {                                                                    \
         CUresult r_ = (call);                                               \
@@ -92,25 +94,6 @@ static double bare_round(int cycles, size_t size, int sealed)
         close(fd);
     }
     return (now_ns() - t0) / cycles;
-}
-
-/* A counter of this process's system calls; -1 where perf refuses. */
-static int syscall_counter(void)
-{
-    FILE *f = fopen("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", "r");
-    int id;
-    if (f == NULL)
-        return -1;
-    int ok = fscanf(f, "%d", &id) == 1;
-    fclose(f);
-    if (!ok)
-        return -1;
-    struct perf_event_attr attr;
-    memset(&attr, 0, sizeof(attr));
-    attr.size = sizeof(attr);
-    attr.type = PERF_TYPE_TRACEPOINT;
-    attr.config = (unsigned)id;
-    return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 }
 
 static double counted(int fd)
@@ -194,7 +177,7 @@ int main(int argc, char **argv)
     print_row("ratio to bare", ratio, rounds, "x");
     print_row("ratio to sealed", ratio_sealed, rounds, "x");
 
-    int fd = syscall_counter();
+    int fd = syscall_counter(0, 0);
     double s0 = counted(fd), w0 = switches();
     driver_round(cycles, size, &prop, &access);
     double s1 = counted(fd), w1 = switches();
