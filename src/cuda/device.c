@@ -562,6 +562,15 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (peerContext->device == cur->device)
         return CUDA_ERROR_INVALID_DEVICE;
+    /* GPUs isolated from each other (gpus_isolated, a field fault) cannot
+     * reach each other's memory: what cuDeviceCanAccessPeer says 0 for,
+     * cuCtxEnablePeerAccess refuses with PEER_ACCESS_UNSUPPORTED (cuda.h). */
+    int can = 0;
+    CUresult r = FAB__CU_INNER(cuDeviceCanAccessPeer(&can, cur->device, peerContext->device));
+    if (r != CUDA_SUCCESS)
+        return r;
+    if (!can)
+        return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
     /* Peer access is not tracked: every device already reaches host memory.
      * Enabling it twice is not reported as PEER_ACCESS_ALREADY_ENABLED. */
     return CUDA_SUCCESS;

@@ -95,6 +95,27 @@ static void running_program_sees_fabric_faults_set_after_it_started(void **state
     NV_OK(nvmlShutdown());
 }
 
+/* Isolated GPUs refuse peer access as cuda.h says a pair that
+ * cuDeviceCanAccessPeer answers 0 for does, and grant it again after a reset. */
+static void peer_access_between_isolated_gpus_is_unsupported(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(config, NULL));
+    setenv("FABMEM_NODE", "tray0", 1);
+    CU_OK(cuInit(0));
+    CUcontext c0, c1;
+    CU_OK(cuDevicePrimaryCtxRetain(&c0, 0));
+    CU_OK(cuDevicePrimaryCtxRetain(&c1, 1));
+    CU_OK(cuCtxSetCurrent(c0));
+    CU_OK(cuCtxEnablePeerAccess(c1, 0));
+    assert_int_equal(fabmem_fault("tray0", "gpus_isolated=yes"), 0);
+    assert_int_equal(cuCtxEnablePeerAccess(c1, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    assert_int_equal(fabmem_fault("reset", NULL), 0);
+    CU_OK(cuCtxEnablePeerAccess(c1, 0));
+    CU_OK(cuDevicePrimaryCtxRelease(0));
+    CU_OK(cuDevicePrimaryCtxRelease(1));
+}
+
 static void fabmem_fault_names_a_node_the_daemon_lacks(void **state)
 {
     (void)state;
@@ -104,6 +125,8 @@ static void fabmem_fault_names_a_node_the_daemon_lacks(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(running_program_sees_fabric_faults_set_after_it_started,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(peer_access_between_isolated_gpus_is_unsupported,
                               fab_test_teardown),
     cmocka_unit_test_teardown(fabmem_fault_names_a_node_the_daemon_lacks, fab_test_teardown),
 };
