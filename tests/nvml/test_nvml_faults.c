@@ -110,6 +110,19 @@ static void peer_access_between_isolated_gpus_is_unsupported(void **state)
     CU_OK(cuCtxEnablePeerAccess(c1, 0));
     assert_int_equal(fabmem_fault("tray0", "gpus_isolated=yes"), 0);
     assert_int_equal(cuCtxEnablePeerAccess(c1, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    /* A peer copy needs no peer access (cuMemcpyPeer): it still works. */
+    CUdeviceptr a, b;
+    uint32_t v = 0x15015, got = 0;
+    CU_OK(cuMemAlloc(&a, sizeof(v)));
+    CU_OK(cuCtxSetCurrent(c1));
+    CU_OK(cuMemAlloc(&b, sizeof(v)));
+    CU_OK(cuMemcpyHtoD(b, &v, sizeof(v)));
+    CU_OK(cuMemcpyPeer(a, c0, b, c1, sizeof(v)));
+    CU_OK(cuMemFree(b));
+    CU_OK(cuCtxSetCurrent(c0));
+    CU_OK(cuMemcpyDtoH(&got, a, sizeof(got)));
+    assert_int_equal(got, v);
+    CU_OK(cuMemFree(a));
     assert_int_equal(fabmem_fault("reset", NULL), 0);
     CU_OK(cuCtxEnablePeerAccess(c1, 0));
     CU_OK(cuDevicePrimaryCtxRelease(0));
