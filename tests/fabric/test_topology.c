@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fabmem.h"
+#include "src/common/topology.h"
 
 /* Load text; return the status and what was logged (stderr). */
 static fab_status_t load_text(const char *text, fab_topology_t **topology, char *log, size_t cap)
@@ -286,6 +287,35 @@ static void fault_example_loads_with_one_fault_per_node(void **state)
     fab_topology_destroy(t);
 }
 
+/* examples/fabric_imex_faults.ini, which docs/ci.md points at: one field
+ * fault per node, read as the daemon reads it. */
+static void imex_fault_example_loads_with_one_fault_per_node(void **state)
+{
+    (void)state;
+    fab_topology_t *t;
+    assert_int_equal(fab_topology_load(FABMEM_EXAMPLES_DIR "/fabric_imex_faults.ini", &t),
+                     FAB_SUCCESS);
+    assert_int_equal(fab_topology_node_count(t), 4);
+    static const struct {
+        const char *node;
+        int32_t imex, isolated;
+    } want[] = {{"healthy", -1, -1},
+                {"imex-down", FAB__IMEX_DOWN, -1},
+                {"imex-hung", FAB__IMEX_HUNG, -1},
+                {"isolated", -1, 1}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        int index;
+        assert_int_equal(fab_topology_find_node(t, want[i].node, &index), FAB_SUCCESS);
+        int32_t v = -1;
+        (void)fab__topology_attribute(t, index, FAB__ATTRIBUTE_IMEX, &v);
+        assert_int_equal(v == FAB__IMEX_UP ? -1 : v, want[i].imex);
+        v = -1;
+        (void)fab__topology_attribute(t, index, FAB__ATTRIBUTE_GPUS_ISOLATED, &v);
+        assert_int_equal(v == 0 ? -1 : v, want[i].isolated);
+    }
+    fab_topology_destroy(t);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(default_topology_is_one_node_of_eight_gpus),
     cmocka_unit_test(config_values_are_read),
@@ -295,6 +325,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(fabmem_node_picks_the_node),
     cmocka_unit_test(nvl72_example_is_eighteen_nodes_of_four),
     cmocka_unit_test(fault_example_loads_with_one_fault_per_node),
+    cmocka_unit_test(imex_fault_example_loads_with_one_fault_per_node),
     cmocka_unit_test(host_numa_nodes_are_read_and_spread_the_gpus),
 };
 
