@@ -37,7 +37,7 @@ TMPDIR=$tmp "${outer[@]}" mpirun "${flags[@]}" "$@" >"$out" 2>&1
 rc=$?
 end=$(date +%s.%N)
 cat "$out"
-echo "mpi_job: mpirun -np $np exited $rc after $(echo "$end - $start" | bc 2>/dev/null || echo "?") s"
+echo "mpi_job: mpirun -np $np exited $rc after $(awk "BEGIN { print $end - $start }") s"
 bad=0
 if [ "$expect" = pass ] && [ $rc -ne 0 ]; then echo "mpi_job: FAIL: want exit 0"; bad=1; fi
 if [ "$expect" = fail ] && [ $rc -eq 0 ]; then echo "mpi_job: FAIL: want a non-zero exit"; bad=1; fi
@@ -54,8 +54,11 @@ for lock in "$tmp"/fabmem-job-*.lock; do
 done 2>/dev/null
 left=$(find "$tmp" -maxdepth 1 -name 'fabmem-job-*' -o -maxdepth 1 -name 'fabmem-run.*' 2>/dev/null)
 if [ -n "$left" ]; then echo "mpi_job: FAIL: left behind: $left"; ls -la "$left"; bad=1; fi
-# Every fabmemd of this job was started with --socket under $tmp.
-for pid in $(pgrep -x fabmemd); do
+# Every fabmemd of this job was started with --socket under $tmp. (/proc
+# read directly: procps, which has pgrep, is not on every Debian machine.)
+for proc in /proc/[0-9]*; do
+  [ "$(cat "$proc/comm" 2>/dev/null)" = fabmemd ] || continue
+  pid=${proc#/proc/}
   if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$tmp/"; then
     echo "mpi_job: FAIL: a daemon still runs: pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
     bad=1
