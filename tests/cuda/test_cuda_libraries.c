@@ -101,16 +101,6 @@ static int rank_init(const comm_t *c)
     return 0;
 }
 
-static CUmemAccessDesc rw_on(int dev)
-{
-    CUmemAccessDesc d;
-    memset(&d, 0, sizeof(d));
-    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    d.location.id = dev;
-    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    return d;
-}
-
 static uint32_t load_u32(CUdeviceptr p)
 {
     uint32_t v = 0xdeadbeef;
@@ -174,7 +164,7 @@ static int nvshmem_heap(const comm_t *c)
     STEP(cuMemAddressReserve(&base, heap * (size_t)c->size, chunk, 0, 0), 20);
 
     CUmemGenericAllocationHandle h[MAX_RANKS][HEAP_CHUNKS];
-    CUmemAccessDesc rw = rw_on(0);
+    CUmemAccessDesc rw = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     /* The heap grows a chunk at a time; every growth is exchanged. */
     for (int k = 0; k < HEAP_CHUNKS; k++) {
         STEP(create(&h[c->rank][k], chunk, &prop, 0), 21);
@@ -259,7 +249,7 @@ static int map_segment(const comm_t *c, CUdeviceptr base, size_t seg, int i, uns
                        CUmemGenericAllocationHandle *h)
 {
     CUmemAllocationProp prop = cut_prop(type, 0);
-    CUmemAccessDesc rw = rw_on(0);
+    CUmemAccessDesc rw = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     STEP(cuMemCreate(h, seg, &prop, 0), 40);
     STEP(cuMemMap(base + (size_t)i * seg, seg, 0, *h, 0), 41);
     STEP(cuMemSetAccess(base + (size_t)i * seg, seg, &rw, 1), 42);
@@ -280,7 +270,7 @@ static int pytorch_expandable(const comm_t *c, bool fabric)
         CUdeviceptr base = 0;
         STEP(cuMemAddressReserve(&base, seg * s.handles, 0, 0, 0), 46);
         CUmemGenericAllocationHandle h[SEGMENTS];
-        CUmemAccessDesc rw = rw_on(0);
+        CUmemAccessDesc rw = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
         int pidfd = -1;
         if (!s.fabric) {
             pidfd = (int)syscall(SYS_pidfd_open, (pid_t)s.pid, 0);
@@ -436,7 +426,7 @@ static int trtllm_mcast(const comm_t *c)
     STEP(cuMulticastAddDevice(mc, 0), 93);
     CHECK(barrier(c) == 0, 94); /* every device added before any bind */
 
-    CUmemAccessDesc rw = rw_on(0);
+    CUmemAccessDesc rw = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     CUdeviceptr uc_base = 0, mc_ptr = 0;
     STEP(cuMemAddressReserve(&uc_base, size * (size_t)c->size, gran, 0, 0), 95);
     for (int r = 0; r < c->size; r++)
@@ -558,7 +548,7 @@ static int ucx_open_and_read(const comm_t *c, const rkey_t *k, uint32_t *got)
     CUdeviceptr ptr = 0;
     CUmemGenericAllocationHandle h = 0;
     CUmemoryPool pool = NULL;
-    CUmemAccessDesc rw = rw_on(0);
+    CUmemAccessDesc rw = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     if (k->type == KEY_LEGACY) {
         STEP(cuIpcOpenMemHandle(&ptr, k->h.legacy, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), 150);
     } else if (k->type == KEY_VMM) {
@@ -613,7 +603,7 @@ static int ucx_keys(const comm_t *c)
     CUmemGenericAllocationHandle vh;
     STEP(cuMemCreate(&vh, g, &prop, 0), 173);
     CUdeviceptr vmm = 0;
-    CUmemAccessDesc rw = rw_on(0);
+    CUmemAccessDesc rw = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     STEP(cuMemAddressReserve(&vmm, g, 0, 0, 0), 174);
     STEP(cuMemMap(vmm, g, 0, vh, 0), 175);
     STEP(cuMemSetAccess(vmm, g, &rw, 1), 176);
@@ -687,21 +677,12 @@ static int helper_rank(int argc, char **argv, int sock)
     return rc ? rc : body_named(argv[1])(&c);
 }
 
-/* examples/nvl72.ini, plus a channel for whoever runs the test. */
-static const char *nvl72_config(void)
-{
-    static char text[70000];
-    snprintf(text, sizeof(text), "%s\n[channel 9]\nuids = %u\n",
-             fab_test_example_config("nvl72.ini"), (unsigned)getuid());
-    return text;
-}
-
 /* Run body on size ranks, rank r on nodes[r]: rank 0 here, the others in
  * helpers; every rank must return 0. */
 static void run_ranks(const char *body, int size, const char *const *nodes)
 {
     assert_true(size <= MAX_RANKS);
-    assert_non_null(fab_test_daemon_start(nvl72_config(), NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config_for_me("nvl72.ini"), NULL));
     setenv("FABMEM_NODE", nodes[0], 1);
     comm_t c = {.rank = 0, .size = size};
     fab_test_child_t child[MAX_RANKS];
@@ -760,7 +741,7 @@ static void ucx_cuda_ipc_keys_open_on_the_tray_and_across_trays(void **state)
 static void attributes_the_libraries_ask_turn_their_fabric_paths_on(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(nvl72_config(), NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config_for_me("nvl72.ini"), NULL));
     setenv("FABMEM_NODE", "tray02", 1);
     cut_init(0);
     static const struct {

@@ -20,15 +20,6 @@
 
 #define VALUE 0xC0FFEEu
 
-/* examples/nvl72.ini, plus a channel for whoever runs the test. */
-static const char *nvl72_config(void)
-{
-    static char text[70000];
-    snprintf(text, sizeof(text), "%s\n[channel 9]\nuids = %u\n",
-             fab_test_example_config("nvl72.ini"), (unsigned)getuid());
-    return text;
-}
-
 static CUmulticastObjectProp mc_prop(unsigned devices, unsigned long long types, size_t size)
 {
     CUmulticastObjectProp prop;
@@ -237,7 +228,7 @@ static void share_with_members(unsigned types, int parent_dev, const char *const
 static void four_trays_share_one_multicast_object_as_nccl_nvls_does(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(nvl72_config(), NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config_for_me("nvl72.ini"), NULL));
     setenv("FABMEM_NODE", "tray00", 1);
     cut_init(0);
     int supported = 0;
@@ -254,7 +245,7 @@ static void four_trays_share_one_multicast_object_as_nccl_nvls_does(void **state
 static void two_gpus_of_a_tray_share_one_object_as_pytorch_symmetric_memory_does(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(nvl72_config(), NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config_for_me("nvl72.ini"), NULL));
     setenv("FABMEM_NODE", "tray05", 1);
     cut_init(0);
     const char *const args[] = {"posix", "1", NULL};
@@ -268,7 +259,7 @@ static void two_gpus_of_a_tray_share_one_object_as_pytorch_symmetric_memory_does
 static void a_member_that_exits_bound_is_skipped_and_forgotten(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(nvl72_config(), NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config_for_me("nvl72.ini"), NULL));
     setenv("FABMEM_NODE", "tray00", 1);
     cut_init(0);
     size_t size = 0;

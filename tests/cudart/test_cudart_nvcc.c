@@ -416,12 +416,7 @@ static void nvcc_malloc_async_pool_is_shared_with_another_process(void **state)
 static void nvcc_fabric_memory_moves_between_two_trays(void **state)
 {
     (void)state;
-    /* The example rack, with channel 0 also given to whoever runs this. */
-    static char config[65536];
-    int n = snprintf(config, sizeof(config), "%s\n[channel 0]\nuids = %u\n",
-                     fab_test_example_config("nvl72.ini"), (unsigned)getuid());
-    assert_true(n > 0 && (size_t)n < sizeof(config));
-    assert_non_null(fab_test_daemon_start(config, NULL));
+    assert_non_null(fab_test_daemon_start(fab_test_example_config_for_me("nvl72.ini"), NULL));
     setenv("FABMEM_NODE", "tray00", 1);
     char *out = NULL;
     assert_int_equal(build_and_run(fabric_source, "shared", &out), 0);

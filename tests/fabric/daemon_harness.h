@@ -66,6 +66,11 @@ void fab_test_hex16(const unsigned char *bytes, char out[33]);
  * call), for a daemon started on an example config (asserted). */
 char *fab_test_example_config(const char *name);
 
+/* The same, with one more IMEX channel (63) held by whoever runs the test, so
+ * that its processes may make and import FABRIC memory (a static buffer of
+ * its own, overwritten by the next call). */
+char *fab_test_example_config_for_me(const char *name);
+
 /* The start of a command line running fabmemd exe: FABTEST_DAEMON_LAUNCHER's
  * words (the valgrind build sets it; buf of cap bytes holds them), then exe.
  * argv needs room for 33 entries more than the caller adds; returns the
