@@ -905,3 +905,10 @@ bool fab__topology_attribute(const fab_topology_t *topology, int node, uint32_t 
     }
     return false;
 }
+
+bool fab__topology_gpus_isolated(const fab_topology_t *topology, int node)
+{
+    int32_t isolated = 0;
+    (void)fab__topology_attribute(topology, node, FAB__ATTRIBUTE_GPUS_ISOLATED, &isolated);
+    return isolated != 0;
+}

@@ -104,6 +104,10 @@ uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t
 bool fab__topology_attribute(const fab_topology_t *topology, int node, uint32_t id,
                              int32_t *value);
 
+/* Whether node's GPUs are isolated from each other (gpus_isolated, a field
+ * fault): what cuDeviceCanAccessPeer and NVML's P2P status both answer by. */
+bool fab__topology_gpus_isolated(const fab_topology_t *topology, int node);
+
 /* The device uuid of ordinal on node (stable across runs). */
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);
 

@@ -348,10 +348,7 @@ CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDe
      * GPUs are isolated from each other (gpus_isolated, a field fault: no
      * NVLink between them, as in a fabric partition that splits them). */
     fab__cu_topology_refresh();
-    int32_t isolated = 0;
-    (void)fab__topology_attribute(fab__cu.topology, fab__cu.node, FAB__ATTRIBUTE_GPUS_ISOLATED,
-                                  &isolated);
-    *canAccessPeer = dev != peerDev && isolated == 0;
+    *canAccessPeer = dev != peerDev && !fab__topology_gpus_isolated(fab__cu.topology, fab__cu.node);
     return CUDA_SUCCESS;
 }
 

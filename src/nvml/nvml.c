@@ -512,9 +512,6 @@ static unsigned char fab__nvml_summary(unsigned int mask)
                       : NVML_GPU_FABRIC_HEALTH_SUMMARY_HEALTHY;
 }
 
-/* A node whose GPUs have no fabric says NOT_SUPPORTED; with no daemon the
- * fabric manager of the emulation is not running, so the state is
- * NOT_STARTED and no cluster or clique is known yet (docs/nvml.md). */
 /* This node's record as the daemon has it now: a field fault (`fabmem
  * fault`) may have changed it since nvmlInit. One round trip; *isolated_out
  * (may be NULL) says whether its GPUs are isolated from each other. */
@@ -534,14 +531,14 @@ static void fab__nvml_node_now(fab_node_info_t *node_out, bool *isolated_out)
         (void)fab_topology_find_node(topology, NULL, &index);
     }
     *node_out = fab__nvml.node;
-    int32_t isolated = 0;
-    if (topology != NULL)
-        (void)fab__topology_attribute(topology, index, FAB__ATTRIBUTE_GPUS_ISOLATED, &isolated);
     if (isolated_out != NULL)
-        *isolated_out = isolated != 0;
+        *isolated_out = topology != NULL && fab__topology_gpus_isolated(topology, index);
     pthread_mutex_unlock(&fab__nvml.lock);
 }
 
+/* A node whose GPUs have no fabric says NOT_SUPPORTED; with no daemon the
+ * fabric manager of the emulation is not running, so the state is
+ * NOT_STARTED and no cluster or clique is known yet (docs/nvml.md). */
 static void fab__nvml_fabric(fab__nvml_fabric_t *f)
 {
     memset(f, 0, sizeof(*f));
