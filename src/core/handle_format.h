@@ -29,6 +29,23 @@ void fab__handle_encode(fab_handle_t *handle, fab_uuid_t uuid, uint64_t size, fa
  * and recompute the CRC. */
 void fab__handle_set_tag(fab_handle_t *handle, const uint8_t tag[FAB_HANDLE_TAG_BYTES]);
 
+/* The access byte of an intact handle (fab_handle_access without the call). */
+static inline fab_access_t fab__handle_access(const uint8_t bytes[FAB_HANDLE_BYTES])
+{
+    switch (bytes[FAB__HANDLE_OFF_ACCESS]) {
+    case FAB_ACCESS_READ_ONLY:
+        return FAB_ACCESS_READ_ONLY;
+    case FAB_ACCESS_READ_WRITE:
+        return FAB_ACCESS_READ_WRITE;
+    default:
+        return FAB_ACCESS_NONE;
+    }
+}
+
+/* Note that bytes are an intact handle just made (a copy of one encoded
+ * here), so that checking them next compares instead of summing. */
+void fab__handle_made(const uint8_t bytes[FAB_HANDLE_BYTES]);
+
 /* FAB_SUCCESS if the bytes are an intact handle; FAB_ERROR_INVALID_HANDLE
  * otherwise. Checks everything but a FABRIC handle's tag. */
 fab_status_t fab__handle_check(const uint8_t bytes[FAB_HANDLE_BYTES]);

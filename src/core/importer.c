@@ -6,8 +6,10 @@
  * INVALID_HANDLE wherever it is presented), then reachability (NOT_SUPPORTED),
  * then the exporter's grant (NOT_PERMITTED), as in the seed for the last two. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fabmem/model.h"
+#include "src/base/le.h"
 #include "src/core/handle_format.h"
 
 struct fab_importer {
@@ -56,18 +58,18 @@ fab_status_t fab_importer_import(fab_importer_t *importer, const fab_handle_t *h
         return status;
     if (!importer->reachable)
         return FAB_ERROR_NOT_SUPPORTED;
-    fab_access_t access = fab_handle_access(handle);
+    fab_access_t access = fab__handle_access(handle->bytes);
     if (!fab_access_is_mappable(access))
         return FAB_ERROR_NOT_PERMITTED;
-    fab_import_t import = {
-        .priv_handle = importer->next_handle++,
-        .priv_uuid = fab_handle_uuid(handle),
-        .priv_size = fab_handle_size(handle),
-        .priv_access = access,
-        .priv_device_ordinal = importer->device_ordinal,
-        .priv_mapped = false,
-    };
-    *import_out = import;
+    /* Field by field, each store as wide as its field: building the value
+     * on the stack and copying it out costs a stalled wide load per field. */
+    import_out->priv_handle = importer->next_handle++;
+    memcpy(import_out->priv_uuid.bytes, handle->bytes + FAB__HANDLE_OFF_UUID,
+           sizeof(import_out->priv_uuid.bytes));
+    import_out->priv_size = fab__le_get64(handle->bytes + FAB__HANDLE_OFF_SIZE);
+    import_out->priv_access = access;
+    import_out->priv_device_ordinal = importer->device_ordinal;
+    import_out->priv_mapped = false;
     return FAB_SUCCESS;
 }
 

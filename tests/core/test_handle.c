@@ -126,6 +126,32 @@ static void a_handle_just_found_intact_is_refused_once_altered(void **state)
     }
 }
 
+/* An export remembers the handle it hands out as intact; a copy of it with
+ * one byte changed, decoded or imported right after the export, is refused. */
+static void a_handle_just_exported_is_refused_once_altered(void **state)
+{
+    (void)state;
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_memory_t *mem = NULL;
+    fab_importer_t *importer = NULL;
+    assert_int_equal(fab_memory_allocate(7, uuid_a, &props, &mem), FAB_SUCCESS);
+    assert_int_equal(fab_importer_create(0, &importer), FAB_SUCCESS);
+    for (int pos = 0; pos < FAB_HANDLE_BYTES; pos++) {
+        fab_handle_t handle, out;
+        fab_import_t import;
+        assert_int_equal(fab_memory_export(mem, &handle), FAB_SUCCESS);
+        handle.bytes[pos] ^= 0x01;
+        if (fab_handle_from_bytes(handle.bytes, sizeof(handle.bytes), &out) !=
+            FAB_ERROR_INVALID_HANDLE)
+            fail_msg("byte %d changed right after the export was decoded", pos);
+        assert_int_equal(fab_memory_export(mem, &out), FAB_SUCCESS);
+        if (fab_importer_import(importer, &handle, &import) != FAB_ERROR_INVALID_HANDLE)
+            fail_msg("byte %d changed right after the export was imported", pos);
+    }
+    fab_importer_destroy(importer);
+    fab_memory_destroy(mem);
+}
+
 static void from_bytes_accepts_the_untouched_handle(void **state)
 {
     (void)state;
@@ -305,6 +331,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(from_bytes_accepts_the_untouched_handle),
     cmocka_unit_test(crc_is_zlibs_for_many_handles),
     cmocka_unit_test(a_handle_just_found_intact_is_refused_once_altered),
+    cmocka_unit_test(a_handle_just_exported_is_refused_once_altered),
     cmocka_unit_test(from_bytes_refuses_unknown_version_even_with_valid_crc),
     cmocka_unit_test(from_bytes_refuses_unknown_access_even_with_valid_crc),
     cmocka_unit_test(from_bytes_refuses_unknown_origin_even_with_valid_crc),
