@@ -15,11 +15,13 @@
  * alternate round by round on one pinned core; each line is min / median /
  * max over the rounds, and the ratio is taken per round.
  *
- * The model remembers, per thread, the last handle it found intact, so that
- * the same handle checked again (decoded, then imported) is compared instead
- * of summed again; the first pair of lines cycles one allocation (the memory
- * always hits), the second two allocations in turn (it never does, so every
- * check sums the CRC).
+ * The model remembers, per thread, the last handle it made or found intact,
+ * so that the same handle checked again is compared instead of summed again.
+ * The first line cycles one allocation's own handle (export, then decode and
+ * import it: both checks compare); the second decodes and imports bytes this
+ * thread did not just make, as an importing peer always does (two
+ * allocations in turn, each cycle taking the handle exported the cycle
+ * before: the decode sums the CRC, the import compares).
  *
  * Usage: bench_model [cycles per round, default 1000000] [rounds, default 9] */
 #include <sched.h>
@@ -56,28 +58,42 @@ static void print_row(const char *what, double *v, int n, const char *unit)
 static uint8_t wire[FAB_HANDLE_BYTES];
 #define BARRIER() __asm__ __volatile__("" ::: "memory")
 
-/* One round over n allocations in turn (n = 2 defeats the model's memory of
- * the last handle it found intact, so that every check sums the CRC). */
-static double model_round(fab_memory_t **memories, int n, fab_importer_t *importer, long cycles)
+/* One round of the cycle. lag 0: the handle exported is the one decoded and
+ * imported, so the model's memory of the last handle it made makes both
+ * checks compares. lag 1: two allocations in turn, and each cycle decodes
+ * and imports the handle exported the cycle before, from the other one: the
+ * bytes are not the last this thread made, as a peer's never are, so the
+ * decode sums the CRC (and the import then compares). */
+static double model_round(fab_memory_t **memories, int lag, fab_importer_t *importer, long cycles)
 {
+    fab_handle_t out;
+    if (lag && fab_memory_export(memories[1], &out) != FAB_SUCCESS)
+        exit(1);
+    memcpy(wire, out.bytes, sizeof(wire));
     double t0 = now_ns();
     for (long i = 0; i < cycles; i++) {
-        fab_memory_t *memory = memories[i % n];
-        fab_handle_t out, in;
+        fab_memory_t *memory = memories[lag ? i & 1 : 0];
+        fab_handle_t in;
         fab_import_t import;
+        uint8_t raw[FAB_HANDLE_BYTES];
+        if (lag)
+            memcpy(raw, wire, sizeof(raw)); /* the other allocation's, from the cycle before */
         if (fab_memory_export(memory, &out) != FAB_SUCCESS)
             exit(1);
         memcpy(wire, out.bytes, sizeof(wire));
         BARRIER();
-        uint8_t raw[FAB_HANDLE_BYTES];
-        memcpy(raw, wire, sizeof(raw));
+        if (!lag)
+            memcpy(raw, wire, sizeof(raw));
         if (fab_handle_from_bytes(raw, sizeof(raw), &in) != FAB_SUCCESS ||
             fab_importer_import(importer, &in, &import) != FAB_SUCCESS ||
             fab_import_map_writable(&import) != FAB_SUCCESS ||
-            fab_memory_retire_export(memory) != FAB_SUCCESS)
+            fab_memory_retire_export(memories[lag ? (i + 1) & 1 : 0]) != FAB_SUCCESS)
             exit(1);
     }
-    return (now_ns() - t0) / (double)cycles;
+    double t = (now_ns() - t0) / (double)cycles;
+    if (lag && fab_memory_retire_export(memories[(cycles + 1) & 1]) != FAB_SUCCESS)
+        exit(1);
+    return t;
 }
 
 /* The baseline's state: an allocation's encoded handle and export count, and
@@ -150,23 +166,23 @@ int main(int argc, char **argv)
         return 1;
 
     double model[99], base[99], ratio[99], two[99], ratio_two[99];
-    model_round(memories, 1, importer, cycles / 10 + 1); /* warm all three */
-    model_round(memories, 2, importer, cycles / 10 + 1);
+    model_round(memories, 0, importer, cycles / 10 + 1); /* warm all three */
+    model_round(memories, 1, importer, cycles / 10 + 1);
     baseline_round(&plain, cycles / 10 + 1);
     for (int r = 0; r < rounds; r++) {
-        model[r] = model_round(memories, 1, importer, cycles);
+        model[r] = model_round(memories, 0, importer, cycles);
         base[r] = baseline_round(&plain, cycles);
-        two[r] = model_round(memories, 2, importer, cycles);
+        two[r] = model_round(memories, 1, importer, cycles);
         ratio[r] = model[r] / base[r];
         ratio_two[r] = two[r] / base[r];
     }
     printf("model cycle (export, bytes, decode, import, map, retire), %ld cycles x %d rounds,\n"
            "one core, alternating; min / median / max\n", cycles, rounds);
-    print_row("model, one allocation, ns", model, rounds, "");
-    print_row("model, two in turn, ns", two, rounds, "");
+    print_row("model, own handle, ns", model, rounds, "");
+    print_row("model, a peer's bytes, ns", two, rounds, "");
     print_row("baseline (no checks), ns", base, rounds, "");
-    print_row("ratio, one allocation", ratio, rounds, "x");
-    print_row("ratio, two in turn", ratio_two, rounds, "x");
+    print_row("ratio, own handle", ratio, rounds, "x");
+    print_row("ratio, a peer's bytes", ratio_two, rounds, "x");
     fab_importer_destroy(importer);
     fab_memory_destroy(memories[1]);
     fab_memory_destroy(memory);
