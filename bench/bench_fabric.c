@@ -22,9 +22,12 @@
  *
  * Last, the daemon's resident memory per live allocation at 100,000 and
  * 1,000,000 allocations (the fd limit is raised for that; run as root or with
- * a hard limit above a million). Usage: bench_fabric [--quick] [--no-rss]
- * [--imports N] (N imports from one importer and nothing else: for
- * bench/daemon_instructions.sh, which runs the daemon under callgrind).
+ * a hard limit above a million). Usage: bench_fabric [--quick | --smoke]
+ * [--no-rss] [--imports N]. --smoke: every part over a few imports and no
+ * memory figures, for the test that keeps this program working (it exits
+ * non-zero when any round fails). --imports N: N imports from one importer
+ * and nothing else, for bench/daemon_instructions.sh, which runs the daemon
+ * under callgrind.
  * The daemon is $FABMEM_DAEMON, else the one built next to this program. */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -50,6 +54,18 @@
 #define SIZE (2u * 1024 * 1024)
 
 static char dir[256];
+static int failed; /* a round failed: exit non-zero at the end */
+
+/* v, noting a failed round (a negative time or rate). */
+static double checked(double v)
+{
+    if (!(v > 0)) {
+        if (!failed)
+            fprintf(stderr, "bench_fabric: a round failed\n");
+        failed = 1;
+    }
+    return v;
+}
 static char sock_path[300];
 
 static double now_s(void)
@@ -285,8 +301,8 @@ static int import_loop(fab_client_t *client, const fab_handle_t *handle, int ite
  * is the imports' alone. Each runs on cpu (< 0: anywhere). */
 static double bench_importers(const fab_handle_t *handle, int procs, int each, int cpu)
 {
-    int go[2], ready[2];
-    if (pipe(go) != 0 || pipe(ready) != 0)
+    int go[2], ready[2], done[2];
+    if (pipe(go) != 0 || pipe(ready) != 0 || pipe(done) != 0)
         return -1;
     pid_t *pids = calloc((size_t)procs, sizeof(*pids));
     for (int i = 0; i < procs; i++) {
@@ -301,6 +317,8 @@ static double bench_importers(const fab_handle_t *handle, int procs, int each, i
                 write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) != 0)
                 _exit(2);
             int rc = import_loop(client, handle, each);
+            if (write(done[1], &byte, 1) != 1)
+                _exit(2);
             fab_client_close(client);
             _exit(rc == 0 ? 0 : 1);
         }
@@ -315,15 +333,194 @@ static double bench_importers(const fab_handle_t *handle, int procs, int each, i
     close(ready[0]);
     double t0 = now_s();
     close(go[1]); /* EOF: go */
+    close(done[1]);
+    for (int i = 0; i < procs; i++) {
+        char byte;
+        if (read(done[0], &byte, 1) != 1)
+            break;
+    }
+    double t = now_s() - t0;
+    close(done[0]);
     int ok = 1;
     for (int i = 0; i < procs; i++) {
         int status;
         waitpid(pids[i], &status, 0);
         ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
     }
-    double t = now_s() - t0;
     free(pids);
     return ok ? t : -1;
+}
+
+/* ---- 64 importers next to one ----
+ *
+ * A crew of long-lived worker processes, each started once, pinned,
+ * connected and warmed (a few rounds of its loop) before any clock runs, then
+ * told how many rounds to do over its own pipe: a timed round is the workers'
+ * imports alone, not their fork, first faults or exit. The bare crew asks a
+ * bare server (one process, all the workers' sockets in one epoll, as
+ * fabmemd holds its clients') for a memfd and maps it; the fabric crew imports
+ * and maps through fabmemd. One worker of a crew and all 64 take turns, so the
+ * bare mechanism's own gain from 64 processes is measured next to the
+ * fabric's, on the same machine, in the same run. */
+#define CREW 64
+#define CREW_WARM 16
+
+struct crew {
+    pid_t pids[CREW];
+    int cmd[CREW]; /* write: a round's count, or 0: exit */
+    int done;      /* read: a byte per worker per round */
+    pid_t server;  /* the bare server, or 0 */
+};
+
+/* The bare worker's loop: request, memfd back, map, touch, unmap, close. */
+static int bare_loop(int sock, int iterations)
+{
+    char req[64] = {0};
+    for (int i = 0; i < iterations; i++) {
+        if (send(sock, req, sizeof(req), 0) != sizeof(req))
+            return -1;
+        int fd = recv_fd(sock);
+        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        ((volatile char *)p)[0];
+        munmap(p, SIZE);
+        close(fd);
+    }
+    return 0;
+}
+
+/* The bare server: answers every worker's requests with its one memfd. */
+static void bare_serve(const int *socks, int n)
+{
+    int memfd = memfd_create("bare", MFD_CLOEXEC);
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (memfd < 0 || ftruncate(memfd, SIZE) != 0 || ep < 0)
+        _exit(1);
+    for (int i = 0; i < n; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = socks[i]};
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, socks[i], &ev) != 0)
+            _exit(1);
+    }
+    for (int open = n; open > 0;) {
+        struct epoll_event evs[CREW];
+        int k = epoll_wait(ep, evs, CREW, -1);
+        for (int j = 0; j < k; j++) {
+            char req[64];
+            ssize_t got = recv(evs[j].data.fd, req, sizeof(req), MSG_DONTWAIT);
+            if (got == 0 || (got < 0 && errno != EAGAIN)) {
+                epoll_ctl(ep, EPOLL_CTL_DEL, evs[j].data.fd, NULL);
+                open--;
+            } else if (got > 0 && send_fd(evs[j].data.fd, memfd) != 0) {
+                _exit(1);
+            }
+        }
+    }
+    _exit(0);
+}
+
+/* Start the crew on cpu (< 0: anywhere): bare when handle is NULL. 0 on
+ * success, once every worker is warm. */
+static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
+{
+    int socks[CREW], done[2], ready[2];
+    if (pipe(done) != 0 || pipe(ready) != 0)
+        return -1;
+    memset(crew, 0, sizeof(*crew));
+    for (int i = 0; i < CREW; i++) {
+        int sv[2] = {-1, -1}, cmd[2];
+        if ((handle == NULL && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) ||
+            pipe2(cmd, O_CLOEXEC) != 0)
+            return -1;
+        crew->pids[i] = fork();
+        if (crew->pids[i] == 0) {
+            close(cmd[1]);
+            close(done[0]);
+            close(ready[0]);
+            for (int j = 0; j < i; j++)
+                close(crew->cmd[j]);
+            pin(0, cpu);
+            fab_client_t *client = NULL;
+            if (handle != NULL && fab_client_connect(NULL, &client) != FAB_SUCCESS)
+                _exit(2);
+            int count = CREW_WARM;
+            char byte = 'r';
+            if ((handle ? import_loop(client, handle, count) : bare_loop(sv[1], count)) != 0 ||
+                write(ready[1], &byte, 1) != 1)
+                _exit(2);
+            while (read(cmd[0], &count, sizeof(count)) == sizeof(count) && count > 0) {
+                /* 'f' says this worker failed: its crewmates hold the pipe
+                 * open, so its exit alone would not end the round. */
+                byte = (handle ? import_loop(client, handle, count) : bare_loop(sv[1], count)) == 0
+                           ? 'r' : 'f';
+                if (write(done[1], &byte, 1) != 1 || byte == 'f')
+                    _exit(1);
+            }
+            if (client != NULL)
+                fab_client_close(client);
+            _exit(0);
+        }
+        close(cmd[0]);
+        crew->cmd[i] = cmd[1];
+        if (handle == NULL) {
+            close(sv[1]);
+            socks[i] = sv[0];
+        }
+    }
+    close(done[1]);
+    close(ready[1]);
+    crew->done = done[0];
+    if (handle == NULL) {
+        crew->server = fork();
+        if (crew->server == 0) {
+            pin(0, cpu);
+            bare_serve(socks, CREW);
+        }
+        for (int i = 0; i < CREW; i++)
+            close(socks[i]);
+    }
+    for (int i = 0; i < CREW; i++) {
+        char byte;
+        if (read(ready[0], &byte, 1) != 1)
+            return -1;
+    }
+    close(ready[0]);
+    return 0;
+}
+
+/* Imports per second with the first `workers` of the crew doing `each`
+ * rounds at once. */
+static double crew_round(struct crew *crew, int workers, int each)
+{
+    double t0 = now_s();
+    for (int i = 0; i < workers; i++) {
+        if (write(crew->cmd[i], &each, sizeof(each)) != sizeof(each))
+            return -1;
+    }
+    int ok = 1;
+    for (int i = 0; i < workers; i++) {
+        char byte;
+        if (read(crew->done, &byte, 1) != 1)
+            return -1;
+        ok &= byte == 'r';
+    }
+    return ok ? (double)workers * each / (now_s() - t0) : -1;
+}
+
+/* Another crew's workers hold this one's pipes too: a count of 0 says stop. */
+static void crew_stop(struct crew *crew)
+{
+    int stop = 0;
+    for (int i = 0; i < CREW; i++) {
+        if (write(crew->cmd[i], &stop, sizeof(stop)) != sizeof(stop))
+            kill(crew->pids[i], SIGTERM);
+        close(crew->cmd[i]);
+    }
+    for (int i = 0; i < CREW; i++)
+        waitpid(crew->pids[i], NULL, 0);
+    if (crew->server > 0)
+        waitpid(crew->server, NULL, 0);
+    close(crew->done);
 }
 
 static void rss_per_allocation(fab_client_t *client, long count)
@@ -359,12 +556,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
+        else if (strcmp(argv[i], "--smoke") == 0)
+            quick = 2, rss = 0;
         else if (strcmp(argv[i], "--no-rss") == 0)
             rss = 0;
         else if (strcmp(argv[i], "--imports") == 0 && i + 1 < argc)
             only = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--quick] [--no-rss] [--imports N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick | --smoke] [--no-rss] [--imports N]\n", argv[0]);
             return 2;
         }
     }
@@ -429,7 +628,7 @@ int main(int argc, char **argv)
         rss = 0;
         goto done;
     }
-    int n = quick ? 20000 : 200000;
+    int n = quick == 2 ? 9 * 2 * 64 : quick ? 20000 : 200000;
     enum { ROUNDS = 9 };
     int per = n / ROUNDS;
     printf("bench_fabric: %d rounds of %d, bare and fabric alternating, 2 MiB allocation\n",
@@ -453,8 +652,8 @@ int main(int argc, char **argv)
         bench_importers(&handle, 1, per / 10 + 1, client_cpu);
         double bare[ROUNDS], fabric[ROUNDS], ratio[ROUNDS];
         for (int r = 0; r < ROUNDS; r++) {
-            bare[r] = bench_bare(per, client_cpu, server_cpu);
-            fabric[r] = bench_importers(&handle, 1, per, client_cpu) * 1e9 / per;
+            bare[r] = checked(bench_bare(per, client_cpu, server_cpu));
+            fabric[r] = checked(bench_importers(&handle, 1, per, client_cpu)) * 1e9 / per;
             ratio[r] = fabric[r] / bare[r];
         }
         qsort(bare, ROUNDS, sizeof(double), cmp_double);
@@ -506,34 +705,51 @@ int main(int argc, char **argv)
                    placements[k].name, c[0], c[1], c[2] + c[3], c[2], c[3], c[4]);
     }
 
-    /* 64 importers next to one, like with like: the same pinning, the same
-     * imports per round, alternating. */
+    /* 64 importers next to one, like with like: long-lived workers, the
+     * same pinning, the same imports per round, alternating; and the bare
+     * mechanism's own 64 next to 1 in the same rounds. */
     static const struct { const char *name; int cpu; } layouts[] = {
         {"one core", 0},
         {"two cores", -1},
     };
-    printf("  imports/s, 64 importers next to 1 (%d imports a round, alternating)\n", per);
+    int each = per / CREW;
+    printf("  imports/s (import + map + unmap + release), %d workers next to 1, %d imports a "
+           "round\n", CREW, CREW * each);
     for (int k = 0; k < 2; k++) {
         int cpu = layouts[k].cpu;
         if (cpu < 0 && ncpu < 2)
             continue;
         pin(daemon, cpu);
-        double one[ROUNDS], many[ROUNDS], ratio[ROUNDS];
-        int each = per / 64;
-        for (int r = 0; r < ROUNDS; r++) {
-            one[r] = 64.0 * each / bench_importers(&handle, 1, 64 * each, cpu);
-            many[r] = 64.0 * each / bench_importers(&handle, 64, each, cpu);
-            ratio[r] = many[r] / one[r];
+        struct crew bare_crew, fabric_crew;
+        if (crew_start(&bare_crew, NULL, cpu) != 0 || crew_start(&fabric_crew, &handle, cpu) != 0) {
+            fprintf(stderr, "bench_fabric: could not start the workers\n");
+            failed = 1;
+            break;
         }
-        qsort(one, ROUNDS, sizeof(double), cmp_double);
-        qsort(many, ROUNDS, sizeof(double), cmp_double);
-        qsort(ratio, ROUNDS, sizeof(double), cmp_double);
-        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", layouts[k].name, "1", one[0], one[ROUNDS / 2],
-               one[ROUNDS - 1]);
-        printf("  %-16s %-8s %9.0f %9.0f %9.0f\n", "", "64", many[0], many[ROUNDS / 2],
-               many[ROUNDS - 1]);
-        printf("  %-16s %-8s %8.2fx %8.2fx %8.2fx\n", "", "ratio", ratio[0], ratio[ROUNDS / 2],
-               ratio[ROUNDS - 1]);
+        double rate[4][ROUNDS], ratio[3][ROUNDS];
+        for (int r = 0; r < ROUNDS; r++) {
+            rate[0][r] = checked(crew_round(&bare_crew, 1, CREW * each));
+            rate[1][r] = checked(crew_round(&bare_crew, CREW, each));
+            rate[2][r] = checked(crew_round(&fabric_crew, 1, CREW * each));
+            rate[3][r] = checked(crew_round(&fabric_crew, CREW, each));
+            ratio[0][r] = rate[1][r] / rate[0][r];
+            ratio[1][r] = rate[3][r] / rate[2][r];
+            ratio[2][r] = ratio[1][r] / ratio[0][r];
+        }
+        crew_stop(&bare_crew);
+        crew_stop(&fabric_crew);
+        static const char *rows[] = {"bare 1", "bare 64", "fabric 1", "fabric 64"};
+        static const char *ratios[] = {"bare 64/1", "fabric 64/1", "fabric/bare"};
+        for (int i = 0; i < 4; i++) {
+            qsort(rate[i], ROUNDS, sizeof(double), cmp_double);
+            printf("  %-16s %-11s %9.0f %9.0f %9.0f\n", i == 0 ? layouts[k].name : "", rows[i],
+                   rate[i][0], rate[i][ROUNDS / 2], rate[i][ROUNDS - 1]);
+        }
+        for (int i = 0; i < 3; i++) {
+            qsort(ratio[i], ROUNDS, sizeof(double), cmp_double);
+            printf("  %-16s %-11s %8.2fx %8.2fx %8.2fx\n", "", ratios[i], ratio[i][0],
+                   ratio[i][ROUNDS / 2], ratio[i][ROUNDS - 1]);
+        }
     }
 
     /* fab_client_import_many of 16 handles next to 16 fab_client_import
@@ -551,9 +767,9 @@ int main(int argc, char **argv)
         batch_n = BATCH;
         for (int r = 0; r < ROUNDS; r++) {
             batch_many = 0;
-            single[r] = total / bench_importers(&handle, 1, total, client_cpu);
+            single[r] = total / checked(bench_importers(&handle, 1, total, client_cpu));
             batch_many = 1;
-            many[r] = total / bench_importers(&handle, 1, total, client_cpu);
+            many[r] = total / checked(bench_importers(&handle, 1, total, client_cpu));
             ratio[r] = many[r] / single[r];
         }
         batch_n = 0;
@@ -578,5 +794,5 @@ done:
     daemon_stop(daemon);
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : 1;
+    return system(cmd) == 0 && !failed ? 0 : 1;
 }
