@@ -24,7 +24,9 @@
  * client: the loop keeps the request, stops reading that client (it waits
  * for this reply anyway), and answers it when the faults change (putting it
  * to the registry again) or when imex_timeout_ms has passed (IMEX's
- * failure); epoll_wait's timeout is cut to the nearest such deadline. */
+ * failure); epoll_wait's timeout is cut to the nearest such deadline. An
+ * IMPORT_MANY is held whole in the same way (registry.h), and a pending
+ * reply holds all the fds of its batch. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

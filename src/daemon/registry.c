@@ -7,7 +7,8 @@
  * Order of checks on IMPORT, so that each failure reports what the driver
  * would: hello, device (INVALID_DEVICE); handle bytes, origin, tag, IMEX
  * domain, liveness (INVALID_HANDLE); channel (NOT_PERMITTED); reachability
- * and grant, by the model (NOT_SUPPORTED, NOT_PERMITTED).
+ * and grant, by the model (NOT_SUPPORTED, NOT_PERMITTED). IMPORT_MANY puts
+ * each of its handles through the same function (fab__import), in order.
  *
  * Objects and their lifetimes:
  *   user   one per uid with a connection or a live allocation; counters only

@@ -301,6 +301,23 @@ static void a_version_5_client_is_refused_import_many_and_keeps_its_connection(v
     fab_client_close(creator);
 }
 
+/* A HELLO the daemon refused may be said again on the same connection, as
+ * a version-6 client does with version 5 after a version-5 daemon refused 6. */
+static void a_refused_hello_may_be_said_again_on_the_same_connection(void **state)
+{
+    (void)state;
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    int sock = fab_test_raw_connect(daemon->socket);
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
+    hello.u.hello.version = FAB__PROTO_VERSION + 1;
+    assert_int_equal(fab_test_raw_call(sock, &hello, -1, NULL, NULL), FAB_ERROR_NOT_SUPPORTED);
+    hello.u.hello.version = FAB__PROTO_VERSION_IMPORT_MANY - 1;
+    assert_int_equal(fab_test_raw_call(sock, &hello, -1, NULL, NULL), FAB_SUCCESS);
+    assert_int_equal(fab_test_raw_call(sock, &hello, -1, NULL, NULL), FAB_ERROR_ILLEGAL_STATE);
+    close(sock);
+}
+
 /* ---- every import is the single import ------------------------------------------ */
 
 /* Node a shares memory with nothing but itself: b is in another clique
@@ -888,6 +905,8 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(an_over_max_empty_or_misaligned_batch_is_malformed, fab_test_teardown),
     cmocka_unit_test_teardown(a_version_5_client_is_refused_import_many_and_keeps_its_connection,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_refused_hello_may_be_said_again_on_the_same_connection,
                               fab_test_teardown),
     cmocka_unit_test_teardown(each_import_of_a_mixed_batch_gets_the_single_imports_status,
                               fab_test_teardown),
