@@ -116,11 +116,11 @@ static int measure(long count)
         return 1;
     fab__request_t request;
     fab__reply_t reply;
-    int fd_out, fd_owned;
+    fab__reply_fds_t fds;
     memset(&request, 0, sizeof(request));
     request.type = FAB__MSG_HELLO;
     request.u.hello.version = FAB__PROTO_VERSION;
-    fab__registry_answer(daemon, conn, &request, -1, &reply, &fd_out, &fd_owned);
+    fab__registry_answer(daemon, conn, &request, -1, &reply, &fds);
     if (reply.status != FAB_SUCCESS) {
         fprintf(stderr, "bench_registry: HELLO: %u\n", reply.status);
         return 1;
@@ -137,7 +137,7 @@ static int measure(long count)
     for (long i = 0; i < count; i++) {
         request.seq = (uint32_t)i;
         request.u.alloc.device = (int32_t)(i % 8);
-        fab__registry_answer(daemon, conn, &request, -1, &reply, &fd_out, &fd_owned);
+        fab__registry_answer(daemon, conn, &request, -1, &reply, &fds);
         if (reply.status != FAB_SUCCESS) {
             fprintf(stderr, "bench_registry: ALLOC %ld: %u\n", i, reply.status);
             return 1;

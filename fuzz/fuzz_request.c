@@ -12,7 +12,7 @@
  *   - handle: an IMPORT, VERIFY or ADOPT whose handle starts with a zero byte
  *     presents the last handle this input got (ALLOC or EXPORT reply); bytes 1
  *     and 2 of such a handle, if nonzero, alter one byte of it (byte 1 says
- *     which, byte 2 is XORed in);
+ *     which, byte 2 is XORed in); so does each handle of an IMPORT_MANY;
  *   - token: an ADOPT with creator=1 and an all-zero token presents the
  *     creator token of this input's last ALLOC reply;
  *   - fd: an ADOPT comes with the descriptor that the low 3 bits of its
@@ -67,6 +67,18 @@ static fab__registry_t *fuzz_daemon(void)
             abort();
     }
     return daemon;
+}
+
+/* A handle that starts with a zero byte: the last handle, altered as its
+ * bytes 1 and 2 say (see the top comment). */
+static void fuzz_substitute(fab_handle_t *handle, const fab_handle_t *last)
+{
+    if (handle->bytes[0] != 0)
+        return;
+    uint8_t where = handle->bytes[1];
+    uint8_t flip = handle->bytes[2];
+    *handle = *last;
+    handle->bytes[where % FAB_HANDLE_BYTES] ^= flip;
 }
 
 /* The descriptor an ADOPT comes with: choice (0..7) as the top comment says,
@@ -159,13 +171,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (conn == NULL || peer == NULL)
                 abort();
         } else if (fab__request_decode(data, len, &request) == FAB_SUCCESS) {
-            if ((request.type == FAB__MSG_IMPORT || request.type == FAB__MSG_VERIFY ||
-                 request.type == FAB__MSG_ADOPT) &&
-                request.u.import.handle.bytes[0] == 0) {
-                uint8_t where = request.u.import.handle.bytes[1];
-                uint8_t flip = request.u.import.handle.bytes[2];
-                request.u.import.handle = last;
-                request.u.import.handle.bytes[where % FAB_HANDLE_BYTES] ^= flip;
+            if (request.type == FAB__MSG_IMPORT || request.type == FAB__MSG_VERIFY ||
+                request.type == FAB__MSG_ADOPT)
+                fuzz_substitute(&request.u.import.handle, &last);
+            if (request.type == FAB__MSG_IMPORT_MANY) {
+                for (unsigned i = 0; i < request.u.import_many.count; i++)
+                    fuzz_substitute(&request.handles[i], &last);
             }
             int fd_in = -1;
             if (request.type == FAB__MSG_ADOPT) {
@@ -186,26 +197,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 request.u.ipc.bytes[where % FAB__IPC_HANDLE_BYTES] ^= flip;
             }
             fab__reply_t reply;
-            int fd, owned;
-            fab__registry_answer(daemon, (request.seq & 8u) != 0 ? peer : conn, &request, fd_in,
-                                 &reply, &fd, &owned);
+            fab__reply_fds_t fds;
+            fab__conn_t *from = (request.seq & 8u) != 0 ? peer : conn;
+            fab__registry_answer(daemon, from, &request, fd_in, &reply, &fds);
+            if (reply.status == FAB__FAULT_DEFERRED) {
+                /* Held by a hung IMEX: the event loop would answer it at
+                 * its deadline with the faults unchanged. */
+                fab__registry_answer_expired(daemon, from, &request, &reply, &fds);
+                if (reply.status == FAB__FAULT_DEFERRED)
+                    abort();
+            }
             if (request.type == FAB__MSG_IPC_PUBLISH && reply.status == FAB_SUCCESS)
                 memcpy(last_ipc, reply.u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
-            if (fd >= 0) {
+            /* One fd per successful import, none for a failed one. */
+            unsigned want_fds = 0;
+            if (request.type == FAB__MSG_IMPORT_MANY && reply.status == FAB_SUCCESS) {
+                for (unsigned i = 0; i < reply.u.import_many.count; i++)
+                    want_fds += reply.u.import_many.entries[i].status == FAB_SUCCESS;
+                if (fds.count != want_fds)
+                    abort();
+            }
+            if (fds.count > 0) {
                 /* Keep the memory, as a client that maps it does. */
                 if (last_fd >= 0)
                     close(last_fd);
-                last_fd = dup(fd);
-                if (owned)
-                    close(fd);
+                last_fd = dup(fds.fd[fds.count - 1]);
             }
+            fab__reply_fds_release(&fds);
             if (request.type == FAB__MSG_EXPORT && reply.status == FAB_SUCCESS)
                 last = reply.u.exported.handle;
             if (request.type == FAB__MSG_ALLOC && reply.status == FAB_SUCCESS) {
                 last = reply.u.alloc.handle;
                 memcpy(last_token, reply.u.alloc.token, FAB__TOKEN_BYTES);
             }
-            /* The reply must round-trip through its own codec. */
+            /* The reply must round-trip through its own codec (a held reply
+             * never goes on the wire: answered at its deadline above). */
             uint8_t buf[FAB__PROTO_MAX];
             fab__reply_t back;
             size_t n = fab__reply_encode(&reply, buf);

@@ -258,9 +258,11 @@ FAB_API fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t 
                                        int device_ordinal, fab_region_t **region_out);
 
 /* Import count handles onto device_ordinal at once, as a library that maps
- * every peer's memory does: the requests go out together (eight at a time)
- * and the daemon answers them in one wakeup, so that count imports cost
- * about one round trip per eight instead of one each. regions_out[i] is the
+ * every peer's memory does: up to sixteen handles go in one request and
+ * their fds come back in one reply (protocol 6; with a version-5 daemon,
+ * eight single imports sent together), so that count imports cost about one
+ * round trip per sixteen instead of one each. Each import is checked as
+ * fab_client_import checks it. regions_out[i] is the
  * region of handles[i], or NULL where that import failed; statuses_out
  * (may be NULL) says why, with the errors of fab_client_import. Returns
  * FAB_SUCCESS when every import succeeded, else the first failure; the

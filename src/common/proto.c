@@ -55,6 +55,8 @@ static size_t fab__request_body_len(uint16_t type)
         return FAB__IPC_HANDLE_BYTES;
     case FAB__MSG_FAULT:
         return 10;
+    case FAB__MSG_IMPORT_MANY:
+        return 5; /* and 64 handle bytes per handle */
     default:
         return 0;
     }
@@ -114,6 +116,19 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         fab__le_put32(b + 2, request->u.fault.target);
         fab__le_put32(b + 6, (uint32_t)request->u.fault.value);
         break;
+    case FAB__MSG_IMPORT_MANY: {
+        /* At most FAB__IMPORT_MANY_MAX: the caller's to keep. */
+        unsigned count = request->u.import_many.count <= FAB__IMPORT_MANY_MAX
+                             ? request->u.import_many.count
+                             : 0;
+        fab__le_put32(b, (uint32_t)request->u.import_many.device);
+        b[4] = (uint8_t)count;
+        for (unsigned i = 0; i < count; i++)
+            memcpy(b + 5 + (size_t)FAB_HANDLE_BYTES * i, request->handles[i].bytes,
+                   FAB_HANDLE_BYTES);
+        len += (size_t)FAB_HANDLE_BYTES * count;
+        break;
+    }
     default:
         break;
     }
@@ -234,11 +249,22 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         r.u.fault.target = fab__le_get32(b + 2);
         r.u.fault.value = (int32_t)fab__le_get32(b + 6);
         break;
+    case FAB__MSG_IMPORT_MANY:
+        /* A count of 0 or past the most, or handle bytes that are not
+         * exactly count handles, is malformed. */
+        if (body < want || b[4] == 0 || b[4] > FAB__IMPORT_MANY_MAX ||
+            body != want + (size_t)FAB_HANDLE_BYTES * b[4])
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.import_many.device = (int32_t)fab__le_get32(b);
+        r.u.import_many.count = b[4];
+        break;
     default:
         return FAB_ERROR_INVALID_VALUE;
     }
     /* The released ids past nreleases were never written: not copied. */
     memcpy(out, &r, offsetof(fab__request_t, releases) + r.nreleases * sizeof(r.releases[0]));
+    if (type == FAB__MSG_IMPORT_MANY)
+        memcpy(out->handles, b + 5, (size_t)FAB_HANDLE_BYTES * r.u.import_many.count);
     return FAB_SUCCESS;
 }
 
@@ -401,7 +427,9 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *   IPC_PUBLISH   64 IPC handle bytes
  *   IPC_OPEN      u8 kind, i32 device, u64 size (+ the memfd)
  *   IPC_WITHDRAW  empty
- *   FAULT     empty */
+ *   FAULT     empty
+ *   IMPORT_MANY   u8 count, then per handle u32 status and, where it is 0
+ *             (success), memory; one fd per successful entry, in order */
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -462,6 +490,21 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         fab__le_put64(b + 5, reply->u.ipc_open.size);
         n = 13;
         break;
+    case FAB__MSG_IMPORT_MANY: {
+        unsigned count = reply->u.import_many.count <= FAB__IMPORT_MANY_MAX
+                             ? reply->u.import_many.count
+                             : 0;
+        b[0] = (uint8_t)count;
+        n = 1;
+        for (unsigned i = 0; i < count; i++) {
+            uint32_t status = reply->u.import_many.entries[i].status;
+            fab__le_put32(b + n, status);
+            n += 4;
+            if (status == FAB_SUCCESS)
+                n += fab__memory_encode(&reply->u.import_many.entries[i].memory, b + n);
+        }
+        break;
+    }
     default:
         break;
     }
@@ -563,6 +606,28 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
         case FAB__MSG_FAULT:
             want = 0;
             break;
+        case FAB__MSG_IMPORT_MANY: {
+            /* Entries of their own lengths: walk them, each within body. */
+            if (body < 1 || b[0] == 0 || b[0] > FAB__IMPORT_MANY_MAX)
+                return FAB_ERROR_INVALID_VALUE;
+            r.u.import_many.count = b[0];
+            size_t at = 1;
+            for (unsigned i = 0; i < b[0]; i++) {
+                if (body - at < 4)
+                    return FAB_ERROR_INVALID_VALUE;
+                uint32_t status = fab__le_get32(b + at);
+                at += 4;
+                r.u.import_many.entries[i].status = status;
+                if (status != FAB_SUCCESS)
+                    continue;
+                if (body - at < 37)
+                    return FAB_ERROR_INVALID_VALUE;
+                fab__memory_decode(b + at, &r.u.import_many.entries[i].memory);
+                at += 37;
+            }
+            want = at;
+            break;
+        }
         default:
             return FAB_ERROR_INVALID_VALUE;
         }
@@ -575,21 +640,30 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
 
 int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd)
 {
+    return fab__proto_send_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
+}
+
+int fab__proto_send_fds(int sock, const uint8_t *buf, size_t len, const int *fds, unsigned nfds)
+{
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
     union {
         struct cmsghdr align;
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(FAB__PROTO_FDS_MAX * sizeof(int))];
     } control;
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
+    if (nfds > FAB__PROTO_FDS_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (nfds > 0) {
         memset(&control, 0, sizeof(control));
         msg.msg_control = control.buf;
-        msg.msg_controllen = sizeof(control.buf);
+        msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
         struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+        memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
     }
     for (;;) {
         ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
@@ -600,24 +674,29 @@ int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd)
     }
 }
 
-ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
+ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out, int *lost_out,
+                            int flags)
 {
-    /* Room for a handful of fds: a peer that sends more loses them all (the
-     * kernel closes what does not fit, and we close the rest). */
+    /* Room for FAB__PROTO_FDS_MAX fds, what one reply of ours carries at
+     * most: a peer that sends more loses them all (the kernel closes what
+     * does not fit, and we close the rest). */
     union {
         struct cmsghdr align;
-        char buf[CMSG_SPACE(8 * sizeof(int))];
+        char buf[CMSG_SPACE(FAB__PROTO_FDS_MAX * sizeof(int))];
     } control;
     struct iovec iov = {.iov_base = buf, .iov_len = FAB__PROTO_MAX};
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
                          .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
     ssize_t n;
+    *nfds_out = 0;
+    *lost_out = 0;
     do {
         n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
     } while (n < 0 && errno == EINTR);
     if (n < 0)
         return -1;
-    int first = -1;
+    unsigned got = 0;
+    int too_many = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
             continue;
@@ -625,28 +704,50 @@ ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
         for (size_t i = 0; i < count; i++) {
             int fd;
             memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (first < 0 && fd_out != NULL)
-                first = fd;
-            else
+            if (got < FAB__PROTO_FDS_MAX)
+                fds[got++] = fd;
+            else {
                 close(fd);
+                too_many = 1;
+            }
         }
     }
-    /* Control data cut short with fds in it: the peer sent more than our
-     * eight, which no message of ours does. Cut short with none: the kernel
-     * could not install the fd (this process's table is full). */
-    if ((msg.msg_flags & MSG_TRUNC) != 0 ||
-        ((msg.msg_flags & MSG_CTRUNC) != 0 && first >= 0)) {
-        if (first >= 0)
-            close(first);
+    /* Control data cut short with our room full: the peer sent more than
+     * FAB__PROTO_FDS_MAX, which no message of ours does. Cut short with room
+     * left: the kernel could not install the rest (this process's table is
+     * full); it installs in order, so those we got are the first. */
+    if ((msg.msg_flags & MSG_CTRUNC) != 0 && got == FAB__PROTO_FDS_MAX)
+        too_many = 1;
+    if ((msg.msg_flags & MSG_TRUNC) != 0 || too_many) {
+        for (unsigned i = 0; i < got; i++)
+            close(fds[i]);
         errno = EMSGSIZE;
         return -1;
     }
-    if ((msg.msg_flags & MSG_CTRUNC) != 0)
-        first = FAB__FD_LOST;
+    *nfds_out = got;
+    *lost_out = (msg.msg_flags & MSG_CTRUNC) != 0;
+    return n;
+}
+
+ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
+{
+    int fds[FAB__PROTO_FDS_MAX];
+    unsigned nfds;
+    int lost;
+    ssize_t n = fab__proto_recv_fds(sock, buf, fds, &nfds, &lost, flags);
+    if (n < 0)
+        return -1;
+    for (unsigned i = fd_out != NULL ? 1 : 0; i < nfds; i++)
+        close(fds[i]);
+    /* One fd, as every message but IMPORT_MANY's reply has at most: cut
+     * short with one in hand means more were sent than ever are. */
+    if (lost && nfds > 0 && fd_out != NULL) {
+        close(fds[0]);
+        errno = EMSGSIZE;
+        return -1;
+    }
     if (fd_out != NULL)
-        *fd_out = first;
-    else if (first >= 0)
-        close(first);
+        *fd_out = lost ? FAB__FD_LOST : nfds > 0 ? fds[0] : -1;
     return n;
 }
 

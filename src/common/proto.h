@@ -61,19 +61,31 @@
  * 5: FAULT (fabmem fault), which a version-4 daemon would answer by closing
  * the connection; and a request may carry released region ids and the WAITS
  * flag in header bytes 6 and 7, which a version-4 daemon refuses as
- * malformed. */
-#define FAB__PROTO_VERSION 5u
+ * malformed.
+ * 6: IMPORT_MANY (several handles in one request, their fds in one reply),
+ * which a version-5 daemon would answer by closing the connection. A
+ * version-6 daemon answers it only to a client that said HELLO 6, and a
+ * version-6 client that a daemon refuses says HELLO 5 on the same connection
+ * and then sends single IMPORTs instead. */
+#define FAB__PROTO_VERSION 6u
 /* The oldest version the daemon still serves: a version-4 client never sets
  * header bytes 6 and 7, never sends FAULT, and reads every RELEASE reply,
  * which the daemon still sends, so it is served as before. (A version-5
  * client refuses nothing older: it is the daemon that a HELLO asks.) */
 #define FAB__PROTO_VERSION_MIN 4u
+/* The first version that has IMPORT_MANY. */
+#define FAB__PROTO_VERSION_IMPORT_MANY 6u
 #define FAB__PROTO_RELEASES_MAX 16 /* released ids one request may carry */
 /* The sender sends nothing more before this request's reply: the daemon
  * need not look for another message from it before it sleeps. */
 #define FAB__REQUEST_WAITS 0x01
 #define FAB__PROTO_HEADER 16
 #define FAB__PROTO_MAX 1536 /* no message is longer */
+/* Handles one IMPORT_MANY carries, and so the most fds one message carries:
+ * the request is 16 + 5 + 16 * 64 bytes and up to 16 released ids (1,173 in
+ * all), the reply 16 + 1 + 16 * 41 (673), both under FAB__PROTO_MAX. */
+#define FAB__IMPORT_MANY_MAX 16
+#define FAB__PROTO_FDS_MAX FAB__IMPORT_MANY_MAX
 #define FAB__TOKEN_BYTES 16 /* the creator token */
 #define FAB__IPC_HANDLE_BYTES 64 /* CU_IPC_HANDLE_SIZE */
 
@@ -98,7 +110,9 @@ enum {
     FAB__MSG_IPC_OPEN = 11,     /* 64 IPC handle bytes */
     FAB__MSG_IPC_WITHDRAW = 12, /* 64 IPC handle bytes */
     FAB__MSG_FAULT = 13,        /* u8 op, u8 key, u32 target, i32 value (src/daemon/faults.h) */
-    FAB__MSG_TYPE_MAX = 13,
+    FAB__MSG_IMPORT_MANY = 14,  /* i32 device, u8 count (1..FAB__IMPORT_MANY_MAX), count x 64
+                                   handle bytes (protocol 6) */
+    FAB__MSG_TYPE_MAX = 14,
     FAB__MSG_REPLY = 0x8000,
 };
 
@@ -140,6 +154,10 @@ typedef struct fab__request {
             uint8_t bytes[FAB__IPC_HANDLE_BYTES];
         } ipc; /* IPC_OPEN and IPC_WITHDRAW */
         struct {
+            int32_t device;
+            uint8_t count; /* handles[0..count) of the request hold the handles */
+        } import_many;
+        struct {
             uint8_t op;      /* FAB__FAULT_OP_* */
             uint8_t key;     /* FAB__FAULT_KEY_* (SET), else 0 */
             uint32_t target; /* node index (SET) or channel number (CHANNEL) */
@@ -149,6 +167,10 @@ typedef struct fab__request {
     uint8_t flags;     /* FAB__REQUEST_WAITS */
     uint8_t nreleases; /* released region ids carried, dropped before the answer */
     uint64_t releases[FAB__PROTO_RELEASES_MAX];
+    /* IMPORT_MANY's handles, the first u.import_many.count of them: kept out
+     * of the union, past the released ids, so that decoding any other
+     * request clears and copies no more than before. */
+    fab_handle_t handles[FAB__IMPORT_MANY_MAX];
 } fab__request_t;
 
 /* FAULT: the owner of the daemon changes the emulated fabric at run time
@@ -216,6 +238,13 @@ typedef struct fab__reply {
             int32_t device;
             uint64_t size;
         } ipc_open; /* + the memfd */
+        struct {
+            uint8_t count; /* the request's */
+            struct {
+                uint32_t status;            /* that import's fab_status_t */
+                fab__reply_memory_t memory; /* on success; zeros otherwise */
+            } entries[FAB__IMPORT_MANY_MAX];
+        } import_many; /* + one fd per successful entry, in order */
     } u;
 } fab__reply_t;
 
@@ -232,6 +261,21 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
 
 /* Send one message with an optional fd (-1: none). 0, or -1 with errno. */
 int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd);
+
+/* Send one message with nfds fds (at most FAB__PROTO_FDS_MAX) in one
+ * SCM_RIGHTS control message, in order. 0, or -1 with errno. */
+int fab__proto_send_fds(int sock, const uint8_t *buf, size_t len, const int *fds, unsigned nfds);
+
+/* Receive one message into buf (FAB__PROTO_MAX bytes) and the fds that came
+ * with it, in order, into fds (FAB__PROTO_FDS_MAX entries; *nfds_out of them
+ * are set). Returns its length, 0 when the peer closed, or -1 with errno
+ * (every fd closed): a message longer than the buffer, or more fds than
+ * FAB__PROTO_FDS_MAX, is EMSGSIZE. *lost_out says the kernel could not give
+ * us every fd that was sent (MSG_CTRUNC: this process is out of
+ * descriptors): those after the *nfds_out received are gone, the message is
+ * whole. */
+ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out, int *lost_out,
+                            int flags);
 
 /* Receive one message into buf (FAB__PROTO_MAX bytes). Returns its length, 0
  * when the peer closed, or -1 with errno; a message longer than the buffer is

@@ -24,7 +24,9 @@
  * client: the loop keeps the request, stops reading that client (it waits
  * for this reply anyway), and answers it when the faults change (putting it
  * to the registry again) or when imex_timeout_ms has passed (IMEX's
- * failure); epoll_wait's timeout is cut to the nearest such deadline. */
+ * failure); epoll_wait's timeout is cut to the nearest such deadline. An
+ * IMPORT_MANY is held whole in the same way (registry.h), and a pending
+ * reply holds all the fds of its batch. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -66,8 +68,7 @@ typedef struct fab__client {
     int sock;
     fab__conn_t *conn;
     size_t pending_len; /* a reply waiting for the socket to drain */
-    int pending_fd;
-    int pending_fd_owned;
+    fab__reply_fds_t pending_fds; /* and the fds it carries */
     uint8_t pending[FAB__PROTO_MAX];
     int held;                 /* a request held for a hung IMEX (faults.h) */
     int64_t held_deadline;    /* CLOCK_MONOTONIC ms: then it fails */
@@ -213,8 +214,7 @@ static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
         loop->clients = client->next;
     if (client->next != NULL)
         client->next->prev = client->prev;
-    if (client->pending_fd_owned)
-        close(client->pending_fd);
+    fab__reply_fds_release(&client->pending_fds);
     if (client->held)
         loop->nheld--;
     fab__log(FAB__LOG_DEBUG, "client pid %ld left", (long)client->conn->pid);
@@ -248,7 +248,6 @@ static void fab__accept(fab__loop_t *loop)
         if (client == NULL || getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
             goto fail;
         client->sock = sock;
-        client->pending_fd = -1;
         /* Over its uid's connection limit: closed at once, so that it holds
          * no descriptor of ours (the registry logged why). */
         client->conn = fab__registry_conn_open(loop->daemon, cred.uid, cred.gid, cred.pid);
@@ -273,37 +272,33 @@ static void fab__accept(fab__loop_t *loop)
 }
 
 /* Try to send the pending reply; 1 if it went (or the peer is gone and the
- * client was closed: -1), 0 if the socket is full. A reply whose fd cannot
- * travel (ETOOMANYREFS, and any other error while an fd rides along) is
- * undone and answered OUT_OF_MEMORY instead. */
+ * client was closed: -1), 0 if the socket is full. A reply whose fds cannot
+ * travel (ETOOMANYREFS, and any other error while fds ride along) is undone
+ * and answered OUT_OF_MEMORY instead: for IMPORT_MANY, every import in it. */
 static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
 {
-    if (fab__proto_send(client->sock, client->pending, client->pending_len, client->pending_fd) != 0) {
+    fab__reply_fds_t *fds = &client->pending_fds;
+    if (fab__proto_send_fds(client->sock, client->pending, client->pending_len, fds->fd,
+                            fds->count) != 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
             return 0;
         fab__reply_t reply;
-        if (client->pending_fd < 0 || errno == EPIPE || errno == ECONNRESET ||
+        if (fds->count == 0 || errno == EPIPE || errno == ECONNRESET ||
             fab__reply_decode(client->pending, client->pending_len, &reply) != FAB_SUCCESS) {
             fab__client_close(loop, client);
             return -1;
         }
         fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
-                         "reply to pid %ld could not carry its fd (%s): refused instead",
-                         (long)client->conn->pid, strerror(errno));
+                         "reply to pid %ld could not carry its fd%s (%s): refused instead",
+                         (long)client->conn->pid, fds->count > 1 ? "s" : "", strerror(errno));
         fab__registry_undo(loop->daemon, client->conn, &reply);
-        if (client->pending_fd_owned)
-            close(client->pending_fd);
-        client->pending_fd = -1;
-        client->pending_fd_owned = 0;
+        fab__reply_fds_release(fds);
         reply.status = FAB_ERROR_OUT_OF_MEMORY; /* an error reply carries no body */
         client->pending_len = fab__reply_encode(&reply, client->pending);
         return fab__client_flush(loop, client);
     }
-    if (client->pending_fd_owned)
-        close(client->pending_fd);
+    fab__reply_fds_release(fds);
     client->pending_len = 0;
-    client->pending_fd = -1;
-    client->pending_fd_owned = 0;
     return 1;
 }
 
@@ -328,32 +323,28 @@ static void fab__client_hold(fab__loop_t *loop, fab__client_t *client, const fab
 
 /* Answer a held request: again through the registry when the faults
  * changed (it may be held once more, with its first deadline), or with
- * IMEX's failure once its deadline passed. */
+ * IMEX's failure once its deadline passed (for IMPORT_MANY, of the imports
+ * that are still held; the registry answers the others). */
 static void fab__client_retry(fab__loop_t *loop, fab__client_t *client, int64_t now)
 {
     fab__faults_t *faults = fab__registry_faults(loop->daemon);
     fab__reply_t reply;
-    int out_fd = -1, owned = 0;
     uint64_t generation = fab__faults_generation(faults);
     if (generation != client->held_generation) {
         client->held_generation = generation;
-        fab__registry_answer(loop->daemon, client->conn, &client->held_request, -1, &reply, &out_fd,
-                             &owned);
+        fab__registry_answer(loop->daemon, client->conn, &client->held_request, -1, &reply,
+                             &client->pending_fds);
         if (reply.status != FAB__FAULT_DEFERRED)
             goto answer;
     }
     if (now < client->held_deadline)
         return;
-    memset(&reply, 0, sizeof(reply));
-    reply.type = client->held_request.type;
-    reply.seq = client->held_request.seq;
-    reply.status = FAB__FAULT_HUNG_STATUS;
+    fab__registry_answer_expired(loop->daemon, client->conn, &client->held_request, &reply,
+                                 &client->pending_fds);
 answer:
     client->held = 0;
     loop->nheld--;
     client->pending_len = fab__reply_encode(&reply, client->pending);
-    client->pending_fd = out_fd;
-    client->pending_fd_owned = owned;
     int sent = fab__client_flush(loop, client);
     if (sent >= 0 && fab__client_watch(loop, client, sent ? EPOLLIN : EPOLLOUT) != 0)
         fab__client_close(loop, client);
@@ -430,21 +421,19 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
             return;
         }
         fab__reply_t reply;
-        int out_fd, owned;
-        fab__registry_answer(loop->daemon, client->conn, &request, fd, &reply, &out_fd, &owned);
+        fab__registry_answer(loop->daemon, client->conn, &request, fd, &reply,
+                             &client->pending_fds);
         if (reply.status == FAB__FAULT_DEFERRED) {
             fab__client_hold(loop, client, &request);
             return;
         }
         client->pending_len = fab__reply_encode(&reply, client->pending);
-        client->pending_fd = out_fd;
-        client->pending_fd_owned = owned;
         int sent = fab__client_flush(loop, client);
         if (sent < 0)
             return;
         if (sent == 0) {
-            /* Stop reading this client until its reply is out. A memfd in
-             * the pending reply stays open: the client holds a reference. */
+            /* Stop reading this client until its reply is out. The memfds
+             * in the pending reply stay open: the client holds references. */
             if (fab__client_watch(loop, client, EPOLLOUT) != 0)
                 fab__client_close(loop, client);
             return;

@@ -7,7 +7,8 @@
  * Order of checks on IMPORT, so that each failure reports what the driver
  * would: hello, device (INVALID_DEVICE); handle bytes, origin, tag, IMEX
  * domain, liveness (INVALID_HANDLE); channel (NOT_PERMITTED); reachability
- * and grant, by the model (NOT_SUPPORTED, NOT_PERMITTED).
+ * and grant, by the model (NOT_SUPPORTED, NOT_PERMITTED). IMPORT_MANY puts
+ * each of its handles through the same function (fab__import), in order.
  *
  * Objects and their lifetimes:
  *   user   one per uid with a connection or a live allocation; counters only
@@ -437,15 +438,37 @@ static fab__ref_t *fab__ref_get(fab__conn_t *conn, uint64_t id)
     return fab__map_get(&conn->refs, id);
 }
 
-void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__reply_t *reply)
+static void fab__ref_drop_id(fab__registry_t *daemon, fab__conn_t *conn, uint64_t id)
 {
-    if (reply->status != FAB_SUCCESS ||
-        (reply->type != FAB__MSG_ALLOC && reply->type != FAB__MSG_IMPORT))
-        return;
-    fab__ref_t *ref = fab__ref_get(conn, reply->type == FAB__MSG_ALLOC ? reply->u.alloc.memory.region
-                                                                      : reply->u.import.region);
+    fab__ref_t *ref = fab__ref_get(conn, id);
     if (ref != NULL)
         fab__ref_drop(daemon, ref);
+}
+
+void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__reply_t *reply)
+{
+    if (reply->status != FAB_SUCCESS)
+        return;
+    if (reply->type == FAB__MSG_ALLOC)
+        fab__ref_drop_id(daemon, conn, reply->u.alloc.memory.region);
+    else if (reply->type == FAB__MSG_IMPORT)
+        fab__ref_drop_id(daemon, conn, reply->u.import.region);
+    else if (reply->type == FAB__MSG_IMPORT_MANY) {
+        for (unsigned i = 0; i < reply->u.import_many.count; i++) {
+            if (reply->u.import_many.entries[i].status == FAB_SUCCESS)
+                fab__ref_drop_id(daemon, conn, reply->u.import_many.entries[i].memory.region);
+        }
+    }
+}
+
+void fab__reply_fds_release(fab__reply_fds_t *fds)
+{
+    for (unsigned i = 0; i < fds->count; i++) {
+        if (fds->owned & (1u << i))
+            close(fds->fd[i]);
+    }
+    fds->count = 0;
+    fds->owned = 0;
 }
 
 /* Whether user may hold one more live allocation of size bytes; says why
@@ -522,6 +545,7 @@ static fab_status_t fab__request_hello(fab__registry_t *daemon, fab__conn_t *con
             return status;
     }
     conn->node = node;
+    conn->version = request->u.hello.version;
     conn->channels = fab__topology_channels(daemon->topology, conn->uid, conn->gid);
     reply->u.hello.node = node;
     reply->u.hello.driver_version = (uint32_t)fab_topology_driver_version(daemon->topology);
@@ -711,13 +735,14 @@ static fab__alloc_t *fab__handle_live(fab__registry_t *daemon, const fab__conn_t
     return alloc;
 }
 
-static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *conn,
-                                        const fab__request_t *request, fab__reply_t *reply,
-                                        int *fd_out, int *fd_owned)
+/* One import of handle onto device: IMPORT's, and each of IMPORT_MANY's.
+ * On success *out says what was handed out and *fd_out / *fd_owned the fd to
+ * send (owned: a read-only reopening, the caller's to close once sent). */
+static fab_status_t fab__import(fab__registry_t *daemon, fab__conn_t *conn, int device,
+                                const fab_handle_t *handle, fab__reply_memory_t *out,
+                                int *fd_out, int *fd_owned)
 {
     const fab_topology_t *topology = daemon->topology;
-    int device = request->u.import.device;
-    const fab_handle_t *handle = &request->u.import.handle;
     if (device < 0 || device >= topology->nodes[conn->node].info.device_count)
         return FAB_ERROR_INVALID_DEVICE;
     fab_status_t status;
@@ -772,13 +797,73 @@ static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *co
     }
     if (fab_memory_export_count(alloc->memory) != 0)
         (void)fab_memory_retire_export(alloc->memory);
-    reply->u.import.region = ref->id;
-    reply->u.import.uuid = fab_import_uuid(&import);
-    reply->u.import.size = fab_import_size(&import);
-    reply->u.import.access = (uint8_t)fab_import_access(&import);
-    reply->u.import.device = device;
+    out->region = ref->id;
+    out->uuid = fab_import_uuid(&import);
+    out->size = fab_import_size(&import);
+    out->access = (uint8_t)fab_import_access(&import);
+    out->device = device;
     *fd_out = fd;
     *fd_owned = owned;
+    return FAB_SUCCESS;
+}
+
+static fab_status_t fab__request_import(fab__registry_t *daemon, fab__conn_t *conn,
+                                        const fab__request_t *request, fab__reply_t *reply,
+                                        fab__reply_fds_t *fds)
+{
+    int fd = -1, owned = 0;
+    fab_status_t status = fab__import(daemon, conn, request->u.import.device,
+                                      &request->u.import.handle, &reply->u.import, &fd, &owned);
+    if (status == FAB_SUCCESS) {
+        fds->fd[0] = fd;
+        fds->owned = owned ? 1u : 0u;
+        fds->count = 1;
+    }
+    return status;
+}
+
+/* IMPORT_MANY: each handle imported in turn as an IMPORT of its own would be
+ * (fab__import: the same checks, in the same order, with the same
+ * statuses), each import's status in its entry and its fd in the reply's
+ * fds, in order; one that fails changes nothing for the others. A client
+ * that said HELLO with an older version is refused: it could not read the
+ * reply. When a hung IMEX would hold any of the imports, the ones made
+ * before it are undone and the whole batch is held (FAB__FAULT_DEFERRED),
+ * unless expired: then that import fails as a held IMPORT does at its
+ * deadline, and the batch goes on. */
+static fab_status_t fab__request_import_many(fab__registry_t *daemon, fab__conn_t *conn,
+                                             const fab__request_t *request, fab__reply_t *reply,
+                                             fab__reply_fds_t *fds, bool expired)
+{
+    if (conn->version < FAB__PROTO_VERSION_IMPORT_MANY)
+        return FAB_ERROR_NOT_SUPPORTED;
+    unsigned count = request->u.import_many.count;
+    if (count == 0 || count > FAB__IMPORT_MANY_MAX)
+        return FAB_ERROR_INVALID_VALUE; /* the decoder never lets one through */
+    reply->u.import_many.count = (uint8_t)count;
+    for (unsigned i = 0; i < count; i++) {
+        int fd = -1, owned = 0;
+        fab_status_t status = fab__import(daemon, conn, request->u.import_many.device,
+                                          &request->handles[i],
+                                          &reply->u.import_many.entries[i].memory, &fd, &owned);
+        if ((uint32_t)status == FAB__FAULT_DEFERRED) {
+            if (!expired) {
+                reply->status = FAB_SUCCESS;
+                reply->u.import_many.count = (uint8_t)i; /* what was made so far */
+                fab__registry_undo(daemon, conn, reply);
+                fab__reply_fds_release(fds);
+                memset(&reply->u.import_many, 0, sizeof(reply->u.import_many));
+                return (fab_status_t)FAB__FAULT_DEFERRED;
+            }
+            status = (fab_status_t)FAB__FAULT_HUNG_STATUS;
+        }
+        reply->u.import_many.entries[i].status = (uint32_t)status;
+        if (status != FAB_SUCCESS)
+            continue;
+        if (owned)
+            fds->owned |= 1u << fds->count;
+        fds->fd[fds->count++] = fd;
+    }
     return FAB_SUCCESS;
 }
 
@@ -1235,20 +1320,42 @@ static size_t fab__reply_small_size(void)
     return offsetof(fab__reply_t, u) + most;
 }
 
-void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
-                        int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned)
+/* Clear what the reply to request uses, and fill its header. */
+static void fab__reply_start(const fab__request_t *request, fab__reply_t *reply,
+                             fab__reply_fds_t *fds)
 {
-    /* A TOPOLOGY reply carries a whole node record; the others fit in the
-     * first bytes of the union, and clearing only those keeps a 1.5 KB
-     * memset off every import. */
+    /* A TOPOLOGY reply carries a whole node record, an IMPORT_MANY reply up
+     * to sixteen entries; the others fit in the first bytes of the union,
+     * and clearing only those keeps a 1.5 KB memset off every import. */
     if (request->type == FAB__MSG_TOPOLOGY)
         memset(reply, 0, sizeof(*reply));
+    else if (request->type == FAB__MSG_IMPORT_MANY)
+        memset(reply, 0, offsetof(fab__reply_t, u) + sizeof(reply->u.import_many));
     else
         memset(reply, 0, fab__reply_small_size());
     reply->type = request->type;
     reply->seq = request->seq;
-    *fd_out = -1;
-    *fd_owned = 0;
+    fds->count = 0;
+    fds->owned = 0;
+}
+
+void fab__registry_answer_expired(fab__registry_t *daemon, fab__conn_t *conn,
+                                  const fab__request_t *request, fab__reply_t *reply,
+                                  fab__reply_fds_t *fds_out)
+{
+    fab__reply_start(request, reply, fds_out);
+    if (request->type == FAB__MSG_IMPORT_MANY && conn->node >= 0)
+        reply->status = (uint32_t)fab__request_import_many(daemon, conn, request, reply, fds_out,
+                                                           true);
+    else
+        reply->status = FAB__FAULT_HUNG_STATUS;
+}
+
+void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
+                        int fd_in, fab__reply_t *reply, fab__reply_fds_t *fds_out)
+{
+    fab__reply_start(request, reply, fds_out);
+    int fd_out = -1, fd_owned = 0;
     fab_status_t status;
     if (request->type != FAB__MSG_HELLO && conn->node < 0) {
         if (fd_in >= 0)
@@ -1276,13 +1383,16 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         status = fab__request_hello(daemon, conn, request, reply);
         break;
     case FAB__MSG_ALLOC:
-        status = fab__request_alloc(daemon, conn, request, reply, fd_out);
+        status = fab__request_alloc(daemon, conn, request, reply, &fd_out);
         break;
     case FAB__MSG_EXPORT:
         status = fab__request_export(daemon, conn, request, reply);
         break;
     case FAB__MSG_IMPORT:
-        status = fab__request_import(daemon, conn, request, reply, fd_out, fd_owned);
+        status = fab__request_import(daemon, conn, request, reply, fds_out);
+        break;
+    case FAB__MSG_IMPORT_MANY:
+        status = fab__request_import_many(daemon, conn, request, reply, fds_out, false);
         break;
     case FAB__MSG_RELEASE:
         status = fab__request_release(daemon, conn, request, reply);
@@ -1298,7 +1408,7 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         status = fab__request_topology(daemon, request, reply);
         break;
     case FAB__MSG_IPC_OPEN:
-        status = fab__request_ipc_open(daemon, conn, request, reply, fd_out, fd_owned);
+        status = fab__request_ipc_open(daemon, conn, request, reply, &fd_out, &fd_owned);
         break;
     case FAB__MSG_IPC_WITHDRAW:
         status = fab__request_ipc_withdraw(daemon, conn, request);
@@ -1312,6 +1422,11 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
     default:
         status = FAB_ERROR_INVALID_VALUE;
         break;
+    }
+    if (fd_out >= 0) {
+        fds_out->fd[0] = fd_out;
+        fds_out->owned = fd_owned ? 1u : 0u;
+        fds_out->count = 1;
     }
     reply->status = (uint32_t)status;
 }

@@ -53,6 +53,7 @@ typedef struct fab__conn {
     gid_t gid;
     pid_t pid;
     int node;          /* -1 until HELLO */
+    uint32_t version;  /* the protocol version its HELLO said */
     uint64_t channels; /* bit n: IMEX channel n */
     uint64_t next_ref;
     fab__map_t refs; /* ref id -> fab__ref_t */
@@ -79,16 +80,38 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
 /* The client went away: drop all its references. */
 void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn);
 
-/* Answer one request. fd_in is the fd that came with it (-1: none); the
- * registry takes it (keeps it or closes it). The reply is always filled;
- * *fd_out is -1 or an fd to send with it, and *fd_owned says whether the
- * caller must close it after sending (a read-only reopening) or not (the
- * registry's own memfd, valid until the next call). */
-void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
-                        int fd_in, fab__reply_t *reply, int *fd_out, int *fd_owned);
+/* The fds a reply carries, in order: IMPORT_MANY's one per successful
+ * import, every other reply's at most one. */
+typedef struct fab__reply_fds {
+    unsigned count;
+    int fd[FAB__PROTO_FDS_MAX];
+    /* Bit i: fd[i] is the caller's to close once sent (a read-only
+     * reopening); else it is the registry's own memfd, valid until the next
+     * call. */
+    uint32_t owned;
+} fab__reply_fds_t;
 
-/* The reply to request was built but could not be sent (the fd it carried
- * could not travel): drop the reference it handed out, if any, so that
+/* Close the fds of a reply that are the caller's, and forget them all. */
+void fab__reply_fds_release(fab__reply_fds_t *fds);
+
+/* Answer one request. fd_in is the fd that came with it (-1: none); the
+ * registry takes it (keeps it or closes it). The reply is always filled, and
+ * *fds_out with the fds to send with it. */
+void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
+                        int fd_in, fab__reply_t *reply, fab__reply_fds_t *fds_out);
+
+/* A request that a hung IMEX held (FAB__FAULT_DEFERRED) is past its
+ * deadline with the faults unchanged: an IMPORT is answered
+ * FAB__FAULT_HUNG_STATUS with nothing done, as it would have been at once
+ * by an IMEX that fails; an IMPORT_MANY is put to the rules once more, each
+ * import that the hung IMEX still holds failing so, the others answered as
+ * ever. */
+void fab__registry_answer_expired(fab__registry_t *daemon, fab__conn_t *conn,
+                                  const fab__request_t *request, fab__reply_t *reply,
+                                  fab__reply_fds_t *fds_out);
+
+/* The reply to request was built but could not be sent (the fds it carried
+ * could not travel): drop the references it handed out, if any, so that
  * nothing is held for a reply the client never got. */
 void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__reply_t *reply);
 
@@ -102,7 +125,10 @@ size_t fab__registry_ipc_count(const fab__registry_t *daemon);
  * event loop asks them how long a hung IMEX holds an import, and whether
  * they changed since. An IMPORT that a hung IMEX holds is answered with
  * status FAB__FAULT_DEFERRED and nothing else done: the loop keeps the
- * request and puts it to fab__registry_answer again later. */
+ * request and puts it to fab__registry_answer again later (or, past its
+ * deadline, to fab__registry_answer_expired). An IMPORT_MANY is held as a
+ * whole when any of its imports would be: the imports before that one are
+ * undone, and the whole batch is put to the rules again. */
 struct fab__faults;
 struct fab__faults *fab__registry_faults(fab__registry_t *daemon);
 

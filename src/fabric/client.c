@@ -73,6 +73,7 @@ struct fab_client {
     int sock;
     uint32_t seq;
     int node;
+    uint32_t proto;  /* the protocol version the daemon took in HELLO */
     size_t live_regions;
     unsigned deferred; /* replies not read yet: RELEASEs, and calls that timed out */
     /* Imported regions released since the last request: their ids ride on
@@ -399,25 +400,62 @@ static void fab__release_send(fab_client_t *client, uint64_t id)
     }
 }
 
-/* A reply read out of turn: a RELEASE's, or that of a call that timed out.
- * A reference the late reply handed out is given back at once. */
-static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply, int fd)
+/* The fds that came with a reply, in order. lost: the kernel had no room
+ * in this process's table for the ones after them (they are gone). */
+typedef struct fab__fds {
+    unsigned count;
+    int lost;
+    int fd[FAB__PROTO_FDS_MAX];
+} fab__fds_t;
+
+static void fab__fds_close(fab__fds_t *fds)
 {
-    if (fd >= 0)
-        close(fd);
+    for (unsigned i = 0; i < fds->count; i++)
+        close(fds->fd[i]);
+    fds->count = 0;
+}
+
+/* Give back an imported reference that no region holds (its reply came too
+ * late, or without its fd): its id rides on the next request, as a
+ * released import's does, or goes out with a RELEASE once the queue is full. */
+static void fab__release_later(fab_client_t *client, uint64_t id)
+{
+    if (client->sock < 0)
+        return; /* the daemon that broke the connection dropped it */
+    if (client->nreleases == FAB__PROTO_RELEASES_MAX)
+        fab__release_send(client, id);
+    else
+        client->releases[client->nreleases++] = id;
+}
+
+/* A reply read out of turn: a RELEASE's, or that of a call that timed out.
+ * A reference the late reply handed out is given back at once (for
+ * IMPORT_MANY, every one it handed out). */
+static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply, fab__fds_t *fds)
+{
+    fab__fds_close(fds);
     client->deferred--;
     if (reply->status != FAB_SUCCESS)
         return;
     if (reply->type == FAB__MSG_RELEASE && reply->u.release.unimported != 0)
         fab__warn_unimported(reply);
-    if (fab__reply_region(reply) != 0)
+    if (reply->type == FAB__MSG_IMPORT_MANY) {
+        for (unsigned i = 0; i < reply->u.import_many.count; i++) {
+            if (reply->u.import_many.entries[i].status == FAB_SUCCESS)
+                fab__release_later(client, reply->u.import_many.entries[i].memory.region);
+        }
+    } else if (fab__reply_region(reply) != 0) {
         fab__release_send(client, fab__reply_region(reply));
+    }
 }
 
-/* Read one reply before deadline; 1 read, 0 timed out, -1 the connection
- * broke (already dropped). */
+/* Read one reply before deadline, with its fds; 1 read, 0 timed out, -1 the
+ * connection broke (already dropped). Only an IMPORT_MANY reply brings more
+ * than one fd: of another, the first is kept and the rest closed, and one
+ * cut short with an fd in hand breaks the connection (no daemon sends
+ * that). */
 static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t *reply_out,
-                           int *fd_out)
+                           fab__fds_t *fds)
 {
     uint8_t buf[FAB__PROTO_MAX];
     /* A blocking receive bounded by SO_RCVTIMEO, set again only when what
@@ -435,19 +473,21 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
                 client->rcvtimeo_ms = (int)left;
         }
     }
-    int fd = -1;
-    ssize_t n = fab__proto_recv(client->sock, buf, &fd, 0);
+    ssize_t n = fab__proto_recv_fds(client->sock, buf, fds->fd, &fds->count, &fds->lost, 0);
     if (n < 0 && errno == EINTR)
-        return fab__reply_read(client, deadline, reply_out, fd_out);
+        return fab__reply_read(client, deadline, reply_out, fds);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return fab__reply_read(client, deadline, reply_out, fd_out); /* 0 once past it */
-    if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS) {
-        if (fd >= 0)
-            close(fd);
+        return fab__reply_read(client, deadline, reply_out, fds); /* 0 once past it */
+    if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS ||
+        (reply_out->type != FAB__MSG_IMPORT_MANY && fds->lost && fds->count > 0)) {
+        if (n > 0)
+            fab__fds_close(fds);
+        fds->count = 0;
         fab__connection_lost(client);
         return -1;
     }
-    *fd_out = fd;
+    while (reply_out->type != FAB__MSG_IMPORT_MANY && fds->count > 1)
+        close(fds->fd[--fds->count]);
     return 1;
 }
 
@@ -457,15 +497,15 @@ static void fab__drain(fab_client_t *client)
     int64_t deadline = fab__deadline(client);
     while (client->deferred > 0 && client->sock >= 0) {
         fab__reply_t reply;
-        int fd;
-        int got = fab__reply_read(client, deadline, &reply, &fd);
+        fab__fds_t fds;
+        int got = fab__reply_read(client, deadline, &reply, &fds);
         if (got == 0) {
             fab__log(FAB__LOG_WARN, "fabmemd did not answer within %d ms", client->timeout_ms);
             fab__connection_lost(client);
         }
         if (got <= 0)
             return;
-        fab__deferred_reply(client, &reply, fd);
+        fab__deferred_reply(client, &reply, &fds);
     }
 }
 
@@ -478,6 +518,13 @@ static void fab__drain(fab_client_t *client)
  * back. */
 static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t *request,
                                      fab__reply_t *reply_out, int *fd_out);
+
+/* The same with every fd the reply brought (IMPORT_MANY's: one per
+ * successful import, and lost set when this process had no room for the
+ * rest; the caller gives back what came without its fd). An error reply
+ * brings none. */
+static fab_status_t fab__reply_await_fds(fab_client_t *client, const fab__request_t *request,
+                                         fab__reply_t *reply_out, fab__fds_t *fds_out);
 
 /* Send a request (with the released ids that wait); flags FAB__REQUEST_WAITS
  * when nothing more goes out before its reply. 0, or -1: the connection
@@ -510,12 +557,27 @@ static fab_status_t fab__call_raw(fab_client_t *client, fab__request_t *request,
 static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t *request,
                                      fab__reply_t *reply_out, int *fd_out)
 {
+    fab__fds_t fds = {0};
+    fab_status_t status = fab__reply_await_fds(client, request, reply_out, &fds);
+    int fd = fds.count > 0 ? fds.fd[0] : -1; /* never more than one but for IMPORT_MANY */
+    if (fd_out != NULL)
+        *fd_out = fd;
+    else if (fd >= 0)
+        close(fd);
+    return status;
+}
+
+static fab_status_t fab__reply_await_fds(fab_client_t *client, const fab__request_t *request,
+                                         fab__reply_t *reply_out, fab__fds_t *fds_out)
+{
     int64_t deadline = fab__deadline(client);
+    fds_out->count = 0;
+    fds_out->lost = 0;
     /* The daemon answers in order: replies read out of turn come first. */
     for (;;) {
         fab__reply_t reply;
-        int fd;
-        int got = fab__reply_read(client, deadline, &reply, &fd);
+        fab__fds_t fds;
+        int got = fab__reply_read(client, deadline, &reply, &fds);
         if (got < 0)
             return FAB_ERROR_SYSTEM_NOT_READY;
         if (got == 0) {
@@ -529,49 +591,61 @@ static fab_status_t fab__reply_await(fab_client_t *client, const fab__request_t 
             return FAB_ERROR_SYSTEM_NOT_READY;
         }
         if (reply.seq != request->seq && client->deferred > 0) {
-            fab__deferred_reply(client, &reply, fd);
+            fab__deferred_reply(client, &reply, &fds);
             if (client->sock < 0)
                 return FAB_ERROR_SYSTEM_NOT_READY;
             continue;
         }
         if (reply.seq != request->seq || reply.type != request->type) {
-            if (fd >= 0)
-                close(fd);
+            fab__fds_close(&fds);
             fab__connection_lost(client);
             return FAB_ERROR_SYSTEM_NOT_READY;
         }
         fab_status_t status = (fab_status_t)reply.status;
-        if (status != FAB_SUCCESS && fd >= 0) {
-            close(fd); /* an error hands out nothing */
-            fd = -1;
+        if (status != FAB_SUCCESS) {
+            fab__fds_close(&fds); /* an error hands out nothing */
+            fds.lost = 0;
         }
-        if (fd == FAB__FD_LOST) {
+        if (fds.lost && reply.type != FAB__MSG_IMPORT_MANY) {
             fab__log(FAB__LOG_WARN, "out of file descriptors: the daemon's reply lost its fd");
-            fd = -1;
+            fds.lost = 0;
             if (fab__reply_region(&reply) != 0)
                 fab__release_send(client, fab__reply_region(&reply));
             if (status == FAB_SUCCESS)
                 status = FAB_ERROR_OUT_OF_MEMORY;
         }
-        if (fd_out != NULL)
-            *fd_out = fd;
-        else if (fd >= 0)
-            close(fd);
+        *fds_out = fds;
         *reply_out = reply;
         return status;
     }
 }
 
+/* HELLO with our version; a daemon that refuses it (NOT_SUPPORTED) is
+ * asked once more, on the same connection, with version 5, the last before
+ * IMPORT_MANY: a version-5 daemon then serves us, and import_many sends it
+ * single IMPORTs. */
 static fab_status_t fab__hello(fab_client_t *client)
 {
-    fab__request_t hello = {.type = FAB__MSG_HELLO};
-    hello.u.hello.version = FAB__PROTO_VERSION;
-    hello.u.hello.name_len = (uint8_t)strlen(client->node_name);
-    memcpy(hello.u.hello.name, client->node_name, hello.u.hello.name_len);
-    fab__reply_t reply;
-    fab_status_t status = fab__call_raw(client, &hello, -1, &reply, NULL);
-    if (status == FAB_SUCCESS)
-        client->node = reply.u.hello.node;
+    static const uint32_t versions[] = {FAB__PROTO_VERSION, FAB__PROTO_VERSION_IMPORT_MANY - 1};
+    fab_status_t status = FAB_ERROR_NOT_SUPPORTED;
+    for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+        fab__request_t hello = {.type = FAB__MSG_HELLO};
+        hello.u.hello.version = versions[i];
+        hello.u.hello.name_len = (uint8_t)strlen(client->node_name);
+        memcpy(hello.u.hello.name, client->node_name, hello.u.hello.name_len);
+        fab__reply_t reply;
+        status = fab__call_raw(client, &hello, -1, &reply, NULL);
+        if (status == FAB_SUCCESS) {
+            client->node = reply.u.hello.node;
+            client->proto = versions[i];
+            if (i > 0)
+                fab__log(FAB__LOG_INFO, "fabmemd at %s speaks protocol %u: imports go one "
+                         "request each", client->path, versions[i]);
+            return FAB_SUCCESS;
+        }
+        if (status != FAB_ERROR_NOT_SUPPORTED || client->sock < 0)
+            break;
+    }
     return status;
 }
 
@@ -848,17 +922,27 @@ static fab_status_t fab__call_for_region(fab_client_t *client, fab__request_t *r
 
 /* The region a successful ALLOC or IMPORT reply (and its fd) hands out; see
  * fab__call_for_region. */
+/* The region for memory a reply handed out with fd; NULL on no memory. */
+static fab_region_t *fab__region_for(fab_client_t *client, const fab__reply_memory_t *memory,
+                                     int fd, bool creator)
+{
+    /* The creator may do anything with its memory; an importer what it was
+     * granted. */
+    fab_access_t access = creator || memory->access == FAB_ACCESS_READ_WRITE
+                              ? FAB_ACCESS_READ_WRITE
+                              : FAB_ACCESS_READ_ONLY;
+    fab_region_t *region = fab__region_new(client, memory, fd, access);
+    if (region != NULL)
+        region->creator = creator;
+    return region;
+}
+
 static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__request_t *request,
                                            const fab__reply_t *reply, int fd, bool creator,
                                            fab_region_t **region_out)
 {
-    /* The creator may do anything with its memory; an importer what it was
-     * granted. */
     const fab__reply_memory_t *memory = creator ? &reply->u.alloc.memory : &reply->u.import;
-    fab_access_t access = creator || memory->access == FAB_ACCESS_READ_WRITE
-                              ? FAB_ACCESS_READ_WRITE
-                              : FAB_ACCESS_READ_ONLY;
-    fab_region_t *region = fd >= 0 ? fab__region_new(client, memory, fd, access) : NULL;
+    fab_region_t *region = fd >= 0 ? fab__region_for(client, memory, fd, creator) : NULL;
     if (region == NULL) {
         if (fd >= 0)
             close(fd);
@@ -866,7 +950,6 @@ static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__requ
             fab__release_send(client, memory->region);
         return fd >= 0 ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_SYSTEM_NOT_READY;
     }
-    region->creator = creator;
     if (creator) {
         region->handle = reply->u.alloc.handle;
         region->handle_type = request->u.alloc.handle_type;
@@ -915,10 +998,121 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
     return status;
 }
 
-/* IMPORTs in flight at once in fab_client_import_many: with the RELEASE
- * replies that may wait unread (FAB__DEFERRED_MAX), about what the daemon's
- * small send buffer holds for one connection. */
+/* IMPORTs in flight at once when fab_client_import_many talks to a
+ * version-5 daemon: with the RELEASE replies that may wait unread
+ * (FAB__DEFERRED_MAX), about what the daemon's small send buffer holds for
+ * one connection. */
 #define FAB__IMPORT_BATCH 8
+
+/* k (at most FAB__IMPORT_BATCH) ordinary IMPORTs sent together, for a
+ * daemon without IMPORT_MANY; the caller holds the lock and a connection. */
+static void fab__import_pipelined(fab_client_t *client, const fab_handle_t *handles, size_t k,
+                                  int device, fab_region_t **regions_out, fab_status_t *statuses)
+{
+    fab__request_t requests[FAB__IMPORT_BATCH];
+    size_t sent = 0;
+    /* All k go out before the first reply is read; only the last says
+     * WAITS, so the daemon answers them all in one wakeup. */
+    for (; sent < k; sent++) {
+        fab__request_t *request = &requests[sent];
+        memset(request, 0, offsetof(fab__request_t, releases));
+        request->type = FAB__MSG_IMPORT;
+        request->u.import.device = device;
+        request->u.import.handle = handles[sent];
+        if (fab__request_send(client, request, -1, sent + 1 == k ? FAB__REQUEST_WAITS : 0) != 0)
+            break;
+    }
+    for (size_t j = 0; j < k; j++) {
+        fab_status_t status = FAB_ERROR_SYSTEM_NOT_READY;
+        regions_out[j] = NULL;
+        if (j < sent && client->sock >= 0) {
+            fab__reply_t reply;
+            int fd = -1;
+            status = fab__reply_await(client, &requests[j], &reply, &fd);
+            if (status == FAB_SUCCESS) {
+                status = fab__region_from_reply(client, &requests[j], &reply, fd, false,
+                                                &regions_out[j]);
+            } else if (status == FAB_ERROR_SYSTEM_NOT_READY && client->sock >= 0) {
+                /* Timed out: the replies still to come are read and undone
+                 * later, as that one's is. */
+                for (size_t m = j + 1; m < sent && client->sock >= 0; m++) {
+                    if (client->deferred >= FAB__DEFERRED_MAX)
+                        fab__connection_lost(client);
+                    else
+                        client->deferred++;
+                }
+                sent = j + 1;
+            }
+        }
+        statuses[j] = status;
+    }
+}
+
+/* One IMPORT_MANY of k handles (1..FAB__IMPORT_MANY_MAX): one request, one
+ * reply with an entry and, for each import that succeeded, an fd, in order.
+ * The caller holds the lock and a connection to a version-6 daemon. A reply
+ * that breaks the protocol (another count, more successes than fds with
+ * none lost, or more fds than successes) breaks the connection, which drops
+ * what it handed out; an import whose fd this process had no room for is
+ * OUT_OF_MEMORY and its reference given back, as fab_client_import's. */
+static void fab__import_batch(fab_client_t *client, const fab_handle_t *handles, size_t k,
+                              int device, fab_region_t **regions_out, fab_status_t *statuses)
+{
+    fab__request_t request;
+    memset(&request, 0, offsetof(fab__request_t, releases));
+    request.type = FAB__MSG_IMPORT_MANY;
+    request.u.import_many.device = device;
+    request.u.import_many.count = (uint8_t)k;
+    memcpy(request.handles, handles, k * sizeof(handles[0]));
+    fab__reply_t reply;
+    fab__fds_t fds = {0};
+    fab_status_t status = FAB_ERROR_SYSTEM_NOT_READY;
+    if (fab__request_send(client, &request, -1, FAB__REQUEST_WAITS) == 0)
+        status = fab__reply_await_fds(client, &request, &reply, &fds);
+    if (status == FAB_SUCCESS) {
+        unsigned made = 0;
+        for (unsigned i = 0; i < reply.u.import_many.count; i++)
+            made += reply.u.import_many.entries[i].status == FAB_SUCCESS;
+        if (reply.u.import_many.count != k || made < fds.count || (made > fds.count && !fds.lost)) {
+            fab__log(FAB__LOG_WARN, "fabmemd answered %zu imports with %u entries, %u of them "
+                     "made, and %u fds: dropping the connection", k, reply.u.import_many.count,
+                     made, fds.count);
+            fab__fds_close(&fds);
+            fab__connection_lost(client);
+            status = FAB_ERROR_SYSTEM_NOT_READY;
+        } else if (made > fds.count) {
+            fab__log(FAB__LOG_WARN, "out of file descriptors: the daemon's reply lost %u of its "
+                     "%u fds", made - fds.count, made);
+        }
+    }
+    unsigned next = 0; /* the next fd to hand to a region */
+    for (size_t i = 0; i < k; i++) {
+        regions_out[i] = NULL;
+        if (status != FAB_SUCCESS) {
+            statuses[i] = status;
+            continue;
+        }
+        const fab__reply_memory_t *memory = &reply.u.import_many.entries[i].memory;
+        statuses[i] = (fab_status_t)reply.u.import_many.entries[i].status;
+        if (statuses[i] != FAB_SUCCESS)
+            continue;
+        fab_region_t *region = NULL;
+        if (next < fds.count) {
+            int fd = fds.fd[next++];
+            region = fab__region_for(client, memory, fd, false);
+            if (region == NULL)
+                close(fd);
+        }
+        if (region == NULL) {
+            fab__release_later(client, memory->region);
+            statuses[i] = FAB_ERROR_OUT_OF_MEMORY;
+            continue;
+        }
+        region->handle = handles[i];
+        client->live_regions++;
+        regions_out[i] = region;
+    }
+}
 
 fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *handles,
                                     size_t count, int device_ordinal, fab_region_t **regions_out,
@@ -931,49 +1125,26 @@ fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *ha
     fab_status_t first = FAB_SUCCESS;
     pthread_mutex_lock(&client->lock);
     for (size_t done = 0; done < count;) {
-        size_t k = count - done < FAB__IMPORT_BATCH ? count - done : FAB__IMPORT_BATCH;
-        fab__request_t requests[FAB__IMPORT_BATCH];
-        size_t sent = 0;
-        /* All k go out before the first reply is read; only the last says
-         * WAITS, so the daemon answers them all in one wakeup. */
-        if (client->sock >= 0 || fab__reconnect(client) == FAB_SUCCESS) {
-            for (; sent < k; sent++) {
-                fab__request_t *request = &requests[sent];
-                memset(request, 0, offsetof(fab__request_t, releases));
-                request->type = FAB__MSG_IMPORT;
-                request->u.import.device = device_ordinal;
-                request->u.import.handle = handles[done + sent];
-                if (fab__request_send(client, request, -1,
-                                      sent + 1 == k ? FAB__REQUEST_WAITS : 0) != 0)
-                    break;
-            }
-        }
+        fab_status_t statuses[FAB__IMPORT_MANY_MAX];
+        bool up = client->sock >= 0 || fab__reconnect(client) == FAB_SUCCESS;
+        bool batch = up && client->proto >= FAB__PROTO_VERSION_IMPORT_MANY;
+        size_t most = batch ? FAB__IMPORT_MANY_MAX : FAB__IMPORT_BATCH;
+        size_t k = count - done < most ? count - done : most;
+        if (batch)
+            fab__import_batch(client, handles + done, k, device_ordinal, regions_out + done,
+                              statuses);
+        else if (up)
+            fab__import_pipelined(client, handles + done, k, device_ordinal, regions_out + done,
+                                  statuses);
         for (size_t j = 0; j < k; j++) {
-            fab_status_t status = FAB_ERROR_SYSTEM_NOT_READY;
-            regions_out[done + j] = NULL;
-            if (j < sent && client->sock >= 0) {
-                fab__reply_t reply;
-                int fd = -1;
-                status = fab__reply_await(client, &requests[j], &reply, &fd);
-                if (status == FAB_SUCCESS) {
-                    status = fab__region_from_reply(client, &requests[j], &reply, fd, false,
-                                                    &regions_out[done + j]);
-                } else if (status == FAB_ERROR_SYSTEM_NOT_READY && client->sock >= 0) {
-                    /* Timed out: the replies still to come are read and
-                     * undone later, as that one's is. */
-                    for (size_t m = j + 1; m < sent && client->sock >= 0; m++) {
-                        if (client->deferred >= FAB__DEFERRED_MAX)
-                            fab__connection_lost(client);
-                        else
-                            client->deferred++;
-                    }
-                    sent = j + 1;
-                }
+            if (!up) {
+                regions_out[done + j] = NULL;
+                statuses[j] = FAB_ERROR_SYSTEM_NOT_READY;
             }
             if (statuses_out != NULL)
-                statuses_out[done + j] = status;
-            if (status != FAB_SUCCESS && first == FAB_SUCCESS)
-                first = status;
+                statuses_out[done + j] = statuses[j];
+            if (statuses[j] != FAB_SUCCESS && first == FAB_SUCCESS)
+                first = statuses[j];
         }
         done += k;
     }
