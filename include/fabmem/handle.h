@@ -123,6 +123,12 @@ FAB_API fab_status_t fab_handle_encode(fab_uuid_t uuid, uint64_t size, fab_acces
 /* True when both uuids hold the same bytes. NULL equals nothing. */
 FAB_API bool fab_uuid_equal(const fab_uuid_t *a, const fab_uuid_t *b);
 
+/* Whether two handles are the same 64 bytes. Constant time: every byte is
+ * looked at whatever differs, so a service comparing a presented handle with
+ * the one it minted tells a forger nothing by how long it took. NULL is
+ * equal to nothing. */
+FAB_API bool fab_handle_equal(const fab_handle_t *a, const fab_handle_t *b);
+
 FAB_EXTERN_C_END
 
 #endif /* FABMEM_HANDLE_H */

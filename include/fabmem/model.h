@@ -86,6 +86,23 @@ FAB_API fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handl
  * domain and a keyed tag): the same errors, but for handle_out. */
 FAB_API fab_status_t fab_memory_count_export(fab_memory_t *memory);
 
+/* The allocation's handle: the one fab_memory_export copies out. The model
+ * mints it (origin MODEL) when the object is made; a service that mints its
+ * own hands it over with fab_memory_keep_handle, so that one place holds it.
+ * NULL for a NULL memory. */
+FAB_API const fab_handle_t *fab_memory_handle(const fab_memory_t *memory);
+
+/* Make handle the allocation's handle (fabmemd's, once the allocation is
+ * live): fab_memory_handle returns it and fab_memory_export copies it from
+ * then on.
+ * Errors:
+ *   FAB_ERROR_INVALID_VALUE   memory or handle is NULL, or the handle names
+ *                             another uuid, size or peer access than the
+ *                             allocation's
+ *   FAB_ERROR_INVALID_HANDLE  the handle's bytes are not an intact handle
+ * Nothing changes on error. */
+FAB_API fab_status_t fab_memory_keep_handle(fab_memory_t *memory, const fab_handle_t *handle);
+
 /* Record that one exported handle was retired by all its consumers.
  * Errors:
  *   FAB_ERROR_INVALID_VALUE   memory is NULL

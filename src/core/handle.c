@@ -284,6 +284,11 @@ bool fab_uuid_equal(const fab_uuid_t *a, const fab_uuid_t *b)
     return a && b && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
 }
 
+bool fab_handle_equal(const fab_handle_t *a, const fab_handle_t *b)
+{
+    return a != NULL && b != NULL && fab__same(a->bytes, b->bytes, FAB_HANDLE_BYTES);
+}
+
 bool fab_access_is_mappable(fab_access_t access)
 {
     return access == FAB_ACCESS_READ_ONLY || access == FAB_ACCESS_READ_WRITE;

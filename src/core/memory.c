@@ -14,6 +14,7 @@
  * that cuMemCreate's allocation would carry, kept small because the daemon
  * keeps one per live allocation. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "fabmem/model.h"
 #include "src/core/handle_format.h"
@@ -132,6 +133,25 @@ fab_status_t fab_memory_export(fab_memory_t *memory, fab_handle_t *handle_out)
         return status;
     *handle_out = memory->handle;
     fab__handle_made(handle_out->bytes);
+    return FAB_SUCCESS;
+}
+
+const fab_handle_t *fab_memory_handle(const fab_memory_t *memory)
+{
+    return memory ? &memory->handle : NULL;
+}
+
+fab_status_t fab_memory_keep_handle(fab_memory_t *memory, const fab_handle_t *handle)
+{
+    if (memory == NULL || handle == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    if (fab__handle_check(handle->bytes) != FAB_SUCCESS)
+        return FAB_ERROR_INVALID_HANDLE;
+    /* The bytes the two share: uuid, size, access. */
+    if (memcmp(handle->bytes + FAB__HANDLE_OFF_UUID, memory->handle.bytes + FAB__HANDLE_OFF_UUID,
+               FAB__HANDLE_OFF_ACCESS + 1 - FAB__HANDLE_OFF_UUID) != 0)
+        return FAB_ERROR_INVALID_VALUE;
+    memory->handle = *handle;
     return FAB_SUCCESS;
 }
 

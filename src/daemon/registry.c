@@ -49,9 +49,15 @@ typedef struct fab__alloc {
     uint32_t refs;
     fab__user_t *owner;   /* charged for it while live */
     fab__ref_t *parked;   /* importers waiting for the creator (pending only) */
-    fab_handle_t handle;  /* live: the handle minted for it, kept so that an
-                             IMPORT compares 64 bytes instead of computing a tag */
 } fab__alloc_t;
+
+/* A live allocation's handle: minted as it went live and kept by its model
+ * object (fab_memory_handle), so that an IMPORT compares 64 bytes instead of
+ * computing a tag. */
+static const fab_handle_t *fab__alloc_handle(const fab__alloc_t *alloc)
+{
+    return fab_memory_handle(alloc->memory);
+}
 
 struct fab__ref {
     fab__alloc_t *alloc;
@@ -504,7 +510,9 @@ static void fab__alloc_bring_live(fab__registry_t *daemon, fab__alloc_t *alloc, 
     alloc->fd = fd;
     alloc->channels = conn->channels;
     alloc->node = conn->node;
-    alloc->handle = fab__alloc_mint(daemon, alloc);
+    fab_handle_t minted = fab__alloc_mint(daemon, alloc);
+    if (fab_memory_keep_handle(alloc->memory, &minted) != FAB_SUCCESS)
+        abort(); /* minted from the object's own fields: cannot differ */
     alloc->owner = conn->user;
     conn->user->allocations++;
     conn->user->bytes += props.size;
@@ -614,7 +622,7 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
     out->size = props.size;
     out->access = (uint8_t)props.peer_access;
     out->device = device;
-    reply->u.alloc.handle = alloc->handle;
+    reply->u.alloc.handle = *fab__alloc_handle(alloc);
     fab__creator_token(daemon, &uuid, reply->u.alloc.token);
     *fd_out = alloc->fd;
     return FAB_SUCCESS;
@@ -657,25 +665,9 @@ static fab_status_t fab__request_export(fab__registry_t *daemon, fab__conn_t *co
         return status;
     /* A live allocation's handle was minted as it went live; a pending
      * one's (parked importers only) is minted here. */
-    reply->u.exported.handle = fab__alloc_live(ref->alloc) ? ref->alloc->handle
+    reply->u.exported.handle = fab__alloc_live(ref->alloc) ? *fab__alloc_handle(ref->alloc)
                                                            : fab__alloc_mint(daemon, ref->alloc);
     return FAB_SUCCESS;
-}
-
-/* Whether two handles are the same 64 bytes, in constant time: a word at a
- * time, every word looked at, no early exit (libsodium's sodium_memcmp goes
- * a byte at a time through volatile memory, five times the instructions of
- * the rest of an import). */
-static bool fab__handle_same(const fab_handle_t *a, const fab_handle_t *b)
-{
-    uint64_t diff = 0;
-    for (size_t i = 0; i < FAB_HANDLE_BYTES; i += 8) {
-        uint64_t x, y;
-        memcpy(&x, a->bytes + i, sizeof(x));
-        memcpy(&y, b->bytes + i, sizeof(y));
-        diff |= x ^ y;
-    }
-    return diff == 0;
 }
 
 /* The allocation a handle names if the handle is authentic (bytes, origin,
@@ -696,7 +688,7 @@ static fab__alloc_t *fab__handle_lookup(fab__registry_t *daemon, const fab_handl
      * that checks, since those bytes include the tag. Anything else (another
      * allocation under the same key word, a pending one, a freed one, a
      * forgery) is judged by the tag. */
-    if (alloc != NULL && fab__alloc_live(alloc) && fab__handle_same(&alloc->handle, handle)) {
+    if (alloc != NULL && fab__alloc_live(alloc) && fab_handle_equal(fab__alloc_handle(alloc), handle)) {
         *status_out = FAB_SUCCESS;
         return alloc;
     }

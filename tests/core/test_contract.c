@@ -316,6 +316,102 @@ static void retire_after_release_counts_down(void **state)
     fab_memory_destroy(mem);
 }
 
+/* The allocation's handle, as fab_memory_handle shows it, is the one every
+ * export copies out. */
+static void memory_handle_is_what_export_copies(void **state)
+{
+    (void)state;
+    fab_memory_t *mem = make_memory(FAB_ACCESS_READ_WRITE);
+    fab_handle_t out;
+    assert_int_equal(fab_memory_export(mem, &out), FAB_SUCCESS);
+    assert_non_null(fab_memory_handle(mem));
+    assert_memory_equal(fab_memory_handle(mem)->bytes, out.bytes, FAB_HANDLE_BYTES);
+    assert_null(fab_memory_handle(NULL));
+    fab_memory_destroy(mem);
+}
+
+/* A service's own handle for the allocation (another origin, a domain, a
+ * tag) becomes the one exported. */
+static void kept_handle_is_the_one_exported(void **state)
+{
+    (void)state;
+    fab_memory_t *mem = make_memory(FAB_ACCESS_READ_ONLY);
+    const uint8_t tag[FAB_HANDLE_TAG_BYTES] = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7};
+    fab_handle_t own, out;
+    assert_int_equal(fab_handle_encode(uuid_b, 4096, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_FABRIC,
+                                       42, tag, &own),
+                     FAB_SUCCESS);
+    assert_int_equal(fab_memory_keep_handle(mem, &own), FAB_SUCCESS);
+    assert_int_equal(fab_memory_export(mem, &out), FAB_SUCCESS);
+    assert_true(fab_handle_equal(&out, &own));
+    assert_int_equal(fab_handle_domain(&out), 42);
+    fab_memory_destroy(mem);
+}
+
+/* A handle for another uuid, size or access is refused, and the
+ * allocation's handle stays as it was. */
+static void keep_handle_refuses_another_allocations_handle(void **state)
+{
+    (void)state;
+    fab_memory_t *mem = make_memory(FAB_ACCESS_READ_ONLY);
+    fab_handle_t before = *fab_memory_handle(mem);
+    fab_uuid_t other = uuid_b;
+    other.bytes[15] ^= 0x80;
+    fab_handle_t wrong[3];
+    assert_int_equal(fab_handle_encode(other, 4096, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_FABRIC,
+                                       1, NULL, &wrong[0]),
+                     FAB_SUCCESS);
+    assert_int_equal(fab_handle_encode(uuid_b, 8192, FAB_ACCESS_READ_ONLY, FAB_HANDLE_ORIGIN_FABRIC,
+                                       1, NULL, &wrong[1]),
+                     FAB_SUCCESS);
+    assert_int_equal(fab_handle_encode(uuid_b, 4096, FAB_ACCESS_READ_WRITE,
+                                       FAB_HANDLE_ORIGIN_FABRIC, 1, NULL, &wrong[2]),
+                     FAB_SUCCESS);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fab_memory_keep_handle(mem, &wrong[i]), FAB_ERROR_INVALID_VALUE);
+        assert_true(fab_handle_equal(fab_memory_handle(mem), &before));
+    }
+    assert_int_equal(fab_memory_keep_handle(mem, NULL), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_memory_keep_handle(NULL, &before), FAB_ERROR_INVALID_VALUE);
+    fab_memory_destroy(mem);
+}
+
+/* Bytes that are not an intact handle are refused, whatever they name. */
+static void keep_handle_refuses_altered_bytes(void **state)
+{
+    (void)state;
+    fab_memory_t *mem = make_memory(FAB_ACCESS_READ_WRITE);
+    fab_handle_t before = *fab_memory_handle(mem);
+    fab_handle_t own;
+    assert_int_equal(fab_handle_encode(uuid_b, 4096, FAB_ACCESS_READ_WRITE,
+                                       FAB_HANDLE_ORIGIN_FABRIC, 3, NULL, &own),
+                     FAB_SUCCESS);
+    own.bytes[40] ^= 0x01; /* the domain: uuid, size and access still match */
+    assert_int_equal(fab_memory_keep_handle(mem, &own), FAB_ERROR_INVALID_HANDLE);
+    assert_true(fab_handle_equal(fab_memory_handle(mem), &before));
+    fab_memory_destroy(mem);
+}
+
+/* Handles are equal when all 64 bytes are; any one byte differing, or a
+ * NULL, is not equal. */
+static void handle_equal_looks_at_every_byte(void **state)
+{
+    (void)state;
+    fab_memory_t *mem = make_memory(FAB_ACCESS_READ_WRITE);
+    fab_handle_t a = *fab_memory_handle(mem), b = a;
+    assert_true(fab_handle_equal(&a, &b));
+    for (int pos = 0; pos < FAB_HANDLE_BYTES; pos++) {
+        b = a;
+        b.bytes[pos] ^= 0x10;
+        if (fab_handle_equal(&a, &b))
+            fail_msg("byte %d differs, yet the handles are equal", pos);
+    }
+    assert_false(fab_handle_equal(&a, NULL));
+    assert_false(fab_handle_equal(NULL, &a));
+    assert_false(fab_handle_equal(NULL, NULL));
+    fab_memory_destroy(mem);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(null_arguments_are_invalid_value),
     cmocka_unit_test(count_export_decides_and_counts_as_export_does),
@@ -338,5 +434,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(reachability_can_be_restored),
     cmocka_unit_test(import_with_no_grant_cannot_be_mapped),
     cmocka_unit_test(retire_after_release_counts_down),
+    cmocka_unit_test(memory_handle_is_what_export_copies),
+    cmocka_unit_test(kept_handle_is_the_one_exported),
+    cmocka_unit_test(keep_handle_refuses_another_allocations_handle),
+    cmocka_unit_test(keep_handle_refuses_altered_bytes),
+    cmocka_unit_test(handle_equal_looks_at_every_byte),
 };
 FAB_TEST_MAIN_NO_HELPERS("contract", tests)
