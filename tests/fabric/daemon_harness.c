@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define FAB_TEST_MAX_DAEMONS 4
@@ -197,6 +198,27 @@ int fab_test_daemon_log_count(const fab_test_daemon_t *d, const char *text)
         n += strstr(line, text) != NULL;
     fclose(f);
     return n;
+}
+
+int fab_test_daemon_fd_count_settled(const fab_test_daemon_t *d, int want)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int n = fab_test_daemon_fd_count(d);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long ms = (t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L;
+        if (n == want || ms > FAB_TEST_TIMEOUT_MS)
+            return n;
+    }
+}
+
+fab_client_t *fab_test_connect_node(const char *node)
+{
+    fab_client_options_t options = {NULL, node, 0};
+    fab_client_t *client = NULL;
+    assert_int_equal(fab_client_connect(&options, &client), FAB_SUCCESS);
+    return client;
 }
 
 int fab_test_daemon_fd_count(const fab_test_daemon_t *d)

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "fabtest.h"
+#include "fabmem.h"
 
 typedef struct fab_test_daemon {
     pid_t pid;
@@ -55,6 +56,14 @@ int fab_test_daemon_log_count(const fab_test_daemon_t *daemon, const char *text)
 
 /* How many fds the daemon holds open (from /proc). */
 int fab_test_daemon_fd_count(const fab_test_daemon_t *daemon);
+
+/* The daemon's fd count, read again until it is want or FAB_TEST_TIMEOUT_MS
+ * has passed (its closes may lag a client's calls): the last count read. */
+int fab_test_daemon_fd_count_settled(const fab_test_daemon_t *daemon, int want);
+
+/* A client of the daemon at FABMEM_SOCKET that says it runs on node (NULL:
+ * the first node); the connect is asserted. */
+fab_client_t *fab_test_connect_node(const char *node);
 
 /* cmocka teardown: stop every daemon this test started. */
 int fab_test_teardown(void **state);

@@ -39,14 +39,6 @@ static const char *config(const char *daemon_keys, const char *a_keys, const cha
     return text;
 }
 
-static fab_client_t *connect_node(const char *node)
-{
-    fab_client_options_t options = {NULL, node, 0};
-    fab_client_t *client = NULL;
-    assert_int_equal(fab_client_connect(&options, &client), FAB_SUCCESS);
-    return client;
-}
-
 static fab_region_t *allocate(fab_client_t *client, int device, fab_handle_t *handle_out)
 {
     fab_alloc_props_t props = fab_alloc_props_read_write(device, MIB2);
@@ -60,7 +52,7 @@ static fab_region_t *allocate(fab_client_t *client, int device, fab_handle_t *ha
 static void expect_import(const char *node, int device, const fab_handle_t *handle,
                           fab_status_t want)
 {
-    fab_client_t *client = connect_node(node);
+    fab_client_t *client = fab_test_connect_node(node);
     fab_region_t *region = NULL;
     fab_status_t got = fab_client_import(client, handle, device, &region);
     if (got != want)
@@ -120,12 +112,12 @@ static void imex_down_by_config_fails_imports_across_nodes_only(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", "imex = down\n"), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle); /* allocation and export still work */
     expect_import("b", 0, &handle, FAB_ERROR_INVALID_HANDLE);
     expect_import("a", 1, &handle, FAB_SUCCESS);
-    fab_client_t *b = connect_node("b");
+    fab_client_t *b = fab_test_connect_node("b");
     fab_handle_t from_b;
     fab_region_t *on_b = allocate(b, 0, &from_b); /* on the node whose IMEX is down */
     expect_import("a", 0, &from_b, FAB_ERROR_INVALID_HANDLE);
@@ -141,7 +133,7 @@ static void imex_hung_by_config_fails_the_import_at_its_timeout(void **state)
     (void)state;
     assert_non_null(fab_test_daemon_start(config("imex_timeout_ms = 20\n", "", "imex = hung\n"),
                                           NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     expect_import("b", 0, &handle, FAB_ERROR_INVALID_HANDLE);
@@ -154,7 +146,7 @@ static void isolated_gpus_by_config_refuse_imports_onto_another_gpu(void **state
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "gpus_isolated = yes\n", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     expect_import("a", 1, &handle, FAB_ERROR_INVALID_DEVICE);
@@ -201,7 +193,7 @@ static void imex_down_then_up_at_run_time(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     expect_import("b", 0, &handle, FAB_SUCCESS);
@@ -217,7 +209,7 @@ static void imex_hung_at_run_time_fails_the_import_at_its_timeout(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("imex_timeout_ms = 20\n", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     fault(a, FAB__FAULT_OP_SET, "imex", NODE_B, "hung", FAB_SUCCESS);
@@ -232,7 +224,7 @@ static void hung_import_holds_only_its_own_client(void **state)
     /* A timeout no test run reaches: the hold ends by the fault changing. */
     assert_non_null(fab_test_daemon_start(config("imex_timeout_ms = 3600000\n", "", "imex = hung\n"),
                                           NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     int held = raw_hello_on("b");
@@ -257,7 +249,7 @@ static void hung_import_succeeds_when_imex_comes_back_up(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("imex_timeout_ms = 3600000\n", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     fault(a, FAB__FAULT_OP_SET, "imex", 0, "hung", FAB_SUCCESS); /* the exporter's side */
@@ -283,7 +275,7 @@ static void held_import_of_a_client_that_leaves_is_dropped(void **state)
     fab_test_daemon_t *daemon =
         fab_test_daemon_start(config("imex_timeout_ms = 3600000\n", "", "imex = hung\n"), NULL);
     assert_non_null(daemon);
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     int held = raw_hello_on("b");
@@ -306,7 +298,7 @@ static void isolated_gpus_at_run_time(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     fault(a, FAB__FAULT_OP_SET, "gpus_isolated", 0, "yes", FAB_SUCCESS);
@@ -321,8 +313,8 @@ static void fabric_state_and_manager_changes_reach_running_clients(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
-    fab_client_t *b = connect_node("b"); /* running before the fault */
+    fab_client_t *a = fab_test_connect_node("a");
+    fab_client_t *b = fab_test_connect_node("b"); /* running before the fault */
     const fab_topology_t *before = NULL, *after = NULL;
     assert_int_equal(fab_client_topology(b, &before), FAB_SUCCESS);
     fab_handle_t handle;
@@ -359,7 +351,7 @@ static void withdrawn_channel_refuses_until_restored(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     fault(a, FAB__FAULT_OP_CHANNEL, NULL, 0, "1", FAB_SUCCESS);
@@ -380,7 +372,7 @@ static void reset_returns_every_fault_to_the_config(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", "imex = down\n"), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     fault(a, FAB__FAULT_OP_SET, "imex", NODE_B, "up", FAB_SUCCESS);
@@ -399,7 +391,7 @@ static void bad_fault_requests_are_refused(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(config("", "", ""), NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     assert_int_equal(fab__client_fault(a, FAB__FAULT_OP_SET, FAB__FAULT_KEY_IMEX, 2, 0),
                      FAB_ERROR_INVALID_VALUE); /* no third node */
     assert_int_equal(fab__client_fault(a, FAB__FAULT_OP_SET, FAB__FAULT_KEY_IMEX, 0, 3),
@@ -445,7 +437,7 @@ static void another_uid_may_not_change_faults(void **state)
     assert_int_equal(fab_test_expect_word(child.sock, "FAB_ERROR_NOT_PERMITTED"), 0);
     assert_int_equal(fab_test_reap(&child), 0);
     /* Nothing changed: an import across the nodes still works. */
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, 0, &handle);
     expect_import("b", 0, &handle, FAB_SUCCESS);

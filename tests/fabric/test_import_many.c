@@ -50,14 +50,6 @@ static int open_fds(void)
     return n - 1; /* the directory's own */
 }
 
-static fab_client_t *connect_on(const char *node)
-{
-    fab_client_options_t options = {NULL, node, 0};
-    fab_client_t *client = NULL;
-    assert_int_equal(fab_client_connect(&options, &client), FAB_SUCCESS);
-    return client;
-}
-
 static fab_region_t *allocate(fab_client_t *client, fab_access_t access, fab_handle_t *handle_out)
 {
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
@@ -149,7 +141,7 @@ static void a_batch_is_answered_in_one_reply_with_one_fd_per_import_in_order(voi
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *creator = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL);
     fab_handle_t handles[4];
     fab_region_t *made[3];
     for (int i = 0; i < 3; i++)
@@ -193,7 +185,7 @@ static void a_max_size_batch_of_one_handle_repeated_imports_it_each_time(void **
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *creator = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_ONLY, &handle);
     fab_handle_t handles[FAB__IMPORT_MANY_MAX];
@@ -230,7 +222,7 @@ static void an_over_max_empty_or_misaligned_batch_is_malformed(void **state)
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     int baseline = fab_test_daemon_fd_count(daemon);
-    fab_client_t *creator = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
     fab__request_t request;
@@ -270,10 +262,7 @@ static void an_over_max_empty_or_misaligned_batch_is_malformed(void **state)
     assert_int_equal(references(creator), 1);
     fab_region_release(region);
     fab_client_close(creator);
-    int fds = fab_test_daemon_fd_count(daemon);
-    for (int i = 0; i < 1000 && fds != baseline; i++)
-        fds = fab_test_daemon_fd_count(daemon);
-    assert_int_equal(fds, baseline);
+    assert_int_equal(fab_test_daemon_fd_count_settled(daemon, baseline), baseline);
 }
 
 /* A version-5 client cannot read the reply: IMPORT_MANY is refused with
@@ -283,7 +272,7 @@ static void a_version_5_client_is_refused_import_many_and_keeps_its_connection(v
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *creator = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
     for (uint32_t version = 4; version <= 5; version++) {
@@ -338,7 +327,7 @@ static void each_import_of_a_mixed_batch_gets_the_single_imports_status(void **s
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(three_nodes(), NULL));
-    fab_client_t *a = connect_on("a"), *b = connect_on("b"), *c = connect_on("c");
+    fab_client_t *a = fab_test_connect_node("a"), *b = fab_test_connect_node("b"), *c = fab_test_connect_node("c");
     enum { N = 7 };
     fab_handle_t handles[N];
     fab_region_t *made[5];
@@ -351,7 +340,7 @@ static void each_import_of_a_mixed_batch_gets_the_single_imports_status(void **s
     handles[5] = handles[0];
     handles[5].bytes[3] ^= 0x10; /* altered */
     handles[6] = handles[0];
-    fab_client_t *importer = connect_on("a");
+    fab_client_t *importer = fab_test_connect_node("a");
     for (int device = 0; device <= 2; device++) { /* 2: no such GPU */
         fab_region_t *regions[N];
         fab_status_t statuses[N];
@@ -438,7 +427,7 @@ static void import_many_maps_the_memory_another_process_exported(void **state)
     assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
     fab_handle_t handles[N];
     assert_int_equal(fab_test_recv(child.sock, handles, sizeof(handles)), 0);
-    fab_client_t *importer = connect_on(NULL);
+    fab_client_t *importer = fab_test_connect_node(NULL);
     int fds_before = open_fds();
     fab_region_t *regions[N];
     fab_status_t statuses[N];
@@ -601,7 +590,7 @@ static void a_batch_with_a_held_import_is_held_whole_until_imex_comes_back(void 
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(two_nodes("3600000", "hung"), NULL);
     assert_non_null(daemon);
-    fab_client_t *a = connect_on("a"), *b = connect_on("b");
+    fab_client_t *a = fab_test_connect_node("a"), *b = fab_test_connect_node("b");
     fab_handle_t handles[2];
     fab_region_t *local = allocate(b, FAB_ACCESS_READ_WRITE, &handles[0]);
     fab_region_t *remote = allocate(a, FAB_ACCESS_READ_WRITE, &handles[1]);
@@ -638,7 +627,7 @@ static void a_held_batch_at_its_deadline_fails_only_the_held_imports(void **stat
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(two_nodes("20", "hung"), NULL));
-    fab_client_t *a = connect_on("a"), *b = connect_on("b");
+    fab_client_t *a = fab_test_connect_node("a"), *b = fab_test_connect_node("b");
     fab_handle_t handles[3];
     fab_region_t *local = allocate(b, FAB_ACCESS_READ_WRITE, &handles[0]);
     fab_region_t *remote = allocate(a, FAB_ACCESS_READ_WRITE, &handles[1]);
@@ -675,7 +664,7 @@ static void a_daemon_out_of_fds_fails_the_later_imports_of_a_batch(void **state)
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     fab_test_daemon_nofile = 0;
     assert_non_null(daemon);
-    fab_client_t *creator = connect_on(NULL), *importer = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL), *importer = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_ONLY, &handle);
     int free_fds = LIMIT - fab_test_daemon_fd_count(daemon);
@@ -719,7 +708,7 @@ static void a_client_out_of_fds_gets_out_of_memory_where_fds_were_lost(void **st
     if (under_valgrind())
         skip(); /* valgrind keeps fds of its own under the same limit */
     assert_non_null(fab_test_daemon_start(NULL, NULL));
-    fab_client_t *creator = connect_on(NULL), *importer = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL), *importer = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
     fab_handle_t handles[N];
@@ -763,12 +752,12 @@ static void a_batch_reply_after_the_deadline_is_undone_and_leaks_nothing(void **
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(two_nodes("3600000", "hung"), NULL));
-    fab_client_t *a = connect_on("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handles[2];
     fab_region_t *remote = allocate(a, FAB_ACCESS_READ_WRITE, &handles[0]);
     fab_region_t *other = allocate(a, FAB_ACCESS_READ_WRITE, &handles[1]);
     setenv("FABMEM_TIMEOUT_MS", "100", 1);
-    fab_client_t *b = connect_on("b");
+    fab_client_t *b = fab_test_connect_node("b");
     unsetenv("FABMEM_TIMEOUT_MS");
     int fds_before = open_fds();
     fab_region_t *regions[2];
@@ -798,7 +787,7 @@ static void a_batch_with_the_daemon_gone_leaves_nothing_behind(void **state)
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *importer = connect_on(NULL);
+    fab_client_t *importer = fab_test_connect_node(NULL);
     fab_handle_t handles[3];
     memset(handles, 0, sizeof(handles));
     assert_int_equal(fab_test_daemon_stop(daemon), 0);
@@ -824,7 +813,7 @@ static void a_client_that_never_reads_batch_replies_stalls_only_itself(void **st
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
     int baseline = fab_test_daemon_fd_count(daemon);
-    fab_client_t *creator = connect_on(NULL);
+    fab_client_t *creator = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(creator, FAB_ACCESS_READ_ONLY, &handle);
     fab_handle_t handles[FAB__IMPORT_MANY_MAX];
@@ -845,7 +834,7 @@ static void a_client_that_never_reads_batch_replies_stalls_only_itself(void **st
     assert_true(errno == EAGAIN || errno == EWOULDBLOCK);
     assert_true(sent > 2);
     /* Others are served meanwhile. */
-    fab_client_t *other = connect_on(NULL);
+    fab_client_t *other = fab_test_connect_node(NULL);
     fab_region_t *regions[2];
     assert_int_equal(fab_client_import_many(other, handles, 2, 0, regions, NULL), FAB_SUCCESS);
     fab_region_release(regions[0]);
@@ -856,10 +845,7 @@ static void a_client_that_never_reads_batch_replies_stalls_only_itself(void **st
         ;
     fab_region_release(region);
     fab_client_close(creator);
-    int fds = fab_test_daemon_fd_count(daemon);
-    for (int i = 0; i < 10000 && fds != baseline; i++)
-        fds = fab_test_daemon_fd_count(daemon);
-    assert_int_equal(fds, baseline);
+    assert_int_equal(fab_test_daemon_fd_count_settled(daemon, baseline), baseline);
 }
 
 /* ---- the codec ------------------------------------------------------------------------ */

@@ -26,14 +26,6 @@ static void recompute_crc(fab_handle_t *handle)
         handle->bytes[FAB_HANDLE_CRC_OFFSET + i] = (uint8_t)(crc >> (8 * i));
 }
 
-static fab_client_t *connect_node(const char *node)
-{
-    fab_client_options_t options = {NULL, node, 0};
-    fab_client_t *client = NULL;
-    assert_int_equal(fab_client_connect(&options, &client), FAB_SUCCESS);
-    return client;
-}
-
 static fab_region_t *allocate(fab_client_t *client, fab_handle_t *handle_out)
 {
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
@@ -56,7 +48,7 @@ static void forged_or_altered_handles_are_invalid(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(NULL, NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
 
@@ -133,7 +125,7 @@ static void restarted_daemon_recognizes_its_handles(void **state)
     snprintf(key, sizeof(key), "%s/fabmemd.state", dir);
     fab_test_daemon_t *a = fab_test_daemon_start(NULL, key);
     assert_non_null(a);
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     fab_region_release(region);
@@ -142,7 +134,7 @@ static void restarted_daemon_recognizes_its_handles(void **state)
 
     fab_test_daemon_t *b = fab_test_daemon_start(NULL, key);
     assert_non_null(b);
-    client = connect_node(NULL);
+    client = fab_test_connect_node(NULL);
     bool live = true;
     assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
     assert_false(live);
@@ -151,7 +143,7 @@ static void restarted_daemon_recognizes_its_handles(void **state)
 
     fab_test_daemon_t *c = fab_test_daemon_start(NULL, NULL); /* a fresh key */
     assert_non_null(c);
-    client = connect_node(NULL);
+    client = fab_test_connect_node(NULL);
     assert_int_equal(fab_client_verify(client, &handle, &live), FAB_ERROR_INVALID_HANDLE);
     fab_client_close(client);
     fab_test_rmtree(dir);
@@ -163,8 +155,8 @@ static void restarted_daemon_honours_live_handles(void **state)
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *exporter = connect_node(NULL);
-    fab_client_t *holder = connect_node(NULL);
+    fab_client_t *exporter = fab_test_connect_node(NULL);
+    fab_client_t *holder = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(exporter, &handle);
     char *p, *q;
@@ -174,7 +166,7 @@ static void restarted_daemon_honours_live_handles(void **state)
     assert_int_equal(fab_client_import(holder, &handle, 1, &held), FAB_SUCCESS);
 
     assert_int_equal(fab_test_daemon_restart(daemon), 0);
-    fab_client_t *late = connect_node(NULL);
+    fab_client_t *late = fab_test_connect_node(NULL);
     /* The new daemon has the key but not yet the memory. */
     bool live = true;
     assert_int_equal(fab_client_verify(late, &handle, &live), FAB_SUCCESS);
@@ -214,7 +206,7 @@ static void stale_handle_after_last_release_is_invalid(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(NULL, NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     fab_region_t *imported;
@@ -232,7 +224,7 @@ static void release_with_unimported_exports_warns_naming_the_allocation(void **s
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
@@ -254,7 +246,7 @@ static void fabric_allocation_without_channel_is_not_permitted(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start("[channel 3]\nuids = 12345\n", NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
     fab_region_t *region;
     assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_NOT_PERMITTED);
@@ -267,7 +259,7 @@ static void channel_by_group_is_honoured(void **state)
     char config[64];
     snprintf(config, sizeof(config), "[channel 7]\ngids = %lu\n", (unsigned long)getgid());
     assert_non_null(fab_test_daemon_start(config, NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     expect_import(client, &handle, FAB_SUCCESS);
@@ -311,7 +303,7 @@ static void second_uid(const char *config, const char *want)
     if (getuid() != 0)
         skip(); /* needs to drop privileges */
     assert_non_null(fab_test_daemon_start(config, NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     unsigned char *p;
@@ -360,7 +352,7 @@ static void topology_decides_reachability(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(topology_config, NULL));
-    fab_client_t *a = connect_node("a");
+    fab_client_t *a = fab_test_connect_node("a");
     fab_handle_t handle;
     fab_region_t *region = allocate(a, &handle);
     static const struct {
@@ -375,7 +367,7 @@ static void topology_decides_reachability(void **state)
         {"in-progress", FAB_ERROR_NOT_SUPPORTED},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        fab_client_t *peer = connect_node(cases[i].node);
+        fab_client_t *peer = fab_test_connect_node(cases[i].node);
         fab_region_t *imported = NULL;
         fab_status_t got = fab_client_import(peer, &handle, 0, &imported);
         if (got != cases[i].want)
@@ -385,7 +377,7 @@ static void topology_decides_reachability(void **state)
             fab_region_release(imported);
         assert_int_equal(fab_client_close(peer), FAB_SUCCESS);
     }
-    fab_client_t *b = connect_node("b");
+    fab_client_t *b = fab_test_connect_node("b");
     fab_region_t *imported;
     assert_int_equal(fab_client_import(b, &handle, 2, &imported), FAB_ERROR_INVALID_DEVICE);
     fab_client_close(b);
@@ -401,7 +393,7 @@ static void allocation_arguments_are_checked(void **state)
     (void)state;
     assert_non_null(fab_test_daemon_start("[channel 0]\nuids = 0\n[node n]\ngpus = 2\n"
                                       "gpu_memory = 8M\nhandle_types = fabric\n", NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_region_t *region;
     fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2 + 4096);
     assert_int_equal(fab_client_allocate(client, &props, &region), FAB_ERROR_INVALID_VALUE);
@@ -438,7 +430,7 @@ static void host_numa_ordinals_draw_on_host_memory(void **state)
     assert_non_null(fab_test_daemon_start("[channel 0]\nuids = 0\n[node n]\ngpus = 1\n"
                                           "gpu_memory = 2M\nhost_numa_nodes = 2\n"
                                           "host_memory = 4M\n", NULL));
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_region_t *a, *b, *c, *gpu;
     fab_alloc_props_t props = fab_alloc_props_read_write(FAB_HOST_NUMA_ORDINAL_BASE + 2, MIB2);
     assert_int_equal(fab_client_allocate(client, &props, &a), FAB_ERROR_INVALID_DEVICE);
@@ -481,7 +473,7 @@ static void daemon_gone_is_not_ready(void **state)
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     char *p;
@@ -502,7 +494,7 @@ static void daemon_exits_cleanly_on_sigint_freeing_everything(void **state)
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;
     fab_region_t *region = allocate(client, &handle);
     kill(daemon->pid, SIGINT);
@@ -522,7 +514,7 @@ static void client_learns_the_topology_from_the_daemon(void **state)
     (void)state;
     assert_non_null(fab_test_daemon_start(fab_test_example_config("nvl72.ini"), NULL));
     setenv("FABMEM_CONFIG", "/nonexistent/fabmem.ini", 1); /* ours must not matter */
-    fab_client_t *client = connect_node("tray07");
+    fab_client_t *client = fab_test_connect_node("tray07");
     const fab_topology_t *topology = NULL;
     assert_int_equal(fab_client_topology(client, &topology), FAB_SUCCESS);
     assert_int_equal(fab_topology_node_count(topology), 18);
@@ -557,7 +549,7 @@ static void platform_fabric_and_pci_fields_arrive_through_topology(void **state)
                                           "tray_index = 5\nhost_id = 2\npci_domain = 0x19\n"
                                           "pci_device_id = 0x294110de\n",
                                           NULL));
-    fab_client_t *client = connect_node("b");
+    fab_client_t *client = fab_test_connect_node("b");
     const fab_topology_t *topology = NULL;
     assert_int_equal(fab_client_topology(client, &topology), FAB_SUCCESS);
     fab_node_info_t node;
@@ -588,7 +580,7 @@ static void restarted_daemon_is_asked_for_its_topology_again(void **state)
     (void)state;
     fab_test_daemon_t *daemon = fab_test_daemon_start("[channel 0]\nuids = 0\n[node a]\ngpus = 2\n", NULL);
     assert_non_null(daemon);
-    fab_client_t *client = connect_node(NULL);
+    fab_client_t *client = fab_test_connect_node(NULL);
     const fab_topology_t *before = NULL, *after = NULL;
     assert_int_equal(fab_client_topology(client, &before), FAB_SUCCESS);
     fab_node_info_t node;
