@@ -56,10 +56,22 @@ static size_t reply_len(void)
 
 /* Send IMPORT requests for handle without reading a reply, until the socket
  * would block or max went out; returns how many went. */
-static int raw_flood_imports(int sock, const fab_handle_t *handle, int max)
+/* Up to max requests that import handle, never reading a reply: IMPORTs
+ * when batch is 0, else IMPORT_MANYs of batch copies of it. How many went. */
+static int raw_flood(int sock, const fab_handle_t *handle, int max, unsigned batch)
 {
-    fab__request_t import = {.type = FAB__MSG_IMPORT, .seq = 3};
-    import.u.import.handle = *handle;
+    fab__request_t import;
+    memset(&import, 0, sizeof(import));
+    import.seq = 3;
+    if (batch == 0) {
+        import.type = FAB__MSG_IMPORT;
+        import.u.import.handle = *handle;
+    } else {
+        import.type = FAB__MSG_IMPORT_MANY;
+        import.u.import_many.count = (uint8_t)batch;
+        for (unsigned i = 0; i < batch; i++)
+            import.handles[i] = *handle;
+    }
     uint8_t buf[FAB__PROTO_MAX];
     size_t len = fab__request_encode(&import, buf);
     int sent = 0;
@@ -68,6 +80,11 @@ static int raw_flood_imports(int sock, const fab_handle_t *handle, int max)
     if (sent < max && errno != EAGAIN && errno != EWOULDBLOCK)
         fail_msg("request %d of a client that does not read: %s", sent + 1, strerror(errno));
     return sent;
+}
+
+static int raw_flood_imports(int sock, const fab_handle_t *handle, int max)
+{
+    return raw_flood(sock, handle, max, 0);
 }
 
 static double now_s(void)
@@ -537,9 +554,13 @@ static void client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight(vo
     assert_int_equal(fab_test_daemon_fd_count_settled(daemon, baseline), baseline);
 }
 
-static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
+/* Connections that never read flood the daemon with imports (batch 0:
+ * IMPORTs; else IMPORT_MANYs of batch handles) until more fds would be in
+ * flight than its RLIMIT_NOFILE: the replies that cannot carry their fds are
+ * undone and fail, and a well-behaved client's import fails alone, if at
+ * all. */
+static void replies_whose_fds_cannot_travel_fail_alone(unsigned batch)
 {
-    (void)state;
     enum { NOFILE = 48, FLOODERS = 12, PER_FLOODER = 64 };
     if (under_valgrind())
         skip(); /* the test runs under valgrind too, which emulates setrlimit for
@@ -575,19 +596,22 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
     for (int i = 0; i < FLOODERS; i++) {
         flooders[i] = fab_test_raw_connect(daemon->socket);
         fab_test_raw_say_hello(flooders[i]);
-        assert_true(raw_flood_imports(flooders[i], &handle, PER_FLOODER) > 0);
+        assert_true(raw_flood(flooders[i], &handle, PER_FLOODER, batch) > 0);
     }
     double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
     while (!fab_test_daemon_log_contains(daemon, "could not carry its fd") && now_s() < deadline)
         (void)raw_stats(watcher);
     assert_true(fab_test_daemon_log_contains(daemon, "could not carry its fd"));
     /* Undone: no reference is held for a reply that went without its fd;
-     * all that is held is the helper's and what is in flight (one per
-     * flooder may wait in the daemon). */
+     * all that is held is the helper's, what is in flight, and what waits in
+     * the daemon (a reply per flooder, each with a batch's worth of imports).
+     * The kernel refuses a message once the fds in flight exceed the limit,
+     * so the last one it took may overshoot it by its own fds less one. */
+    unsigned per = batch ? batch : 1;
     uint64_t refs = settled_references(sock_stats, &watcher);
-    if (refs > 1 + NOFILE + 1 + FLOODERS)
-        fail_msg("%llu references held with at most %d fds in flight",
-                 (unsigned long long)refs, NOFILE + 1);
+    if (refs > 1 + NOFILE + per + FLOODERS * per)
+        fail_msg("%llu references held with at most %u fds in flight and %u waiting",
+                 (unsigned long long)refs, NOFILE + per, FLOODERS * per);
 
     /* The well-behaved client's import fails alone, if at all: its
      * connection stays, and so does its mapping. */
@@ -624,6 +648,20 @@ static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
     snprintf(hello, sizeof(hello), "client pid %ld uid %lu on node", (long)child.pid, uid);
     assert_int_equal(fab_test_daemon_log_count(daemon, hello), 1);
     close(watcher);
+}
+
+static void a_reply_whose_fd_cannot_travel_fails_alone(void **state)
+{
+    (void)state;
+    replies_whose_fds_cannot_travel_fail_alone(0);
+}
+
+/* The same with IMPORT_MANY: a batch reply whose fds cannot travel is
+ * undone whole (every import in it), and fails alone. */
+static void a_batch_reply_whose_fds_cannot_travel_fails_alone(void **state)
+{
+    (void)state;
+    replies_whose_fds_cannot_travel_fail_alone(FAB__IMPORT_MANY_MAX);
 }
 
 /* ---- deadlines -------------------------------------------------------------------- */
@@ -837,6 +875,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(client_that_never_reads_its_fd_replies_holds_only_a_few_in_flight,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fab_test_teardown),
+    cmocka_unit_test_teardown(a_batch_reply_whose_fds_cannot_travel_fails_alone,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(client_waits_for_a_stopped_daemon_no_longer_than_its_deadline,
                               fab_test_teardown),
     cmocka_unit_test_teardown(key_file_that_is_a_fifo_is_refused_at_start, fab_test_teardown),
