@@ -361,9 +361,7 @@ void fab__cu_topology_refresh(void)
     if (fab__client_topology_refresh(fab__cu.client, &topology, &changed) != FAB_SUCCESS ||
         !changed)
         return;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu.topology = topology;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__cu.topology = topology; /* an atomic store */
 }
 
 /* ---- contexts ----------------------------------------------------------- */

@@ -122,9 +122,11 @@ typedef struct fab__cu_state {
      * config's, and client NULL. */
     bool fabric;                       /* a daemon answered: FABRIC sharing works */
     fab_client_t *client;              /* the connection to it, or NULL */
-    const fab_topology_t *topology;   /* the devices' source, for the rules; replaced
-                                         (under the lock) by fab__cu_topology_refresh
-                                         when a field fault changed it */
+    /* the devices' source, for the rules; replaced by fab__cu_topology_refresh
+     * when a field fault changed it. Atomic: readers take no lock. A topology
+     * it pointed to stays, in the client, until the client closes, so what a
+     * reader loaded stays valid. */
+    const fab_topology_t *_Atomic topology;
     int node;                          /* this process's node in it */
 } fab__cu_state_t;
 
