@@ -10,7 +10,8 @@
  * (FAB__CONN_SNDBUF), so a client that sends requests without reading its
  * replies runs into that after a handful of replies: what one connection can
  * keep in flight, memfds included, is bounded, and with the per-uid
- * connection limit so is what one user can. A reply that cannot be sent for
+ * connection limit so is what one user can; a reply with several fds
+ * (IMPORT_MANY's) goes out only when the client has read every earlier one. A reply that cannot be sent for
  * any other reason (the kernel refuses more fds in flight: ETOOMANYREFS) is
  * undone and replaced by an error reply: the failure is that one request's,
  * never the connection's or another user's. A message that does not decode,
@@ -30,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/sockios.h>
 #include <limits.h>
 #include <signal.h>
 #include <sodium.h>
@@ -37,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -85,6 +88,7 @@ typedef struct fab__loop {
     int idle_exit; /* seconds; 0: never */
     int accept_paused; /* out of fds: the listener is off epoll for a moment */
     fab__log_limit_t pause_log;
+    fab__log_limit_t unread_log; /* batches refused while replies are unread */
     struct timespec idle_since;
     int running;
     size_t nheld; /* clients with a held request */
@@ -271,35 +275,57 @@ static void fab__accept(fab__loop_t *loop)
     }
 }
 
+/* Bytes of earlier replies that the client on sock has not read yet
+ * (SIOCOUTQ: what the socket still holds for its peer); 0 if unknown. */
+static int fab__client_unread(int sock)
+{
+    int bytes = 0;
+    return ioctl(sock, SIOCOUTQ, &bytes) == 0 && bytes > 0 ? bytes : 0;
+}
+
 /* Try to send the pending reply; 1 if it went (or the peer is gone and the
  * client was closed: -1), 0 if the socket is full. A reply whose fds cannot
  * travel (ETOOMANYREFS, and any other error while fds ride along) is undone
- * and answered OUT_OF_MEMORY instead: for IMPORT_MANY, every import in it. */
+ * and answered OUT_OF_MEMORY instead: for IMPORT_MANY, every import in it.
+ *
+ * A reply with several fds (IMPORT_MANY's) goes out only when the client
+ * has read every earlier reply; else it is refused the same way. Fds in
+ * flight are charged to the daemon's uid, whatever client holds them
+ * unread: a client that sent batches and never read could otherwise keep
+ * sixteen times as many in flight per connection as one that sends single
+ * IMPORTs. The library reads each reply before it sends the next batch. */
 static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
 {
     fab__reply_fds_t *fds = &client->pending_fds;
-    if (fab__proto_send_fds(client->sock, client->pending, client->pending_len, fds->fd,
-                            fds->count) != 0) {
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return 0;
-        fab__reply_t reply;
-        if (fds->count == 0 || errno == EPIPE || errno == ECONNRESET ||
-            fab__reply_decode(client->pending, client->pending_len, &reply) != FAB_SUCCESS) {
-            fab__client_close(loop, client);
-            return -1;
-        }
+    int unread = fds->count > 1 ? fab__client_unread(client->sock) : 0;
+    if (unread == 0 && fab__proto_send_fds(client->sock, client->pending, client->pending_len,
+                                           fds->fd, fds->count) == 0) {
+        fab__reply_fds_release(fds);
+        client->pending_len = 0;
+        return 1;
+    }
+    if (unread == 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return 0;
+    fab__reply_t reply;
+    if ((unread == 0 && (fds->count == 0 || errno == EPIPE || errno == ECONNRESET)) ||
+        fab__reply_decode(client->pending, client->pending_len, &reply) != FAB_SUCCESS) {
+        fab__client_close(loop, client);
+        return -1;
+    }
+    if (unread > 0)
+        fab__log_limited(&loop->unread_log, FAB__LOG_WARN,
+                         "reply to pid %ld would carry %u fds while %d bytes of its earlier "
+                         "replies are unread: refused instead",
+                         (long)client->conn->pid, fds->count, unread);
+    else
         fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
                          "reply to pid %ld could not carry its fd%s (%s): refused instead",
                          (long)client->conn->pid, fds->count > 1 ? "s" : "", strerror(errno));
-        fab__registry_undo(loop->daemon, client->conn, &reply);
-        fab__reply_fds_release(fds);
-        reply.status = FAB_ERROR_OUT_OF_MEMORY; /* an error reply carries no body */
-        client->pending_len = fab__reply_encode(&reply, client->pending);
-        return fab__client_flush(loop, client);
-    }
+    fab__registry_undo(loop->daemon, client->conn, &reply);
     fab__reply_fds_release(fds);
-    client->pending_len = 0;
-    return 1;
+    reply.status = FAB_ERROR_OUT_OF_MEMORY; /* an error reply carries no body */
+    client->pending_len = fab__reply_encode(&reply, client->pending);
+    return fab__client_flush(loop, client);
 }
 
 /* A hung IMEX holds this request: keep it, and watch the client only for

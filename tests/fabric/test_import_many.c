@@ -848,6 +848,45 @@ static void a_client_that_never_reads_batch_replies_stalls_only_itself(void **st
     assert_int_equal(fab_test_daemon_fd_count_settled(daemon, baseline), baseline);
 }
 
+/* A batch's fds go out only once the client has read every earlier reply:
+ * a second batch sent before the first reply is read is refused
+ * (OUT_OF_MEMORY, no fds, its imports undone); sent after, it goes. */
+static void a_batch_is_refused_while_earlier_replies_are_unread(void **state)
+{
+    (void)state;
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *creator = fab_test_connect_node(NULL);
+    fab_handle_t handle;
+    fab_region_t *region = allocate(creator, FAB_ACCESS_READ_WRITE, &handle);
+    fab_handle_t handles[4] = {handle, handle, handle, handle};
+    int sock = fab_test_raw_hello(daemon->socket);
+    raw_send_many(sock, 2, 0, handles, 4);
+    raw_send_many(sock, 3, 0, handles, 4);
+    /* Nothing is read until the daemon has answered the second. */
+    for (int i = 0; i < 1000000 && !fab_test_daemon_log_contains(daemon, "earlier replies are unread");
+         i++)
+        ;
+    fab__reply_t reply;
+    unsigned nfds = 99;
+    assert_int_equal(raw_reply_many(sock, &reply, NULL, &nfds), FAB_SUCCESS);
+    assert_int_equal(reply.seq, 2);
+    assert_int_equal(nfds, 4);
+    assert_int_equal(raw_reply_many(sock, &reply, NULL, &nfds), FAB_ERROR_OUT_OF_MEMORY);
+    assert_int_equal(reply.seq, 3);
+    assert_int_equal(nfds, 0);
+    assert_int_equal(references(creator), 1 + 4); /* the refused batch's were undone */
+    raw_send_many(sock, 4, 0, handles, 4); /* every reply read: it goes */
+    assert_int_equal(raw_reply_many(sock, &reply, NULL, &nfds), FAB_SUCCESS);
+    assert_int_equal(nfds, 4);
+    assert_int_equal(references(creator), 1 + 8);
+    close(sock);
+    while (references(creator) != 1)
+        ;
+    fab_region_release(region);
+    fab_client_close(creator);
+}
+
 /* ---- the codec ------------------------------------------------------------------------ */
 
 /* A reply round-trips; one whose entries and length disagree does not
@@ -913,6 +952,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(a_batch_with_the_daemon_gone_leaves_nothing_behind,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_client_that_never_reads_batch_replies_stalls_only_itself,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_batch_is_refused_while_earlier_replies_are_unread,
                               fab_test_teardown),
     cmocka_unit_test(an_import_many_reply_round_trips_and_refuses_a_bad_length),
 };
