@@ -268,7 +268,9 @@ static void fab__job_count_write(int fd, long count)
 }
 
 /* The job's directory: made 0700, or an existing one of ours that no one
- * else can enter (a directory someone else made there is refused). */
+ * else can enter (a directory someone else made there is refused: -1). 1
+ * when it vanished between the two looks (the janitor of the job's previous
+ * daemon removed it): the caller starts over. */
 static int fab__job_dir(fab__job_t *job)
 {
     const char *tmp = getenv("TMPDIR");
@@ -285,8 +287,13 @@ static int fab__job_dir(fab__job_t *job)
         return -1;
     }
     struct stat st;
-    if (lstat(job->dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077) != 0) {
+    if (lstat(job->dir, &st) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        fprintf(stderr, "fabmem run: %s: %s\n", job->dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
         fprintf(stderr, "fabmem run: %s is not a private directory of this user\n", job->dir);
         return -1;
     }
@@ -328,8 +335,11 @@ static bool fab__job_janitor_wait(const fab__job_t *job, int job_fd)
 static int fab__job_enter(fab__job_t *job, const char *config)
 {
     for (int attempt = 0; attempt < 100; attempt++) {
-        if (fab__job_dir(job) != 0)
+        int dir = fab__job_dir(job);
+        if (dir < 0)
             return 2;
+        if (dir > 0)
+            continue; /* removed by the janitor of the job's previous daemon */
         char path[PATH_MAX + 16];
         snprintf(path, sizeof(path), "%s/job.lock", job->dir);
         int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
