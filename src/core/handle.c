@@ -6,11 +6,10 @@
  * Speed: the CRC is computed here, table-driven eight bytes at a time
  * (slice-by-8: eight 256-entry tables, made once at load) in two halves at
  * once, which gives zlib's values bit for bit without a call into zlib for
- * 60 bytes. And each thread
- * remembers the last 64 bytes it found (or made) intact: the same handle
- * checked again (decoded, then imported; or imported many times) is compared,
- * in constant time, instead of summed again. The memory is a pure function
- * of the bytes, so it changes no verdict. */
+ * 60 bytes. And each thread remembers the last 64 bytes it found (or made)
+ * intact: the same handle checked again (decoded, then imported; or imported
+ * many times) is compared, in constant time, instead of summed again. The
+ * memory is a pure function of the bytes, so it changes no verdict. */
 #include "src/core/handle_format.h"
 
 #include "src/base/le.h"

@@ -4,9 +4,10 @@
  * The allocation's handle is encoded once, when it is made: the fields it
  * carries (uuid, size, peer access) never change, so every export is a copy
  * of those 64 bytes. The object keeps them in place of the uuid, size and
- * access it would otherwise hold: 88 bytes instead of 56, so the daemon (one
- * object per live allocation) pays 32 bytes of heap more per allocation,
- * not 64.
+ * access it would otherwise hold (88 bytes instead of 56). A service that
+ * mints its own handle hands it over (fab_memory_keep_handle) rather than
+ * keeping a copy beside the object: fabmemd, one object per live
+ * allocation, so keeps one 64-byte handle per allocation, not two.
  *
  * Lifecycle: allocate (props checked) -> export* (count up, handle minted) ->
  * retire_export* (count down) -> release (only at count zero) -> destroy.
