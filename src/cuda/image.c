@@ -155,11 +155,34 @@ void fab__cu_image_free(fab__cu_image_t *img)
         free(img->globals[i].name);
         free(img->globals[i].init);
     }
+    for (size_t i = 0; i < img->nptx; i++)
+        free(img->ptx[i].text);
     free(img->kernels);
     free(img->globals);
+    free(img->ptx);
     img->kernels = NULL;
     img->globals = NULL;
-    img->nkernels = img->nglobals = 0;
+    img->ptx = NULL;
+    img->nkernels = img->nglobals = img->nptx = 0;
+}
+
+/* Keep a copy of a PTX text (up to its first NUL) for the PTX engine. */
+static CUresult fab__cu_image_keep_ptx(fab__cu_image_t *img, const char *text, size_t len,
+                                       unsigned arch)
+{
+    const char *nul = memchr(text, '\0', len);
+    if (nul)
+        len = (size_t)(nul - text);
+    fab__cu_image_ptx_t *p = realloc(img->ptx, (img->nptx + 1) * sizeof(*p));
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    img->ptx = p;
+    if (!(p[img->nptx].text = fab__cu_strndup(text, len)))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    p[img->nptx].len = len;
+    p[img->nptx].arch = arch;
+    img->nptx++;
+    return CUDA_SUCCESS;
 }
 
 /* Whether [off, off+n) lies in a buffer of len bytes, without overflow. */
@@ -910,6 +933,9 @@ static CUresult fab__cu_fatbin_parse(const unsigned char *d, size_t len, fab__cu
                                     : fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                                          "fatbin: a cubin entry is not ELF"))
                              : fab__cu_ptx_parse((const char *)payload, plen, img);
+            if (r == CUDA_SUCCESS && kind == FAB__CU_FATBIN_PTX)
+                r = fab__cu_image_keep_ptx(img, (const char *)payload, plen,
+                                           fab__le_get32(h + 28));
             free(inflated);
             if (r == CUDA_ERROR_INVALID_IMAGE && kind == FAB__CU_FATBIN_PTX)
                 r = CUDA_ERROR_INVALID_PTX; /* a PTX entry that is not PTX */
@@ -938,8 +964,8 @@ CUresult fab__cu_image_parse(const void *data, size_t len, fab__cu_image_t *img)
         r = fab__cu_elf_parse(d, len, img);
     else if (len >= 4 && fab__le_get32(d) == FAB__CU_FATBIN_MAGIC)
         r = fab__cu_fatbin_parse(d, len, img);
-    else
-        r = fab__cu_ptx_parse((const char *)d, len, img);
+    else if ((r = fab__cu_ptx_parse((const char *)d, len, img)) == CUDA_SUCCESS)
+        r = fab__cu_image_keep_ptx(img, (const char *)d, len, 0);
     if (r != CUDA_SUCCESS) {
         fab__cu_image_free(img);
         if (r == CUDA_ERROR_OUT_OF_MEMORY && !img->error[0])

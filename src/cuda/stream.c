@@ -633,11 +633,16 @@ static CUresult fab__cu_stream_query(CUstream h, bool per_thread)
 
 void (*fab__cu_stream_sync_hook)(void);
 
-/* A synchronisation returns: multicast stores go out (stream.h). */
+/* A synchronisation returns: multicast stores go out (stream.h), and a
+ * kernel's sticky error on the current device is what it answers
+ * (device.h). */
 static CUresult fab__cu_synced(CUresult r)
 {
     if (r == CUDA_SUCCESS && fab__cu_stream_sync_hook)
         fab__cu_stream_sync_hook();
+    int dev;
+    if (r == CUDA_SUCCESS && fab__cu_current_device(&dev) == CUDA_SUCCESS)
+        r = fab__cu_sticky(dev);
     return r;
 }
 
