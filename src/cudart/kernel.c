@@ -302,6 +302,32 @@ FAB__RT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hos
     return cudaSuccess;
 }
 
+FAB__RT_API cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+    if (!kernelPtr)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    fab__rt_entity_t e;
+    FAB__RT_TRY(fab__rt_entity_find(entryFuncAddr, false, &e));
+    *kernelPtr = (cudaKernel_t)e.kernel;
+    return cudaSuccess;
+}
+
+/* The kernel's function in the current context: what NCCL hands to
+ * cuLaunchKernelEx. A kernel is one per process, a function one per context
+ * (cuKernelGetFunction). */
+FAB__RT_API cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
+{
+    if (!functionPtr)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    fab__rt_entity_t e;
+    FAB__RT_TRY(fab__rt_entity_find(symbolPtr, false, &e));
+    CUfunction f;
+    FAB__RT_TRY(fab__rt_cu(cuKernelGetFunction(&f, e.kernel)));
+    *functionPtr = (cudaFunction_t)f;
+    return cudaSuccess;
+}
+
 static cudaError_t fab__rt_launch(CUkernel kernel, dim3 grid, dim3 block, void **args,
                                   size_t shared, CUstream stream, bool cooperative)
 {

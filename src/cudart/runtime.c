@@ -437,13 +437,41 @@ FAB__RT_API cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     return fab__rt_cu(cuCtxEnablePeerAccess(peer, flags));
 }
 
-/* libcuda has no cuCtxDisablePeerAccess: every emulated device reaches every
- * other's memory, so disabling records nothing and succeeds. */
 FAB__RT_API cudaDeviceDisablePeerAccess(int peerDevice)
 {
     FAB__RT_ENTER();
     FAB__RT_TRY(fab__rt_check_device(peerDevice));
-    return cudaSuccess;
+    CUcontext peer;
+    FAB__RT_TRY(fab__rt_primary_of(peerDevice, &peer));
+    return fab__rt_cu(cuCtxDisablePeerAccess(peer));
+}
+
+/* The driver's answer: the runtime's attribute numbers are the driver's. */
+FAB__RT_API cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice,
+                                      int dstDevice)
+{
+    if (!value)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_TRY(fab__rt_check_device(srcDevice));
+    FAB__RT_TRY(fab__rt_check_device(dstDevice));
+    return fab__rt_cu(
+        cuDeviceGetP2PAttribute(value, (CUdevice_P2PAttribute)attr, srcDevice, dstDevice));
+}
+
+/* Limits are the current context's (the driver keeps them); the runtime's
+ * numbers are the driver's. */
+FAB__RT_API cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
+{
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuCtxSetLimit((CUlimit)limit, value));
+}
+
+FAB__RT_API cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
+{
+    if (!pValue)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuCtxGetLimit(pValue, (CUlimit)limit));
 }
 
 FAB__RT_API cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
