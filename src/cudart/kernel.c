@@ -25,7 +25,9 @@
 #include <string.h>
 
 /* nvcc's wrapper around a fatbin (the .nvFatBinSegment record); version 1
- * points at the fatbin itself. */
+ * points at the fatbin itself, version 2 (a -rdc=true build) at the
+ * device-linked fatbin and the list of prelinked ones, which the driver
+ * reads from the wrapper itself (cuLibraryLoadData takes it). */
 #define FAB__RT_FATBINC_MAGIC 0x466243B1
 typedef struct fab__rt_fatbin_wrapper {
     int magic;
@@ -86,7 +88,7 @@ FAB__RT_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
     if (!fb)
         return NULL;
     const fab__rt_fatbin_wrapper_t *w = fatCubin;
-    fb->image = w && w->magic == FAB__RT_FATBINC_MAGIC ? w->data : fatCubin;
+    fb->image = w && w->magic == FAB__RT_FATBINC_MAGIC && w->version == 1 ? w->data : fatCubin;
     pthread_mutex_lock(&fab__rt_lock);
     fb->next = fab__rt_fatbins;
     fab__rt_fatbins = fb;
