@@ -350,7 +350,39 @@ FAB__RT_API cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->maxBlocksPerMultiProcessor = fab__rt_attr(device, 106);
     prop->memoryPoolsSupported = fab__rt_attr(device, 115);
     prop->gpuDirectRDMASupported = fab__rt_attr(device, 116);
-    prop->hostRegisterSupported = 1; /* cuMemHostRegister works on any host memory */
+    prop->hostRegisterSupported = fab__rt_attr(device, 99);
+    prop->texturePitchAlignment = (size_t)fab__rt_attr(device, 51);
+    prop->surfaceAlignment = (size_t)fab__rt_attr(device, 30);
+    prop->tccDriver = fab__rt_attr(device, 35);
+    prop->persistingL2CacheMaxSize = fab__rt_attr(device, 108);
+    prop->globalL1CacheSupported = fab__rt_attr(device, 79);
+    prop->localL1CacheSupported = fab__rt_attr(device, 80);
+    prop->multiGpuBoardGroupID = fab__rt_attr(device, 85);
+    prop->hostNativeAtomicSupported = fab__rt_attr(device, 86);
+    prop->pageableMemoryAccess = fab__rt_attr(device, 88);
+    prop->computePreemptionSupported = fab__rt_attr(device, 90);
+    prop->canUseHostPointerForRegisteredMem = fab__rt_attr(device, 91);
+    prop->pageableMemoryAccessUsesHostPageTables = fab__rt_attr(device, 100);
+    prop->directManagedMemAccessFromHost = fab__rt_attr(device, 101);
+    prop->accessPolicyMaxWindowSize = fab__rt_attr(device, 109);
+    prop->reservedSharedMemPerBlock = (size_t)fab__rt_attr(device, 111);
+    prop->sparseCudaArraySupported = fab__rt_attr(device, 112);
+    prop->hostRegisterReadOnlySupported = fab__rt_attr(device, 113);
+    prop->timelineSemaphoreInteropSupported = fab__rt_attr(device, 114);
+    prop->gpuDirectRDMAFlushWritesOptions = (unsigned)fab__rt_attr(device, 117);
+    prop->gpuDirectRDMAWritesOrdering = fab__rt_attr(device, 118);
+    prop->memoryPoolSupportedHandleTypes = (unsigned)fab__rt_attr(device, 119);
+    prop->deferredMappingCudaArraySupported = fab__rt_attr(device, 121);
+    prop->ipcEventSupported = fab__rt_attr(device, 125);
+    prop->clusterLaunch = fab__rt_attr(device, 120);
+    prop->unifiedFunctionPointers = fab__rt_attr(device, 129);
+    prop->deviceNumaConfig = fab__rt_attr(device, 130);
+    prop->deviceNumaId = fab__rt_attr(device, 131);
+    prop->mpsEnabled = fab__rt_attr(device, 133);
+    prop->hostNumaId = fab__rt_attr(device, 134);
+    prop->gpuPciDeviceID = (unsigned)fab__rt_attr(device, 139);
+    prop->gpuPciSubsystemID = (unsigned)fab__rt_attr(device, 140);
+    prop->hostNumaMultinodeIpcSupported = fab__rt_attr(device, 143);
     return cudaSuccess;
 }
 

@@ -175,12 +175,55 @@ static void limits_start_at_an_h100s_and_keep_what_is_set(void **state)
     CU_IS(cuCtxSetLimit(CU_LIMIT_STACK_SIZE, 2048), CUDA_ERROR_INVALID_CONTEXT);
 }
 
+/* Each attribute says what the emulation does: a sample that reads
+ * "Concurrent copy and kernel execution: No with 3 copy engine(s)" is told
+ * a contradiction. */
+static void attributes_answer_what_the_emulation_does(void **state)
+{
+    (void)state;
+    cut_init(0);
+    int v = -1;
+#define ATTR(name) (CU_OK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_##name, 0)), v)
+    assert_true(ATTR(ASYNC_ENGINE_COUNT) > 0);
+    assert_int_equal(ATTR(GPU_OVERLAP), 1);
+    assert_int_equal(ATTR(COMPUTE_PREEMPTION_SUPPORTED), 1);
+    assert_int_equal(ATTR(TEXTURE_ALIGNMENT), 512);
+    assert_int_equal(ATTR(TEXTURE_PITCH_ALIGNMENT), 32);
+    assert_int_equal(ATTR(KERNEL_EXEC_TIMEOUT), 0);
+    /* a pitched allocation's pitch is within MAX_PITCH */
+    int max_pitch = ATTR(MAX_PITCH);
+    assert_int_equal(max_pitch, 2147483647);
+    CUdeviceptr p;
+    size_t pitch = 0;
+    CU_OK(cuMemAllocPitch(&p, &pitch, 1000, 4, 16));
+    assert_true(pitch >= 1000 && pitch <= (size_t)max_pitch);
+    CU_OK(cuMemFree(p));
+    /* host registration, read-only too, works as the attributes say */
+    assert_int_equal(ATTR(HOST_REGISTER_SUPPORTED), 1);
+    assert_int_equal(ATTR(READ_ONLY_HOST_REGISTER_SUPPORTED), 1);
+    static char page[8192] __attribute__((aligned(4096)));
+    CU_OK(cuMemHostRegister(page, sizeof page, CU_MEMHOSTREGISTER_READ_ONLY));
+    CU_OK(cuMemHostUnregister(page));
+    /* managed memory: the runtime makes it of host memory the device
+     * reaches, which the host reads directly; concurrent access is not
+     * claimed (no prefetch or advice calls) */
+    assert_int_equal(ATTR(MANAGED_MEMORY), 1);
+    assert_int_equal(ATTR(DIRECT_MANAGED_MEM_ACCESS_FROM_HOST), 1);
+    assert_int_equal(ATTR(CONCURRENT_MANAGED_ACCESS), 0);
+    /* features the emulation lacks say so */
+    assert_int_equal(ATTR(MAXIMUM_TEXTURE1D_WIDTH), 0);
+    assert_int_equal(ATTR(SPARSE_CUDA_ARRAY_SUPPORTED), 0);
+    assert_int_equal(ATTR(TIMELINE_SEMAPHORE_INTEROP_SUPPORTED), 0);
+#undef ATTR
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(p2p_attributes_agree_with_can_access_peer),
     cmocka_unit_test(peer_access_is_enabled_once_and_disabled_once),
     cmocka_unit_test(releasing_the_primary_context_forgets_its_peers_and_limits),
     cmocka_unit_test(peer_and_limit_calls_are_found_through_get_proc_address),
     cmocka_unit_test(limits_start_at_an_h100s_and_keep_what_is_set),
+    cmocka_unit_test(attributes_answer_what_the_emulation_does),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("cuda", tests)

@@ -281,6 +281,41 @@ static void user_object_destructor_runs_at_the_last_release(void **state)
           cudaErrorInvalidValue);
 }
 
+/* cudaGetDeviceProperties says what cudaDeviceGetAttribute says, and both
+ * what works: managed memory, the copy engines overlapping kernels. */
+static void device_properties_agree_with_what_works(void **state)
+{
+    (void)state;
+    struct cudaDeviceProp prop;
+    RT_OK(cudaGetDeviceProperties(&prop, 0));
+    int overlap = -1, managed = -1, preempt = -1;
+    RT_OK(cudaDeviceGetAttribute(&overlap, cudaDevAttrGpuOverlap, 0));
+    RT_OK(cudaDeviceGetAttribute(&managed, cudaDevAttrManagedMemory, 0));
+    RT_OK(cudaDeviceGetAttribute(&preempt, cudaDevAttrComputePreemptionSupported, 0));
+    assert_true(prop.asyncEngineCount > 0);
+    assert_int_equal(overlap, 1);
+    assert_int_equal(managed, 1);
+    assert_int_equal(prop.managedMemory, 1);
+    assert_int_equal(preempt, 1);
+    assert_int_equal(prop.computePreemptionSupported, 1);
+    assert_true(prop.memPitch > 0);
+    assert_int_equal(prop.textureAlignment, 512);
+    assert_int_equal(prop.hostRegisterSupported, 1);
+    void *m = NULL;
+    RT_OK(cudaMallocManaged(&m, 64, cudaMemAttachGlobal));
+    memset(m, 7, 64);
+    RT_OK(cudaMemset(m, 9, 32));
+    RT_OK(cudaDeviceSynchronize());
+    assert_int_equal(((unsigned char *)m)[0], 9);
+    assert_int_equal(((unsigned char *)m)[63], 7);
+    RT_OK(cudaFree(m));
+    void *pitched = NULL;
+    size_t pitch = 0;
+    RT_OK(cudaMallocPitch(&pitched, &pitch, 1000, 3));
+    assert_true(pitch >= 1000 && pitch <= prop.memPitch);
+    RT_OK(cudaFree(pitched));
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(get_func_by_symbol_gives_the_kernels_function_here),
     cmocka_unit_test(device_limits_are_the_current_devices),
@@ -291,6 +326,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(capture_dependencies_of_a_stream_not_capturing_are_refused),
     cmocka_unit_test(graph_edits_are_refused),
     cmocka_unit_test(user_object_destructor_runs_at_the_last_release),
+    cmocka_unit_test(device_properties_agree_with_what_works),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("cudart", tests)

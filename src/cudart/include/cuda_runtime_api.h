@@ -199,6 +199,9 @@ enum FAB_RT(cudaDriverEntryPointQueryResult) { FAB_RT_ENTRY_POINT_RESULT_LIST(FA
 #define FAB_RT_DEVICE_ATTR_LIST(XX)                                        \
     XX(cudaDevAttrMaxThreadsPerBlock, 1) XX(cudaDevAttrMaxBlockDimX, 2)    \
     XX(cudaDevAttrMaxGridDimX, 5) XX(cudaDevAttrWarpSize, 10)              \
+    XX(cudaDevAttrMaxPitch, 11) XX(cudaDevAttrTextureAlignment, 14)        \
+    XX(cudaDevAttrGpuOverlap, 15) XX(cudaDevAttrAsyncEngineCount, 40)      \
+    XX(cudaDevAttrComputePreemptionSupported, 90)                          \
     XX(cudaDevAttrClockRate, 13) XX(cudaDevAttrMultiProcessorCount, 16)    \
     XX(cudaDevAttrIntegrated, 18) XX(cudaDevAttrCanMapHostMemory, 19)      \
     XX(cudaDevAttrPciBusId, 33) XX(cudaDevAttrPciDeviceId, 34)             \
