@@ -331,13 +331,14 @@ static CUresult fab__cu_module_load_memory(CUmodule *module, const void *image, 
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
     FAB__CU_TRY(fab__cu_jit_check(n, options, values));
-    image = fab__cu_image_unwrap(image);
-    if (!image)
-        return CUDA_ERROR_INVALID_VALUE;
+    const void *bytes;
+    size_t len;
+    void *owned;
+    FAB__CU_TRY(fab__cu_image_gather(image, &bytes, &len, &owned));
     char error[160] = "";
     fab__cu_module_t *m;
-    CUresult r = fab__cu_module_load(image, fab__cu_image_extent(image), dev, false, call, &m,
-                                     error, sizeof(error));
+    CUresult r = fab__cu_module_load(bytes, len, dev, false, call, &m, error, sizeof(error));
+    free(owned);
     fab__cu_jit_log(n, options, values, error);
     if (r == CUDA_SUCCESS)
         *module = (CUmodule)m;
@@ -542,11 +543,14 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
     FAB__CU_TRY(fab__cu_jit_check(numJitOptions, jitOptions, jitOptionsValues));
     FAB__CU_TRY(fab__cu_library_options(numLibraryOptions, libraryOptions, libraryOptionValues,
                                         false));
-    code = fab__cu_image_unwrap(code);
-    if (!code)
-        return CUDA_ERROR_INVALID_VALUE;
-    return fab__cu_library_make(library, code, fab__cu_image_extent(code), numJitOptions,
-                                jitOptions, jitOptionsValues, "cuLibraryLoadData");
+    const void *bytes;
+    size_t len;
+    void *owned;
+    FAB__CU_TRY(fab__cu_image_gather(code, &bytes, &len, &owned));
+    CUresult r = fab__cu_library_make(library, bytes, len, numJitOptions, jitOptions,
+                                      jitOptionsValues, "cuLibraryLoadData");
+    free(owned);
+    return r;
 }
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,

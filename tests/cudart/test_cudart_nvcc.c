@@ -323,9 +323,11 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Build source with nvcc (extra flags first), run it on fabmem, and return
- * its exit status with its output in *out_text (malloc'd). */
-static int build_and_run(const char *source, const char *runtime, char **out_text)
+/* Build source with nvcc (flags, up to 6, then the runtime), run it on
+ * fabmem, and return its exit status with its output in *out_text
+ * (malloc'd). */
+static int build_and_run_with(const char *source, const char *const *flags, const char *runtime,
+                              char **out_text)
 {
     const char *nvcc = nvcc_path();
     if (access(nvcc, X_OK) != 0) {
@@ -339,7 +341,13 @@ static int build_and_run(const char *source, const char *runtime, char **out_tex
     snprintf(exe, sizeof exe, "%s/prog", dir);
     snprintf(log, sizeof log, "%s/out.txt", dir);
     fab_test_write_file(src, source);
-    const char *build[] = {nvcc, "-cudart", runtime, "-o", exe, src, NULL};
+    const char *build[16] = {nvcc};
+    size_t nb = 1;
+    for (size_t i = 0; flags && flags[i] && i < 6; i++)
+        build[nb++] = flags[i];
+    const char *tail[] = {"-cudart", runtime, "-o", exe, src, NULL};
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+        build[nb++] = tail[i];
     int rc = run(build, NULL, log);
     if (rc != 0) {
         char *text = slurp(log);
@@ -363,6 +371,62 @@ static int build_and_run(const char *source, const char *runtime, char **out_tex
     fab_test_rmtree(dir);
     free(dir);
     return rc;
+}
+
+static int build_and_run(const char *source, const char *runtime, char **out_text)
+{
+    return build_and_run_with(source, NULL, runtime, out_text);
+}
+
+/* A static kernel (internal linkage: a LOCAL symbol of the cubin) in a
+ * build with cubins only, launched and found by symbol, as NCCL's one-rank
+ * kernels are. */
+static const char static_kernel_source[] = PROLOGUE
+    "static __global__ void hidden_set(int *p, int v) { p[0] = v; }\n"
+    "int main()\n"
+    "{\n"
+    "    int *d = 0, h = 0; CHECK(cudaMalloc(&d, sizeof h));\n"
+    "    hidden_set<<<1, 1>>>(d, 77); CHECK(cudaGetLastError());\n"
+    "    CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost)); EXPECT(h == 77);\n"
+    "    cudaFunction_t f = 0; CHECK(cudaGetFuncBySymbol(&f, (const void *)hidden_set)); EXPECT(f);\n"
+    "    CHECK(cudaFree(d));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+/* A -rdc=true build with PTX only: nvlink cannot link PTX, so the linked
+ * fatbin of nvcc's version-2 wrapper is empty and the code is in the
+ * prelinked one. */
+static const char rdc_source[] = PROLOGUE
+    "__device__ int twice(int x) { return 2 * x; }\n"
+    "__global__ void rdc_add(int *p, int v) { p[0] += twice(v); }\n"
+    "int main()\n"
+    "{\n"
+    "    int *d = 0, h = 1; CHECK(cudaMalloc(&d, sizeof h));\n"
+    "    CHECK(cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice));\n"
+    "    rdc_add<<<1, 1>>>(d, 20); CHECK(cudaGetLastError());\n"
+    "    CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost)); EXPECT(h == 41);\n"
+    "    CHECK(cudaFree(d));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+static void nvcc_static_kernel_of_a_cubin_only_build_runs(void **state)
+{
+    (void)state;
+    const char *flags[] = {"-gencode", "arch=compute_90,code=sm_90", NULL};
+    char *out = NULL;
+    assert_int_equal(build_and_run_with(static_kernel_source, flags, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
+static void nvcc_rdc_build_with_ptx_only_runs_from_its_prelinked_image(void **state)
+{
+    (void)state;
+    const char *flags[] = {"-rdc=true", "-gencode", "arch=compute_90,code=compute_90", NULL};
+    char *out = NULL;
+    assert_int_equal(build_and_run_with(rdc_source, flags, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
 }
 
 static void nvcc_kernel_and_device_variable_run_on_the_cpu(void **state)
@@ -449,6 +513,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(nvcc_fabric_memory_moves_between_two_trays, fab_test_teardown),
     cmocka_unit_test(nvcc_malloc_async_pool_is_shared_with_another_process),
     cmocka_unit_test(nvcc_static_runtime_is_refused_with_advice),
+    cmocka_unit_test(nvcc_static_kernel_of_a_cubin_only_build_runs),
+    cmocka_unit_test(nvcc_rdc_build_with_ptx_only_runs_from_its_prelinked_image),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("cudart", tests)
