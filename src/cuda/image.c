@@ -30,9 +30,9 @@
  *           version 1 points at the fatbin; version 2 (a -rdc=true build's,
  *           from nvlink's crt/link.stub) at the device-linked fatbin and a
  *           NULL-ended list of each translation unit's prelinked fatbin. The
- *           linked fatbin is the image where it holds code; where it holds
- *           none (a PTX-only build, which nvlink cannot link), the prelinked
- *           fatbins are, read back to back as one image.
+ *           image is the linked fatbin (where it holds code: its cubins)
+ *           followed by every prelinked one (their PTX, which the PTX engine
+ *           links again), read back to back as one image.
  * The layout of the fatbin container is documented by open-source readers
  * (docs/cuda.md, "Code objects and kernels", names them) and was checked
  * against what nvcc 13 writes. */
@@ -1063,15 +1063,18 @@ CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *
     if (!linked)
         return CUDA_ERROR_INVALID_VALUE;
     size_t linked_len = fab__cu_image_extent(linked);
-    if (fab__le_get32(d + 4) != 2 || !list || fab__cu_fatbin_has_code(linked, linked_len)) {
+    if (fab__le_get32(d + 4) != 2 || !list) {
         *image_out = linked;
         *len_out = linked_len;
         return CUDA_SUCCESS;
     }
-    /* The prelinked fatbins, back to back: the fatbin parse reads one
+    /* The device-linked fatbin (its cubins: names, globals), then the
+     * prelinked fatbins (each translation unit's PTX, which is what runs:
+     * module.c links them again), back to back: the fatbin parse reads one
      * container after another. */
     const void *const *prelinked = list;
-    size_t n = 0, total = 0;
+    bool linked_code = fab__cu_fatbin_has_code(linked, linked_len);
+    size_t n = 0, total = linked_code ? linked_len : 0;
     for (; prelinked[n]; n++) {
         if (n == FAB__CU_WRAPPER_MAX_PRELINKED)
             return CUDA_ERROR_INVALID_IMAGE;
@@ -1089,6 +1092,10 @@ CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *
     if (!buf)
         return CUDA_ERROR_OUT_OF_MEMORY;
     size_t at = 0;
+    if (linked_code) {
+        memcpy(buf, linked, linked_len);
+        at = linked_len;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t one = fab__cu_image_extent(prelinked[i]);
         memcpy(buf + at, prelinked[i], one);
