@@ -88,7 +88,6 @@ typedef struct fab__loop {
     int idle_exit; /* seconds; 0: never */
     int accept_paused; /* out of fds: the listener is off epoll for a moment */
     fab__log_limit_t pause_log;
-    fab__log_limit_t unread_log; /* batches refused while replies are unread */
     struct timespec idle_since;
     int running;
     size_t nheld; /* clients with a held request */
@@ -221,7 +220,8 @@ static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
     fab__reply_fds_release(&client->pending_fds);
     if (client->held)
         loop->nheld--;
-    fab__log(FAB__LOG_DEBUG, "client pid %ld left", (long)client->conn->pid);
+    fab__registry_conn_log(client->conn, FAB__LOG_DEBUG, "client pid %ld left",
+                           (long)client->conn->pid);
     fab__registry_conn_close(loop->daemon, client->conn);
     free(client);
     clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
@@ -313,12 +313,12 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
         return -1;
     }
     if (unread > 0)
-        fab__log_limited(&loop->unread_log, FAB__LOG_WARN,
+        fab__registry_conn_log(client->conn, FAB__LOG_WARN,
                          "reply to pid %ld would carry %u fds while %d bytes of its earlier "
                          "replies are unread: refused instead",
                          (long)client->conn->pid, fds->count, unread);
     else
-        fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
+        fab__registry_conn_log(client->conn, FAB__LOG_WARN,
                          "reply to pid %ld could not carry its fd%s (%s): refused instead",
                          (long)client->conn->pid, fds->count > 1 ? "s" : "", strerror(errno));
     fab__registry_undo(loop->daemon, client->conn, &reply);
@@ -422,8 +422,8 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
             return;
         if (n <= 0) {
             if (n < 0)
-                fab__log(FAB__LOG_INFO, "client pid %ld: %s, closing", (long)client->conn->pid,
-                         strerror(errno));
+                fab__registry_conn_log(client->conn, FAB__LOG_INFO, "client pid %ld: %s, closing",
+                                       (long)client->conn->pid, strerror(errno));
             fab__client_close(loop, client);
             return;
         }
@@ -433,8 +433,9 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
                                       request.type != FAB__MSG_IPC_PUBLISH)) {
             /* Only ADOPT and IPC_PUBLISH bring an fd, and a message that does not decode
              * leaves nothing to trust about the stream. */
-            fab__log(FAB__LOG_WARN, "client pid %ld sent %s, closing", (long)client->conn->pid,
-                     fd != -1 ? "a file descriptor" : "a malformed message");
+            fab__registry_conn_log(client->conn, FAB__LOG_WARN, "client pid %ld sent %s, closing",
+                                   (long)client->conn->pid,
+                                   fd != -1 ? "a file descriptor" : "a malformed message");
             if (fd >= 0)
                 close(fd);
             if (status == FAB_SUCCESS) {

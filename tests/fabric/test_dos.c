@@ -157,7 +157,250 @@ static void connect_ends_at_the_deadline_when_another_uid_fills_the_backlog(void
     (void)fab_test_reap(&filler);
 }
 
+/* ---- per-uid limits -------------------------------------------------------- */
+
+/* The next word a helper says, as a number. */
+static long recv_number(int sock)
+{
+    char word[64];
+    recv_word(sock, word, sizeof(word));
+    return strtol(word, NULL, 10);
+}
+
+/* helper "ipc_flooder": as uid 65534 (no IMEX channel), IPC_PUBLISH
+ * sealed memfds at the daemon of FABMEM_SOCKET until one is refused; says
+ * how many were taken and the refusal's status, then holds them until the
+ * parent goes. */
+static int helper_ipc_flooder(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    if (drop_to_nobody() != 0)
+        return 10;
+    int daemon = fab_test_raw_hello(getenv("FABMEM_SOCKET"));
+    int taken = 0, status = 0;
+    for (; taken < 100000; taken++) {
+        int fd = -1;
+        if (fab__memfd_create("flood", 4096, &fd) != FAB_SUCCESS)
+            return 11;
+        fab__request_t publish = {.type = FAB__MSG_IPC_PUBLISH, .seq = 2};
+        publish.u.ipc_publish.kind = FAB__IPC_KIND_MEM;
+        publish.u.ipc_publish.size = 4096;
+        status = fab_test_raw_call(daemon, &publish, fd, NULL, NULL);
+        close(fd);
+        if (status != FAB_SUCCESS)
+            break;
+    }
+    char word[32];
+    snprintf(word, sizeof(word), "%d", taken);
+    if (fab_test_send_word(sock, word) != 0 ||
+        fab_test_send_word(sock, fab_status_name((fab_status_t)status)) != 0)
+        return 12;
+    char byte;
+    while (read(sock, &byte, 1) > 0)
+        ;
+    close(daemon);
+    return 0;
+}
+
+/* A uid with no IMEX channel publishes IPC entries until refused: it is
+ * refused at max_ipc_entries_per_uid with OUT_OF_MEMORY, logged with the
+ * key, and another uid still allocates, imports and publishes. */
+static void ipc_entries_count_against_the_publishers_uid(void **state)
+{
+    (void)state;
+    skip_unless_root();
+    fab_test_daemon_t *d = fab_test_daemon_start(
+        "[daemon]\nsocket_mode = 0666\nmax_ipc_entries_per_uid = 16\n[channel 0]\nuids = 0\n", NULL);
+    assert_non_null(d);
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("ipc_flooder", NULL, NULL, &child), 0);
+    assert_int_equal(recv_number(child.sock), 16);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_ERROR_OUT_OF_MEMORY"), 0);
+    assert_true(fab_test_daemon_log_contains(d, "max_ipc_entries_per_uid is 16"));
+    /* The other uid is served: a fabric allocation, its import, a
+     * publish of its own. */
+    fab_client_t *client = fab_test_connect_node(NULL);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region, *imported;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    assert_int_equal(fab_client_import(client, &handle, 0, &imported), FAB_SUCCESS);
+    int sock = fab_test_raw_hello(d->socket);
+    int fd = -1;
+    assert_int_equal(fab__memfd_create("mine", 4096, &fd), FAB_SUCCESS);
+    fab__request_t publish = {.type = FAB__MSG_IPC_PUBLISH, .seq = 2};
+    publish.u.ipc_publish.kind = FAB__IPC_KIND_MEM;
+    publish.u.ipc_publish.size = 4096;
+    assert_int_equal(fab_test_raw_call(sock, &publish, fd, NULL, NULL), FAB_SUCCESS);
+    close(fd);
+    close(sock);
+    assert_int_equal(fab_region_release(imported), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+    close(child.sock);
+    assert_int_equal(fab_test_reap(&child), 0);
+}
+
+/* helper "ref_hoarder": as uid 65534, allocate one FABRIC allocation and
+ * import its handle until an import is refused; says how many imports
+ * were taken and the refusal's status, then holds them until the parent
+ * goes. */
+static int helper_ref_hoarder(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    if (drop_to_nobody() != 0)
+        return 10;
+    int daemon = fab_test_raw_hello(getenv("FABMEM_SOCKET"));
+    fab__request_t alloc = {.type = FAB__MSG_ALLOC, .seq = 2};
+    alloc.u.alloc.size = MIB2;
+    alloc.u.alloc.peer_access = FAB_ACCESS_READ_WRITE;
+    alloc.u.alloc.handle_type = FAB_HANDLE_TYPE_FABRIC;
+    fab__reply_t reply;
+    if (fab_test_raw_call(daemon, &alloc, -1, &reply, NULL) != FAB_SUCCESS)
+        return 11;
+    fab__request_t import = {.type = FAB__MSG_IMPORT, .seq = 3};
+    import.u.import.handle = reply.u.alloc.handle;
+    int taken = 0, status = 0;
+    for (; taken < 1000000; taken++) {
+        status = fab_test_raw_call(daemon, &import, -1, NULL, NULL);
+        if (status != FAB_SUCCESS)
+            break;
+    }
+    char word[32];
+    snprintf(word, sizeof(word), "%d", taken);
+    if (fab_test_send_word(sock, word) != 0 ||
+        fab_test_send_word(sock, fab_status_name((fab_status_t)status)) != 0)
+        return 12;
+    char byte;
+    while (read(sock, &byte, 1) > 0)
+        ;
+    close(daemon);
+    return 0;
+}
+
+/* One uid imports its own handle over and over: its references stop at
+ * max_references_per_uid (its allocation's own reference included), the
+ * next import is OUT_OF_MEMORY, logged with the key, and another uid's
+ * imports of the same handle are still served. */
+static void references_are_bounded_per_uid(void **state)
+{
+    (void)state;
+    skip_unless_root();
+    fab_test_daemon_t *d = fab_test_daemon_start(
+        "[daemon]\nsocket_mode = 0666\nmax_references_per_uid = 40\nmax_allocations_per_uid = 2\n"
+        "max_connections_per_uid = 2\n[channel 0]\nuids = 0, 65534\n", NULL);
+    assert_non_null(d);
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("ref_hoarder", NULL, NULL, &child), 0);
+    assert_int_equal(recv_number(child.sock), 39);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_ERROR_OUT_OF_MEMORY"), 0);
+    assert_true(fab_test_daemon_log_contains(d, "max_references_per_uid is 40"));
+    int sock = fab_test_raw_hello(d->socket);
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    fab__reply_t reply;
+    assert_int_equal(fab_test_raw_call(sock, &stats, -1, &reply, NULL), FAB_SUCCESS);
+    assert_int_equal(reply.u.stats.references, 40);
+    /* The other uid: an allocation of its own, imported 30 times (its own budget). */
+    fab_client_t *client = fab_test_connect_node(NULL);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region, *imported[30];
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(fab_client_import(client, &handle, 0, &imported[i]), FAB_SUCCESS);
+    for (int i = 0; i < 30; i++)
+        assert_int_equal(fab_region_release(imported[i]), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+    close(sock);
+    close(child.sock);
+    assert_int_equal(fab_test_reap(&child), 0);
+}
+
+/* helper "log_flooder" N: as uid 65534, N times each: a connection that
+ * sends a malformed message (closed), an IPC_PUBLISH without a memfd
+ * (refused), a release of a region it does not hold; says "done". */
+static int helper_log_flooder(int argc, char **argv, int sock)
+{
+    if (argc < 2 || drop_to_nobody() != 0)
+        return 10;
+    int n = atoi(argv[1]);
+    const char *path = getenv("FABMEM_SOCKET");
+    int daemon = fab_test_raw_hello(path);
+    for (int i = 0; i < n; i++) {
+        int bad = fab_test_raw_connect(path);
+        if (send(bad, "garbage", 7, MSG_NOSIGNAL) != 7)
+            return 11;
+        (void)fab_test_raw_reply(bad, NULL, NULL);
+        close(bad);
+        fab__request_t publish = {.type = FAB__MSG_IPC_PUBLISH, .seq = 2};
+        publish.u.ipc_publish.kind = FAB__IPC_KIND_MEM;
+        publish.u.ipc_publish.size = 0;
+        int fd = -1;
+        if (fab__memfd_create("bad", 4096, &fd) != FAB_SUCCESS)
+            return 12;
+        (void)fab_test_raw_call(daemon, &publish, fd, NULL, NULL);
+        close(fd);
+        fab__request_t release = {.type = FAB__MSG_RELEASE, .seq = 3};
+        release.u.region.region = 424242;
+        release.nreleases = 1;
+        release.releases[0] = 4242;
+        (void)fab_test_raw_call(daemon, &release, -1, NULL, NULL);
+    }
+    close(daemon);
+    return fab_test_send_word(sock, "done") == 0 ? 0 : 13;
+}
+
+/* A peer that makes the daemon log as fast as it can (malformed messages
+ * on fresh connections, refused IPC_PUBLISHes, releases of regions it does
+ * not hold) gets a few lines a second of each, with a count of the rest;
+ * another uid's line in the middle of it is still written. */
+static void log_lines_a_peer_triggers_are_rate_limited_per_uid(void **state)
+{
+    (void)state;
+    skip_unless_root();
+    fab_test_daemon_t *d = fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n", NULL);
+    assert_non_null(d);
+    enum { N = 600 };
+    double start = now_s();
+    fab_test_child_t child;
+    const char *args[] = {"600", NULL};
+    assert_int_equal(fab_test_spawn("log_flooder", args, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "done"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    /* Our own line, right after. */
+    int sock = fab_test_raw_hello(d->socket);
+    fab__request_t release = {.type = FAB__MSG_RELEASE, .seq = 3};
+    release.u.region.region = 1;
+    release.nreleases = 1;
+    release.releases[0] = 777;
+    (void)fab_test_raw_call(sock, &release, -1, NULL, NULL);
+    close(sock);
+    double elapsed = now_s() - start;
+    char mine[64];
+    snprintf(mine, sizeof(mine), "released region 777");
+    assert_int_equal(fab_test_daemon_log_count(d, mine), 1);
+    static const char *const kinds[] = {"a malformed message", "IPC_PUBLISH by pid",
+                                        "released region 4242"};
+    int most = 5 * (2 + (int)elapsed);
+    for (size_t k = 0; k < 3; k++) {
+        int lines = fab_test_daemon_log_count(d, kinds[k]);
+        if (lines < 1 || lines > most)
+            fail_msg("%d lines of \"%s\" for %d triggers in %.2f s", lines, kinds[k], N, elapsed);
+    }
+    if (elapsed < 1.0 || fab_test_daemon_log_contains(d, "more like it in the last second"))
+        return;
+    fail_msg("no line says how many were held back");
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(ipc_entries_count_against_the_publishers_uid, fab_test_teardown),
+    cmocka_unit_test_teardown(references_are_bounded_per_uid, fab_test_teardown),
+    cmocka_unit_test_teardown(log_lines_a_peer_triggers_are_rate_limited_per_uid, fab_test_teardown),
     cmocka_unit_test_teardown(connect_ends_at_the_deadline_when_another_uid_fills_the_backlog,
                               fab_test_teardown),
 };
@@ -165,6 +408,9 @@ static const struct CMUnitTest tests[] = {
 static const fab_test_helper_t helpers[] = {
     {"backlog_filler", helper_backlog_filler},
     {"connect_victim", helper_connect_victim},
+    {"ipc_flooder", helper_ipc_flooder},
+    {"ref_hoarder", helper_ref_hoarder},
+    {"log_flooder", helper_log_flooder},
 };
 
 FAB_TEST_MAIN("fabric", tests, helpers)
