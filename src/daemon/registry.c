@@ -440,6 +440,29 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
     return conn;
 }
 
+void fab__registry_conn_reset(fab__registry_t *daemon, fab__conn_t *conn)
+{
+    while (conn->refs.count != 0) {
+        for (size_t i = 0; i < conn->refs.cap; i++) {
+            if (conn->refs.slots[i].key != 0) {
+                fab__ref_drop(daemon, conn->refs.slots[i].value);
+                break;
+            }
+        }
+    }
+    fab__ipc_drop_all(daemon, conn);
+}
+
+uint64_t *fab__registry_conn_fds_in_flight(fab__conn_t *conn)
+{
+    return &conn->user->fds_in_flight;
+}
+
+uint64_t fab__registry_fds_in_flight_limit(const fab__registry_t *daemon)
+{
+    return daemon->topology->limits.fds_in_flight;
+}
+
 void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn)
 {
     if (conn == NULL)

@@ -86,6 +86,18 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
 /* The client went away: drop all its references. */
 void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn);
 
+/* The client is being closed but its connection lingers (main.c: fds it
+ * has not read are still in flight): drop every reference and IPC entry it
+ * holds, as a close would, but keep the connection counted against its
+ * uid until fab__registry_conn_close. */
+void fab__registry_conn_reset(fab__registry_t *daemon, fab__conn_t *conn);
+
+/* The count of fds sent to conn's uid and not read yet, which main.c keeps
+ * (the registry only stores it, per uid), and its limit
+ * (max_fds_in_flight_per_uid; 0: none). */
+uint64_t *fab__registry_conn_fds_in_flight(fab__conn_t *conn);
+uint64_t fab__registry_fds_in_flight_limit(const fab__registry_t *daemon);
+
 /* The fds a reply carries, in order: IMPORT_MANY's one per successful
  * import, every other reply's at most one. */
 typedef struct fab__reply_fds {

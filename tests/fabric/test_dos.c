@@ -397,7 +397,204 @@ static void log_lines_a_peer_triggers_are_rate_limited_per_uid(void **state)
     fail_msg("no line says how many were held back");
 }
 
+/* helper "fd_hoarder" N: as uid 65534, receive a handle; on one connection
+ * send N IMPORTs of it without reading a reply; say "sent"; once told
+ * "read", read the N replies and say how many brought an fd, then what one
+ * more import says now that nothing is unread. */
+static int helper_fd_hoarder(int argc, char **argv, int sock)
+{
+    if (argc < 2 || drop_to_nobody() != 0)
+        return 10;
+    int n = atoi(argv[1]);
+    int daemon = fab_test_raw_hello(getenv("FABMEM_SOCKET"));
+    fab__request_t import = {.type = FAB__MSG_IMPORT, .seq = 3};
+    if (fab_test_send_word(sock, "ready") != 0 ||
+        fab_test_recv(sock, import.u.import.handle.bytes, FAB_HANDLE_BYTES) != 0)
+        return 11;
+    for (int i = 0; i < n; i++)
+        fab_test_raw_send(daemon, &import, -1);
+    if (fab_test_send_word(sock, "sent") != 0 || fab_test_expect_word(sock, "read") != 0)
+        return 12;
+    int with_fd = 0;
+    for (int i = 0; i < n; i++) {
+        int fd = -1;
+        int status = fab_test_raw_reply(daemon, NULL, &fd);
+        if (status == FAB_SUCCESS && fd >= 0)
+            with_fd++;
+        else if (status != FAB_ERROR_OUT_OF_MEMORY)
+            return 13;
+        if (fd >= 0)
+            close(fd);
+    }
+    char word[32];
+    snprintf(word, sizeof(word), "%d", with_fd);
+    int fd = -1;
+    int status = fab_test_raw_call(daemon, &import, -1, NULL, &fd);
+    if (fd >= 0)
+        close(fd);
+    if (fab_test_send_word(sock, word) != 0 ||
+        fab_test_send_word(sock, fab_status_name((fab_status_t)status)) != 0)
+        return 14;
+    close(daemon);
+    return 0;
+}
+
+/* Global STATS (root's view) until references reach want, or the test's
+ * deadline: the last count. */
+static uint64_t references_settled(int sock, uint64_t want)
+{
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    fab__reply_t reply;
+    do
+        assert_int_equal(fab_test_raw_call(sock, &stats, -1, &reply, NULL), FAB_SUCCESS);
+    while (reply.u.stats.references != want && now_s() < deadline);
+    return reply.u.stats.references;
+}
+
+/* A uid that leaves fd-carrying replies unread gets at most
+ * max_fds_in_flight_per_uid of them in flight: the rest are undone and
+ * answered OUT_OF_MEMORY (logged with the key), while another uid imports
+ * as before; once it has read them, it is served again. */
+static void fds_in_flight_are_bounded_per_uid(void **state)
+{
+    (void)state;
+    skip_unless_root();
+    enum { LIMIT = 8 };
+    fab_test_daemon_t *d = fab_test_daemon_start(
+        "[daemon]\nsocket_mode = 0666\nmax_fds_in_flight_per_uid = 8\n"
+        "[channel 0]\nuids = 0, 65534\n", NULL);
+    assert_non_null(d);
+    fab_client_t *client = fab_test_connect_node(NULL);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region, *imported;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_test_child_t child;
+    const char *args[] = {"12", NULL}; /* 4 more than it may have in flight */
+    assert_int_equal(fab_test_spawn("fd_hoarder", args, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, handle.bytes, FAB_HANDLE_BYTES), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "sent"), 0);
+    /* The daemon answers one client's queued requests in one turn: once
+     * the imports that went out are counted, every one was answered. */
+    int watcher = fab_test_raw_hello(d->socket);
+    assert_int_equal(references_settled(watcher, 1 + LIMIT), 1 + LIMIT);
+    assert_true(fab_test_daemon_log_contains(d, "max_fds_in_flight_per_uid is 8"));
+    /* Our uid's imports are not held up by what the other leaves unread. */
+    for (int i = 0; i < LIMIT + 4; i++) {
+        assert_int_equal(fab_client_import(client, &handle, 0, &imported), FAB_SUCCESS);
+        assert_int_equal(fab_region_release(imported), FAB_SUCCESS);
+    }
+    assert_int_equal(fab_test_send_word(child.sock, "read"), 0);
+    assert_int_equal(recv_number(child.sock), LIMIT);
+    assert_int_equal(fab_test_expect_word(child.sock, "FAB_SUCCESS"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    close(watcher);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+/* helper "fd_leaver" N: as uid 65534, receive a handle, send N IMPORTs on
+ * a connection without reading, then a malformed message (the daemon ends
+ * the connection); say "sent"; once told "read", read what came and say
+ * how many fds. */
+static int helper_fd_leaver(int argc, char **argv, int sock)
+{
+    if (argc < 2 || drop_to_nobody() != 0)
+        return 10;
+    int n = atoi(argv[1]);
+    int daemon = fab_test_raw_hello(getenv("FABMEM_SOCKET"));
+    fab__request_t import = {.type = FAB__MSG_IMPORT, .seq = 3};
+    if (fab_test_send_word(sock, "ready") != 0 ||
+        fab_test_recv(sock, import.u.import.handle.bytes, FAB_HANDLE_BYTES) != 0)
+        return 11;
+    for (int i = 0; i < n; i++)
+        fab_test_raw_send(daemon, &import, -1);
+    if (send(daemon, "garbage", 7, MSG_NOSIGNAL) != 7)
+        return 12;
+    if (fab_test_send_word(sock, "sent") != 0 || fab_test_expect_word(sock, "read") != 0)
+        return 13;
+    int with_fd = 0, fd = -1;
+    while (fab_test_raw_reply(daemon, NULL, &fd) == FAB_SUCCESS) {
+        with_fd += fd >= 0;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    char word[32];
+    snprintf(word, sizeof(word), "%d", with_fd);
+    if (fab_test_send_word(sock, word) != 0)
+        return 14;
+    char byte;
+    while (read(sock, &byte, 1) > 0)
+        ;
+    close(daemon);
+    return 0;
+}
+
+/* The daemon closing a connection (a malformed message) does not take its
+ * unread fds out of flight: the kernel keeps them queued for the peer. So
+ * such a connection lingers, still counted, until the peer has read them:
+ * closing and reconnecting does not multiply what one uid keeps in
+ * flight. */
+static void a_connection_ended_with_fds_unread_still_counts_them(void **state)
+{
+    (void)state;
+    skip_unless_root();
+    enum { LIMIT = 8 };
+    fab_test_daemon_t *d = fab_test_daemon_start(
+        "[daemon]\nsocket_mode = 0666\nmax_fds_in_flight_per_uid = 8\n"
+        "[channel 0]\nuids = 0, 65534\n", NULL);
+    assert_non_null(d);
+    fab_client_t *client = fab_test_connect_node(NULL);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_test_child_t leaver, hoarder;
+    const char *six[] = {"6", NULL};
+    assert_int_equal(fab_test_spawn("fd_leaver", six, NULL, &leaver), 0);
+    assert_int_equal(fab_test_expect_word(leaver.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(leaver.sock, handle.bytes, FAB_HANDLE_BYTES), 0);
+    assert_int_equal(fab_test_expect_word(leaver.sock, "sent"), 0);
+    int watcher = fab_test_raw_hello(d->socket);
+    /* Its references went with the connection; its 6 fds are in flight. */
+    assert_int_equal(references_settled(watcher, 1), 1);
+    /* Another connection of the same uid gets only the 2 left. */
+    assert_int_equal(fab_test_spawn("fd_hoarder", six, NULL, &hoarder), 0);
+    assert_int_equal(fab_test_expect_word(hoarder.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(hoarder.sock, handle.bytes, FAB_HANDLE_BYTES), 0);
+    assert_int_equal(fab_test_expect_word(hoarder.sock, "sent"), 0);
+    assert_int_equal(references_settled(watcher, 1 + LIMIT - 6), 1 + LIMIT - 6);
+    assert_int_equal(fab_test_send_word(hoarder.sock, "read"), 0);
+    assert_int_equal(recv_number(hoarder.sock), LIMIT - 6);
+    assert_int_equal(fab_test_expect_word(hoarder.sock, "FAB_SUCCESS"), 0);
+    assert_int_equal(fab_test_reap(&hoarder), 0);
+    /* The leaver reads its 6; then the daemon lets its connection go, while
+     * the leaver still holds its end: only ours and the watcher stay. */
+    assert_int_equal(fab_test_send_word(leaver.sock, "read"), 0);
+    assert_int_equal(recv_number(leaver.sock), 6);
+    double deadline = now_s() + FAB_TEST_TIMEOUT_MS / 1000.0;
+    fab__request_t stats = {.type = FAB__MSG_STATS, .seq = 2};
+    fab__reply_t reply;
+    do
+        assert_int_equal(fab_test_raw_call(watcher, &stats, -1, &reply, NULL), FAB_SUCCESS);
+    while (reply.u.stats.clients != 2 && now_s() < deadline);
+    assert_int_equal(reply.u.stats.clients, 2);
+    close(leaver.sock);
+    assert_int_equal(fab_test_reap(&leaver), 0);
+    close(watcher);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(fds_in_flight_are_bounded_per_uid, fab_test_teardown),
+    cmocka_unit_test_teardown(a_connection_ended_with_fds_unread_still_counts_them,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(ipc_entries_count_against_the_publishers_uid, fab_test_teardown),
     cmocka_unit_test_teardown(references_are_bounded_per_uid, fab_test_teardown),
     cmocka_unit_test_teardown(log_lines_a_peer_triggers_are_rate_limited_per_uid, fab_test_teardown),
@@ -411,6 +608,8 @@ static const fab_test_helper_t helpers[] = {
     {"ipc_flooder", helper_ipc_flooder},
     {"ref_hoarder", helper_ref_hoarder},
     {"log_flooder", helper_log_flooder},
+    {"fd_hoarder", helper_fd_hoarder},
+    {"fd_leaver", helper_fd_leaver},
 };
 
 FAB_TEST_MAIN("fabric", tests, helpers)
