@@ -37,6 +37,10 @@
 #define FAB__MC_PER_CONN 64      /* teams a connection has joined or made, at once */
 #define FAB__MC_TYPES (1u | 8u)  /* POSIX_FILE_DESCRIPTOR, FABRIC */
 #define FAB__MC_PAGE 4096u
+/* The most bytes per device a team may have: a synchronisation and a
+ * reduction run in the daemon, over the whole object, for every member, and
+ * each member costs it three times the size in memfds. */
+#define FAB__MC_SIZE_MAX (1ull << 30)
 
 typedef struct fab__mc_team fab__mc_team_t;
 typedef struct fab__mc_member fab__mc_member_t;
@@ -259,7 +263,7 @@ static fab_status_t fab__mc_create(fab__mcs_t *mcs, fab__conn_t *conn, const fab
         rq->u.mc.size > node->device.total_memory || rq->u.mc.types == 0 ||
         (rq->u.mc.types & ~FAB__MC_TYPES) != 0 || rq->u.mc.mem_offset != 0)
         return FAB_ERROR_INVALID_VALUE;
-    if (fab__mc_conn_load(mcs, conn) >= FAB__MC_PER_CONN)
+    if (rq->u.mc.size > FAB__MC_SIZE_MAX || fab__mc_conn_load(mcs, conn) >= FAB__MC_PER_CONN)
         return FAB_ERROR_OUT_OF_MEMORY;
     /* The token: the region named (a FABRIC team's, so that its handle
      * travels and is checked as any), or with id 0 a memfd of one granule
