@@ -38,6 +38,7 @@
 #include "src/common/memfd.h"
 #include "src/common/topology.h"
 #include "src/daemon/faults.h"
+#include "src/daemon/multicast.h"
 
 typedef struct fab__ref fab__ref_t;
 
@@ -155,6 +156,7 @@ struct fab__registry {
     size_t nconns;
     uint64_t bytes;
     fab__faults_t *faults; /* field faults: IMEX, isolation, withdrawn channels */
+    fab__mcs_t *mcs;       /* multicast teams (multicast.h) */
 };
 
 static uint64_t fab__uuid_key(const fab_uuid_t *uuid)
@@ -214,8 +216,9 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
      * alone): field faults are written into it, so that every rule and
      * every TOPOLOGY reply sees them (faults.h). */
     daemon->faults = fab__faults_create((fab_topology_t *)topology);
+    daemon->mcs = fab__mcs_create(topology);
     if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL ||
-        daemon->faults == NULL) {
+        daemon->faults == NULL || daemon->mcs == NULL) {
         fab__registry_destroy(daemon);
         return NULL;
     }
@@ -467,6 +470,7 @@ void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn)
 {
     if (conn == NULL)
         return;
+    fab__mcs_conn_close(daemon->mcs, conn);
     /* Dropping shrinks the map under us: take the first entry each time. */
     while (conn->refs.count != 0) {
         for (size_t i = 0; i < conn->refs.cap; i++) {
@@ -525,6 +529,7 @@ void fab__registry_destroy(fab__registry_t *daemon)
     free(daemon->used);
     free(daemon->device_base);
     fab__faults_destroy(daemon->faults);
+    fab__mcs_destroy(daemon->mcs);
     free(daemon);
 }
 
@@ -576,6 +581,15 @@ void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__r
         fab__ref_drop_id(daemon, conn, reply->u.alloc.memory.region);
     else if (reply->type == FAB__MSG_IMPORT)
         fab__ref_drop_id(daemon, conn, reply->u.import.region);
+    else if (reply->type == FAB__MSG_MC_JOIN) {
+        /* Its memfds never reached the member: it leaves again. */
+        fab__request_t leave = {.type = FAB__MSG_MC_LEAVE};
+        fab__reply_t ignored;
+        fab__reply_fds_t none = {0};
+        int no_fd = -1;
+        leave.u.mc.id = reply->u.mc.id;
+        (void)fab__mcs_answer(daemon->mcs, conn, &leave, &no_fd, -1, &ignored, &none);
+    }
     else if (reply->type == FAB__MSG_IMPORT_MANY) {
         for (unsigned i = 0; i < reply->u.import_many.count; i++) {
             if (reply->u.import_many.entries[i].status == FAB_SUCCESS)
@@ -1437,7 +1451,7 @@ static size_t fab__reply_small_size(void)
     size_t most = sizeof(r->u.hello);
     size_t sizes[] = {sizeof(r->u.alloc), sizeof(r->u.exported), sizeof(r->u.import),
                       sizeof(r->u.release), sizeof(r->u.stats), sizeof(r->u.verify),
-                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open)};
+                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open), sizeof(r->u.mc)};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         most = sizes[i] > most ? sizes[i] : most;
     return offsetof(fab__reply_t, u) + most;
@@ -1497,6 +1511,20 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         reply->status = (uint32_t)fab__request_ipc_publish(daemon, conn, request, &fd_in, reply);
         if (fd_in >= 0)
             close(fd_in);
+        return;
+    }
+    if (request->type >= FAB__MSG_MC_CREATE && request->type <= FAB__MSG_MC_LEAVE) {
+        /* MC_CREATE names its token by the sender's reference: one it
+         * allocated, that nobody else holds, live. */
+        int token_fd = -1;
+        if (request->type == FAB__MSG_MC_CREATE) {
+            fab__ref_t *ref = fab__ref_get(conn, request->u.mc.id);
+            if (ref != NULL && ref->creator && !ref->parked && ref->alloc->refs == 1 &&
+                fab__alloc_live(ref->alloc))
+                token_fd = ref->alloc->fd;
+        }
+        reply->status = (uint32_t)fab__mcs_answer(daemon->mcs, conn, request, &fd_in, token_fd,
+                                                  reply, fds_out);
         return;
     }
     if (fd_in >= 0)

@@ -43,6 +43,7 @@
 #include "fabmem/fabric.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/ipc.h"
+#include "src/fabric/multicast.h"
 #include "src/fabric/fault.h"
 
 #include <dlfcn.h>
@@ -518,15 +519,19 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
         return fab__reply_read(client, deadline, reply_out, fds);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return fab__reply_read(client, deadline, reply_out, fds); /* 0 once past it */
-    if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS ||
-        (reply_out->type != FAB__MSG_IMPORT_MANY && fds->lost && fds->count > 0)) {
+    bool decoded = n > 0 && fab__reply_decode(buf, (size_t)n, reply_out) == FAB_SUCCESS;
+    /* Only IMPORT_MANY and MC_JOIN (the staging and shadow memfds) carry
+     * more than one fd. */
+    bool several = decoded && (reply_out->type == FAB__MSG_IMPORT_MANY ||
+                               reply_out->type == FAB__MSG_MC_JOIN);
+    if (!decoded || (!several && fds->lost && fds->count > 0)) {
         if (n > 0)
             fab__fds_close(fds);
         fds->count = 0;
         fab__connection_lost(client);
         return -1;
     }
-    while (reply_out->type != FAB__MSG_IMPORT_MANY && fds->count > 1)
+    while (!several && fds->count > 1)
         close(fds->fd[--fds->count]);
     return 1;
 }
@@ -1531,6 +1536,50 @@ fab_status_t fab__client_ipc_withdraw(fab_client_t *client,
     memcpy(request.u.ipc.bytes, handle, FAB__IPC_HANDLE_BYTES);
     fab__reply_t reply;
     return fab__ipc_call(client, &request, -1, &reply, NULL);
+}
+
+/* ---- multicast teams (multicast.h) ------------------------------------------------ */
+
+fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_region_t *region,
+                            int fd_in, fab__reply_t *reply_out, int fds_out[2],
+                            unsigned *nfds_out)
+{
+    if (client == NULL || request == NULL || reply_out == NULL || fds_out == NULL ||
+        nfds_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    *nfds_out = 0;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    pthread_mutex_lock(&client->lock);
+    fab_status_t status = FAB_SUCCESS;
+    /* A team is the connection's: reconnecting would not bring it back,
+     * and resending could join or bind twice. */
+    if (client->sock < 0)
+        status = fab__reconnect(client);
+    if (status == FAB_SUCCESS && region != NULL) {
+        request->u.mc.id = region->id;
+        if (region->id == 0)
+            status = FAB_ERROR_INVALID_VALUE;
+    }
+    fab__fds_t fds = {0};
+    if (status == FAB_SUCCESS) {
+        fab__drain(client);
+        if (fab__request_send(client, request, fd_in, FAB__REQUEST_WAITS) != 0)
+            status = FAB_ERROR_SYSTEM_NOT_READY;
+        else
+            status = fab__reply_await_fds(client, request, reply_out, &fds);
+    }
+    pthread_mutex_unlock(&client->lock);
+    if (status == FAB_SUCCESS && fds.lost)
+        status = FAB_ERROR_OUT_OF_MEMORY; /* the member's memfds did not all come */
+    if (status != FAB_SUCCESS || fds.count > 2) {
+        fab__fds_close(&fds);
+        return status == FAB_SUCCESS ? FAB_ERROR_SYSTEM_NOT_READY : status;
+    }
+    for (unsigned i = 0; i < fds.count; i++)
+        fds_out[i] = fds.fd[i];
+    *nfds_out = fds.count;
+    return FAB_SUCCESS;
 }
 
 /* ---- field faults (src/fabric/fault.h) ------------------------------------------- */
