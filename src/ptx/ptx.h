@@ -147,6 +147,9 @@ typedef struct fab__ptx_host {
     int (*mc_ld_reduce)(void *ctx, uintptr_t addr, unsigned type, unsigned op, void *out, size_t count);
     int (*mc_st)(void *ctx, uintptr_t addr, unsigned type, const void *in, size_t count);
     int (*mc_red)(void *ctx, uintptr_t addr, unsigned type, unsigned op, const void *in, size_t count);
+    /* One line (no newline) the engine wants logged: the watchdog's report
+     * of a kernel still running after launch->watch_ms. NULL: stderr. */
+    void (*log)(void *ctx, const char *line);
 } fab__ptx_host_t;
 
 typedef struct fab__ptx_launch {
