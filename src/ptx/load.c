@@ -127,11 +127,12 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
 {
     if (diag)
         memset(diag, 0, sizeof(*diag));
+    *program_out = NULL;
+    if (!module)
+        return FAB__PTX_OK; /* nothing parsed (the front end's placeholder): no program */
     fab__ptx_program_t *p = calloc(1, sizeof(*p));
-    if (!p) {
-        fab__ptx_module_free(module);
+    if (!p)
         return FAB__PTX_E_NOMEM;
-    }
     p->module = module;
     const fab__ptx_module_t *m = module;
     int rc = FAB__PTX_E_NOMEM;
@@ -243,6 +244,7 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
     *program_out = p;
     return FAB__PTX_OK;
 fail:
+    p->module = NULL; /* a failed load leaves the module the caller's */
     fab__ptx_program_free(p);
     return (fab__ptx_status_t)rc;
 }

@@ -81,7 +81,9 @@ typedef struct fab__ptx_kernel fab__ptx_kernel_t;
  * against what its opcode takes: FAB__PTX_E_UNSUPPORTED names the first
  * instruction, type or modifier the engine does not run, and its line;
  * FAB__PTX_E_LINK a call to an undefined function that is no built-in. The
- * program keeps module (it takes ownership). */
+ * program keeps module (it takes ownership) when the load succeeds; a failed
+ * load leaves it the caller's. A NULL module gives FAB__PTX_OK and a NULL
+ * program. */
 fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_program_t **program_out,
                                         fab__ptx_diag_t *diag);
 
