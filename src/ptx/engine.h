@@ -216,6 +216,7 @@ typedef struct fab__ptx_run {
     pthread_cond_t done_cv;
     fab__ptx_warp_t *qhead, *qtail;
     fab__ptx_block_t *blocks;        /* live ones */
+    fab__ptx_block_t *spare;         /* a finished one, kept for the next to start */
     unsigned waiting;                /* workers asleep on cv */
     uint64_t nblocks, next_block, done_blocks;
     uint32_t nthreads;               /* per block */

@@ -404,7 +404,34 @@ uint32_t fab__ptx_compare(const fab__ptx_x_t *in, const uint64_t *A, const uint6
     unsigned n = fab__ptx_type_bits(t);
     n = n < 8 ? 32 : n;
     bool s = fab__ptx_is_sint(t);
-    uint64_t wm = n == 64 ? ~0ull : (1ull << n) - 1;
+    if (n == 32 || n == 64) {
+        /* one loop per comparison, so that each vectorises */
+#define CMPL(TY, OP)                                                                           \
+    do {                                                                                       \
+        for (unsigned l = 0; l < LANES_N; l++)                                                 \
+            r |= (uint32_t)((TY)A[l] OP (TY)B[l]) << l;                                        \
+    } while (0)
+#define CMPK(TS, TU)                                                                           \
+    switch (k) {                                                                               \
+    case W_(EQ): CMPL(TU, ==); return r;                                                       \
+    case W_(NE): CMPL(TU, !=); return r;                                                       \
+    case W_(LT): if (s) CMPL(TS, <); else CMPL(TU, <); return r;                               \
+    case W_(LE): if (s) CMPL(TS, <=); else CMPL(TU, <=); return r;                             \
+    case W_(GT): if (s) CMPL(TS, >); else CMPL(TU, >); return r;                               \
+    case W_(GE): if (s) CMPL(TS, >=); else CMPL(TU, >=); return r;                             \
+    case W_(LO): CMPL(TU, <); return r;                                                        \
+    case W_(LS): CMPL(TU, <=); return r;                                                       \
+    case W_(HI): CMPL(TU, >); return r;                                                        \
+    case W_(HS): CMPL(TU, >=); return r;                                                       \
+    default: return 0;                                                                         \
+    }
+        if (n == 32)
+            CMPK(int32_t, uint32_t)
+        CMPK(int64_t, uint64_t)
+#undef CMPK
+#undef CMPL
+    }
+    uint64_t wm = (1ull << n) - 1;
     for (unsigned l = 0; l < LANES_N; l++) {
         uint64_t ua = A[l] & wm, ub = B[l] & wm;
         int64_t sa = (int64_t)(A[l] << (64 - n)) >> (64 - n), sb = (int64_t)(B[l] << (64 - n)) >> (64 - n);

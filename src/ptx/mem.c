@@ -133,7 +133,26 @@ int fab__ptx_x_ld(W_ARGS)
     unsigned n = in->size, v = in->vec, tot = n * v;
     bool sgn = fab__ptx_is_sint(in->t);
     unsigned sem = in->sem;
-    if (v == 1) {
+    if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8) && !sgn) {
+        /* the common case, without the per-lane switches */
+        uint64_t *D = SLOT(in->d[0]);
+        for (unsigned l = 0; l < LANES_N; l++) {
+            if (!(m >> l & 1))
+                continue;
+            uint64_t a = A[l] + (uint64_t)in->off;
+            if (a < FAB__PTX_LOW_LIMIT)
+                return fab__ptx_bad_addr(w, l, a, n, in->space);
+            if (a & (n - 1))
+                return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            if (n == 4) {
+                uint32_t x;
+                memcpy(&x, (const void *)(uintptr_t)a, 4);
+                D[l] = x;
+            } else {
+                memcpy(&D[l], (const void *)(uintptr_t)a, 8);
+            }
+        }
+    } else if (v == 1) {
         uint64_t *D = SLOT(in->d[0]);
         for (unsigned l = 0; l < LANES_N; l++) {
             if (!(m >> l & 1))

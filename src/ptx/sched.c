@@ -97,7 +97,7 @@ static void fab__ptx_enqueue(fab__ptx_run_t *run, fab__ptx_warp_t *w)
         pthread_cond_signal(&run->cv);
 }
 
-static void fab__ptx_block_free(fab__ptx_run_t *run, fab__ptx_block_t *b)
+static void fab__ptx_block_unlink(fab__ptx_run_t *run, fab__ptx_block_t *b)
 {
     if (b->prev)
         b->prev->next = b->next;
@@ -105,6 +105,12 @@ static void fab__ptx_block_free(fab__ptx_run_t *run, fab__ptx_block_t *b)
         run->blocks = b->next;
     if (b->next)
         b->next->prev = b->prev;
+}
+
+static void fab__ptx_block_free(fab__ptx_block_t *b)
+{
+    if (!b)
+        return;
     for (uint32_t i = 0; b->warps && i < b->nwarps; i++) {
         free(b->warps[i].regs);
         free(b->warps[i].st);
@@ -121,10 +127,15 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
 {
     const fab__ptx_launch_t *la = run->launch;
     const struct fab__ptx_kernel *k = run->kernel;
-    fab__ptx_block_t *b = calloc(1, sizeof(*b));
+    fab__ptx_block_t *b = run->spare;
+    bool reuse = b != NULL;
+    run->spare = NULL;
+    if (!b)
+        b = calloc(1, sizeof(*b));
     if (!b)
         return FAB__PTX_E_NOMEM;
     uint64_t lin = run->next_block++;
+    b->prev = NULL;
     b->linear = (uint32_t)lin;
     b->ctaid[0] = (uint32_t)(lin % la->grid[0]);
     b->ctaid[1] = (uint32_t)(lin / la->grid[0] % la->grid[1]);
@@ -134,13 +145,21 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
         b->next->prev = b;
     run->blocks = b;
     b->shared_size = k->shared_dyn_off + la->dynamic_shared;
-    b->shared = calloc(b->shared_size ? b->shared_size : 1, 1);
     uint32_t nt = run->nthreads;
     b->nwarps = (nt + LANES_N - 1) / LANES_N;
     b->live = b->nwarps;
-    b->warps = calloc(b->nwarps, sizeof(*b->warps));
-    if (k->lstride)
-        b->local = calloc((size_t)b->nwarps * LANES_N, k->lstride);
+    memset(b->bar, 0, sizeof(b->bar));
+    if (reuse) {
+        /* a finished block's memory: shared and local start zeroed again, registers as left */
+        memset(b->shared, 0, b->shared_size ? b->shared_size : 1);
+        if (k->lstride)
+            memset(b->local, 0, (size_t)b->nwarps * LANES_N * k->lstride);
+    } else {
+        b->shared = calloc(b->shared_size ? b->shared_size : 1, 1);
+        b->warps = calloc(b->nwarps, sizeof(*b->warps));
+        if (k->lstride)
+            b->local = calloc((size_t)b->nwarps * LANES_N, k->lstride);
+    }
     if (!b->shared || !b->warps || (k->lstride && !b->local))
         return FAB__PTX_E_NOMEM;
     const fab__ptx_code_t *c = k->code;
@@ -158,12 +177,20 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
             w->tid[l][1] = t / la->block[0] % la->block[1];
             w->tid[l][2] = t / (la->block[0] * la->block[1]);
         }
-        w->regs_cap = slots * LANES_N;
-        w->regs = calloc(w->regs_cap, sizeof(uint64_t));
-        w->st_cap = 8;
-        w->st = malloc(w->st_cap * sizeof(*w->st));
-        w->fr_cap = 4;
-        w->fr = malloc(w->fr_cap * sizeof(*w->fr));
+        if (!reuse) {
+            w->regs_cap = slots * LANES_N;
+            w->regs = calloc(w->regs_cap, sizeof(uint64_t));
+            w->st_cap = 8;
+            w->st = malloc(w->st_cap * sizeof(*w->st));
+            w->fr_cap = 4;
+            w->fr = malloc(w->fr_cap * sizeof(*w->fr));
+        }
+        w->state = FAB__PTX_WS_RUN;
+        w->cc = 0;
+        w->spins = 0;
+        w->stored = false;
+        w->yields = 0;
+        w->spin_yield = false;
         if (!w->regs || !w->st || !w->fr)
             return FAB__PTX_E_NOMEM;
         w->st[0] = (fab__ptx_simt_t){0, FAB__PTX_NONE, w->lanes};
@@ -321,7 +348,11 @@ static void *fab__ptx_worker(void *arg)
             fab__ptx_block_t *b = w->blk;
             w->state = FAB__PTX_WS_DONE;
             if (--b->live == 0) {
-                fab__ptx_block_free(run, b);
+                fab__ptx_block_unlink(run, b);
+                if (run->spare)
+                    fab__ptx_block_free(b);
+                else
+                    run->spare = b;
                 if (++run->done_blocks == run->nblocks) {
                     pthread_cond_broadcast(&run->cv);
                     pthread_cond_broadcast(&run->done_cv);
@@ -446,8 +477,12 @@ fab__ptx_status_t fab__ptx_run(const fab__ptx_launch_t *la, fab__ptx_fault_t *fa
         if (fault_out)
             *fault_out = run->fault;
     }
-    while (run->blocks)
-        fab__ptx_block_free(run, run->blocks);
+    while (run->blocks) {
+        fab__ptx_block_t *b = run->blocks;
+        fab__ptx_block_unlink(run, b);
+        fab__ptx_block_free(b);
+    }
+    fab__ptx_block_free(run->spare);
     pthread_cond_destroy(&run->cv);
     pthread_cond_destroy(&run->done_cv);
     pthread_mutex_destroy(&run->mu);
