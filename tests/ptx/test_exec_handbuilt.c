@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "fabtest.h"
@@ -241,6 +243,92 @@ static void blocks_spinning_on_the_last_block_finish_on_many_workers(void **stat
     spin(4, 200);
 }
 
+/* wait: spins until *flag != 0 */
+static void build_wait(mb_t *b)
+{
+    mb_init(b);
+    mb_func(b, "wait", true);
+    uint32_t pf = mb_param(b, "flag", T(U64), 8);
+    uint32_t rf = mb_reg(b, T(U64)), p = mb_reg(b, T(PRED)), v = mb_reg(b, T(U32));
+    mb_ins(b, O(LD), NOG, S(PARAM), 1, TY(T(U64)), NULL, 2, R_(rf), AS_(pf, 0));
+    mb_label(b, 0);
+    mb_ins(b, O(LD), NOG, S(GLOBAL), 1, TY(T(U32)), WD(W(ACQUIRE), W(SYS)), 2, R_(v), AR_(rf, 0));
+    mb_ins(b, O(SETP), NOG, 0, 1, TY(T(U32)), WD(W(EQ)), 3, R_(p), R_(v), I_(0));
+    mb_ins(b, O(BRA), p, false, 0, 1, NULL, NULL, 1, L_(0));
+    mb_ins(b, O(RET), NOG, 0, 1, NULL, NULL, 0);
+}
+
+typedef struct {
+    char lines[8][512];
+    int n;
+    uint32_t *flag;
+} watch_log_t;
+
+static void watch_log(void *ctx, const char *line)
+{
+    watch_log_t *wl = ctx;
+    if (wl->n < 8)
+        snprintf(wl->lines[wl->n++], sizeof(wl->lines[0]), "%s", line);
+    __atomic_store_n(wl->flag, 1, __ATOMIC_RELEASE); /* and now let the kernel end */
+}
+
+static void a_kernel_still_running_after_watch_ms_is_logged_once(void **state)
+{
+    (void)state;
+    mb_t *b = malloc(sizeof(*b));
+    build_wait(b);
+    fab__ptx_program_t *p = load(b);
+    uint32_t flag = 0;
+    void *prm = &flag;
+    watch_log_t wl = {.flag = &flag};
+    fab__ptx_host_t host = {.ctx = &wl, .log = watch_log};
+    fab__ptx_launch_t la = {.kernel = fab__ptx_program_kernel(p, "wait"), .grid = {3, 1, 1},
+                            .block = {32, 1, 1}, .params = &prm, .host = &host, .watch_ms = 50, .workers = 2};
+    fab__ptx_fault_t f;
+    assert_int_equal(fab__ptx_run(&la, &f), FAB__PTX_OK);
+    assert_true(wl.n >= 2); /* the kernel's line, then one per live warp */
+    assert_non_null(strstr(wl.lines[0], "kernel wait still running"));
+    assert_non_null(strstr(wl.lines[1], "PTX line"));
+    fab__ptx_program_free(p);
+    free(b);
+}
+
+static sigjmp_buf chain_jb;
+static volatile sig_atomic_t chain_seen;
+
+static void chain_handler(int sig, siginfo_t *info, void *uc)
+{
+    (void)sig, (void)info, (void)uc;
+    chain_seen = 1;
+    siglongjmp(chain_jb, 1);
+}
+
+static void a_fault_outside_the_interpreter_reaches_the_handler_before_it(void **state)
+{
+    (void)state;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = chain_handler;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &old);
+    /* a run installs the engine's handler over this one */
+    mb_t *b = malloc(sizeof(*b));
+    build_faults(b);
+    fab__ptx_program_t *p = load(b);
+    char *pg = page(PROT_NONE);
+    void *prm = pg;
+    fab__ptx_fault_t f;
+    assert_int_equal(run(p, "load", 1, 32, &prm, &f), FAB__PTX_E_FAULT);
+    assert_int_equal(chain_seen, 0); /* the interpreter's own fault stayed its own */
+    if (sigsetjmp(chain_jb, 1) == 0)
+        (void)*(volatile char *)pg;
+    assert_int_equal(chain_seen, 1);
+    munmap(pg, 4096);
+    fab__ptx_program_free(p);
+    free(b);
+    sigaction(SIGSEGV, &old, NULL);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +340,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(trap_stops_the_kernel_with_a_report),
         cmocka_unit_test(blocks_spinning_on_the_last_block_finish_on_one_worker),
         cmocka_unit_test(blocks_spinning_on_the_last_block_finish_on_many_workers),
+        cmocka_unit_test(a_kernel_still_running_after_watch_ms_is_logged_once),
+        cmocka_unit_test(a_fault_outside_the_interpreter_reaches_the_handler_before_it),
     };
     return fab_test_main(argc, argv, "ptx", tests, sizeof(tests) / sizeof(tests[0]), NULL, 0);
 }
