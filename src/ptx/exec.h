@@ -97,6 +97,40 @@ int fab__ptx_call(fab__ptx_warp_t *w, const fab__ptx_code_t *g, const fab__ptx_c
                   bool advance);
 void fab__ptx_return(fab__ptx_warp_t *w);
 
+/* bits.c */
+#define x_POPC fab__ptx_x_popc
+int fab__ptx_x_popc(W_ARGS);
+#define x_CLZ fab__ptx_x_clz
+int fab__ptx_x_clz(W_ARGS);
+#define x_BFIND fab__ptx_x_bfind
+int fab__ptx_x_bfind(W_ARGS);
+#define x_BREV fab__ptx_x_brev
+int fab__ptx_x_brev(W_ARGS);
+#define x_BFE fab__ptx_x_bfe
+int fab__ptx_x_bfe(W_ARGS);
+#define x_BFI fab__ptx_x_bfi
+int fab__ptx_x_bfi(W_ARGS);
+#define x_BMSK fab__ptx_x_bmsk
+int fab__ptx_x_bmsk(W_ARGS);
+#define x_SZEXT fab__ptx_x_szext
+int fab__ptx_x_szext(W_ARGS);
+#define x_DP4A fab__ptx_x_dp4a
+int fab__ptx_x_dp4a(W_ARGS);
+#define x_ADDC fab__ptx_x_addc
+int fab__ptx_x_addc(W_ARGS);
+#define x_LOP3 fab__ptx_x_lop3
+int fab__ptx_x_lop3(W_ARGS);
+#define x_SHF fab__ptx_x_shf
+int fab__ptx_x_shf(W_ARGS);
+#define x_PRMT fab__ptx_x_prmt
+int fab__ptx_x_prmt(W_ARGS);
+#define x_DP2A fab__ptx_x_dp4a
+#define x_ADD_CC fab__ptx_x_addc
+#define x_SUB_CC fab__ptx_x_addc
+#define x_SUBC fab__ptx_x_addc
+#define x_MAD_CC fab__ptx_x_addc
+#define x_MADC fab__ptx_x_addc
+
 /* warp.c */
 #define x_VOTE fab__ptx_x_vote
 #define x_VOTE_SYNC fab__ptx_x_vote
