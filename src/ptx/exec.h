@@ -185,5 +185,10 @@ int fab__ptx_x_nanosleep(W_ARGS);
 #define x_MULTIMEM_LD_REDUCE fab__ptx_x_multimem
 #define x_MULTIMEM_ST fab__ptx_x_multimem
 #define x_MULTIMEM_RED fab__ptx_x_multimem
+#define x_CP_ASYNC fab__ptx_x_cp_async
+#define x_CP_ASYNC_COMMIT_GROUP fab__ptx_x_nop
+#define x_CP_ASYNC_WAIT_GROUP fab__ptx_x_nop
+#define x_CP_ASYNC_WAIT_ALL fab__ptx_x_nop
+int fab__ptx_x_cp_async(W_ARGS);
 
 #endif /* FAB_PTX_EXEC_H */

@@ -604,6 +604,93 @@ static int fab__ptx_dc_isspacep(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fa
     return fab__ptx_plain_ops(dc, in, x, 1, 1, T_(PRED), st);
 }
 
+
+/* multimem.ld_reduce.op.t d, [a]; multimem.st.t [a], b; multimem.red.op.t [a], b (vectors too) */
+static int fab__ptx_dc_multimem(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x)
+{
+    bool ld = in->op == OP_(MULTIMEM_LD_REDUCE), st = in->op == OP_(MULTIMEM_ST);
+    for (unsigned i = 0; i < in->nwords; i++) {
+        unsigned w = in->words[i];
+        if (fab__ptx_sem_word(w, x))
+            continue;
+        if (!st && (w == W_(ADD) || w == W_(MIN) || w == W_(MAX) || w == W_(AND) || w == W_(OR) || w == W_(XOR)) &&
+            !x->k) {
+            x->k = (uint8_t)w;
+            continue;
+        }
+        return fab__ptx_bad_word(dc, w);
+    }
+    if (!st && !x->k)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a reduction without its operation");
+    if (in->ntypes != 1)
+        return fab__ptx_bad_type(dc, T_(NONE));
+    unsigned t = in->types[0];
+    x->t = (uint8_t)t;
+    x->size = (uint8_t)fab__ptx_type_size(t);
+    x->vec = in->vec ? in->vec : 1;
+    if (!x->size || t == T_(PRED) || t == T_(B128) || x->vec > 4 || x->size * x->vec > 16)
+        return fab__ptx_bad_type(dc, t);
+    if (in->space != FAB__PTX_S_GENERIC && in->space != FAB__PTX_S_GLOBAL)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "multimem on %s", fab__ptx_space_name(in->space));
+    if (in->nops != 2)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%u operands", in->nops);
+    const fab__ptx_operand_t *o = &dc->f->pool[in->first];
+    const fab__ptx_operand_t *val = ld ? &o[0] : &o[1];
+    int rc = fab__ptx_dc_addr(dc, ld ? &o[1] : &o[0], in->space, x);
+    if (rc)
+        return rc;
+    if (x->vec == 1)
+        return ld ? fab__ptx_dc_dst(dc, val, t, &x->d[0]) : fab__ptx_dc_src(dc, val, t, &x->s[0]);
+    if (val->kind != FAB__PTX_OPD_VEC || val->elems != x->vec || val->first + val->elems > dc->f->npool)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a .v%u access needs %u registers", x->vec, x->vec);
+    for (unsigned i = 0; i < x->vec; i++) {
+        const fab__ptx_operand_t *e = &dc->f->pool[val->first + i];
+        rc = ld ? fab__ptx_dc_dst(dc, e, t, &x->d[i]) : fab__ptx_dc_src(dc, e, t, &x->s[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* cp.async.ca/.cg.shared.global [dst], [src], cp-size[, src-size]: run at once */
+static int fab__ptx_dc_cp_async(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x)
+{
+    if (in->op != OP_(CP_ASYNC)) {
+        /* commit_group, wait_group, wait_all: every copy is done when it is issued */
+        x->op = OP_(PMEVENT);
+        return 0;
+    }
+    for (unsigned i = 0; i < in->nwords; i++)
+        if (!fab__ptx_cache_word(in->words[i]) && in->words[i] != W_(L2_CACHE_HINT))
+            return fab__ptx_bad_word(dc, in->words[i]);
+    if ((in->space != FAB__PTX_S_SHARED && in->space != FAB__PTX_S_SHARED_CLUSTER) ||
+        (in->space2 != FAB__PTX_S_GLOBAL && in->space2 != FAB__PTX_S_GENERIC))
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "cp.async other than .shared.global");
+    if (in->nops < 3 || in->nops > 5)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%u operands", in->nops);
+    const fab__ptx_operand_t *o = &dc->f->pool[in->first];
+    int rc = fab__ptx_dc_addr(dc, &o[0], in->space, x);
+    if (rc)
+        return rc;
+    fab__ptx_x_t src = *x;
+    if ((rc = fab__ptx_dc_addr(dc, &o[1], FAB__PTX_S_GLOBAL, &src)))
+        return rc;
+    x->s[0] = src.addr;
+    if ((rc = fab__ptx_dc_imm(dc, (uint64_t)src.off, &x->s[1])) || (rc = fab__ptx_dc_src(dc, &o[2], T_(U32), &x->s[2])))
+        return rc;
+    x->s[3] = x->s[2];
+    if (in->nops >= 4) {
+        /* a 32-bit src-size, unless the fourth operand is the 64-bit cache policy */
+        const fab__ptx_operand_t *e = &o[3];
+        bool size = e->kind == FAB__PTX_OPD_IMM ||
+                    (e->kind == FAB__PTX_OPD_REG && e->reg < dc->f->nregs &&
+                     fab__ptx_type_bits(dc->f->regs[e->reg].type) == 32);
+        if (size && (rc = fab__ptx_dc_src(dc, e, T_(U32), &x->s[3])))
+            return rc;
+    }
+    return 0;
+}
+
 /* ---- the rest ----------------------------------------------------------------------- */
 
 int fab__ptx_dc_control(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
@@ -627,6 +714,10 @@ int fab__ptx_decode_insn(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_
         return fab__ptx_dc_cvta(dc, in, x);
     case OP_(ISSPACEP):
         return fab__ptx_dc_isspacep(dc, in, x);
+    case OP_(MULTIMEM_LD_REDUCE): case OP_(MULTIMEM_ST): case OP_(MULTIMEM_RED):
+        return fab__ptx_dc_multimem(dc, in, x);
+    case OP_(CP_ASYNC): case OP_(CP_ASYNC_COMMIT_GROUP): case OP_(CP_ASYNC_WAIT_GROUP): case OP_(CP_ASYNC_WAIT_ALL):
+        return fab__ptx_dc_cp_async(dc, in, x);
     case OP_(BRA): case OP_(CALL): case OP_(RET): case OP_(EXIT): case OP_(TRAP): case OP_(BRKPT):
     case OP_(NANOSLEEP): case OP_(PMEVENT): case OP_(SETMAXNREG): case OP_(PREFETCH): case OP_(PREFETCHU):
     case OP_(GRIDDEPCONTROL): case OP_(DISCARD): case OP_(APPLYPRIORITY):

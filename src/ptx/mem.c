@@ -384,3 +384,71 @@ int fab__ptx_x_isspacep(W_ARGS)
     PSET(in->d[0], r, m);
     return R_NEXT;
 }
+
+/* ---- multimem and cp.async ------------------------------------------------------------ */
+
+int fab__ptx_x_multimem(W_ARGS)
+{
+    const uint64_t *A = SLOT(in->addr);
+    const fab__ptx_host_t *h = w->run->launch->host;
+    unsigned n = in->size, v = in->vec;
+    for (unsigned l = 0; l < LANES_N; l++) {
+        if (!(m >> l & 1))
+            continue;
+        uintptr_t a = (uintptr_t)(A[l] + (uint64_t)in->off);
+        if (!h || !h->mc_is || !h->mc_is(h->ctx, a))
+            return fab__ptx_fail(w, FAB__PTX_E_FAULT, l, a, "multimem on an address no multicast object maps");
+        if (a & (n * v - 1))
+            return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, a, "a misaligned access");
+        unsigned char buf[16];
+        int rc;
+        if (in->op == OP_(MULTIMEM_LD_REDUCE)) {
+            rc = h->mc_ld_reduce ? h->mc_ld_reduce(h->ctx, a, in->t, in->k, buf, v) : FAB__PTX_E_FAULT;
+            if (!rc)
+                for (unsigned i = 0; i < v; i++) {
+                    uint64_t x = 0;
+                    memcpy(&x, buf + i * n, n);
+                    w->R[(size_t)in->d[i] * LANES_N + l] = x;
+                }
+        } else {
+            for (unsigned i = 0; i < v; i++)
+                memcpy(buf + i * n, &w->R[(size_t)in->s[i] * LANES_N + l], n);
+            if (in->op == OP_(MULTIMEM_ST))
+                rc = h->mc_st ? h->mc_st(h->ctx, a, in->t, buf, v) : FAB__PTX_E_FAULT;
+            else
+                rc = h->mc_red ? h->mc_red(h->ctx, a, in->t, in->k, buf, v) : FAB__PTX_E_FAULT;
+            w->stored = true;
+        }
+        if (rc)
+            return fab__ptx_fail(w, rc, l, a, "the multicast object refused the access");
+    }
+    return R_NEXT;
+}
+
+int fab__ptx_x_cp_async(W_ARGS)
+{
+    const uint64_t *A = SLOT(in->addr), *S = SLOT(in->s[0]), *O = SLOT(in->s[1]), *N = SLOT(in->s[2]),
+                   *SN = SLOT(in->s[3]);
+    w->stored = true;
+    for (unsigned l = 0; l < LANES_N; l++) {
+        if (!(m >> l & 1))
+            continue;
+        uint32_t n = (uint32_t)N[l], sn = (uint32_t)SN[l];
+        if (n != 4 && n != 8 && n != 16)
+            return fab__ptx_fail(w, FAB__PTX_E_TRAP, l, 0, "cp.async of a size not 4, 8 or 16");
+        sn = sn < n ? sn : n;
+        uint64_t a_ = A[l] + (uint64_t)in->off;
+        unsigned char *dst = fab__ptx_where(w, in->space, l, a_, n);
+        if (!dst)
+            return fab__ptx_bad_addr(w, l, a_, n, in->space);
+        uint64_t sa = S[l] + O[l];
+        if (sn && sa < FAB__PTX_LOW_LIMIT)
+            return fab__ptx_bad_addr(w, l, sa, sn, FAB__PTX_XS_GENERIC);
+        if (((uintptr_t)dst | (sn ? sa : 0)) & (n - 1))
+            return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)dst, "a misaligned access");
+        if (sn)
+            memcpy(dst, (const void *)(uintptr_t)sa, sn);
+        memset(dst + sn, 0, n - sn);
+    }
+    return R_NEXT;
+}

@@ -84,9 +84,9 @@
     X(LDU, "ldu", "data", 1)                                  \
     X(ST, "st", "data", 1)                                    \
     X(ST_ASYNC, "st.async", "data", 0)                        \
-    X(MULTIMEM_LD_REDUCE, "multimem.ld_reduce", "data", 0)    \
-    X(MULTIMEM_ST, "multimem.st", "data", 0)                  \
-    X(MULTIMEM_RED, "multimem.red", "data", 0)                \
+    X(MULTIMEM_LD_REDUCE, "multimem.ld_reduce", "data", 1)    \
+    X(MULTIMEM_ST, "multimem.st", "data", 1)                  \
+    X(MULTIMEM_RED, "multimem.red", "data", 1)                \
     X(PREFETCH, "prefetch", "data", 1)                        \
     X(PREFETCHU, "prefetchu", "data", 1)                      \
     X(APPLYPRIORITY, "applypriority", "data", 1)              \
@@ -98,10 +98,10 @@
     X(CVT_PACK, "cvt.pack", "data", 0)                        \
     X(MAPA, "mapa", "data", 0)                                \
     X(GETCTARANK, "getctarank", "data", 0)                    \
-    X(CP_ASYNC, "cp.async", "data", 0)                        \
-    X(CP_ASYNC_COMMIT_GROUP, "cp.async.commit_group", "data", 0) \
-    X(CP_ASYNC_WAIT_GROUP, "cp.async.wait_group", "data", 0)  \
-    X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "data", 0)      \
+    X(CP_ASYNC, "cp.async", "data", 1)                        \
+    X(CP_ASYNC_COMMIT_GROUP, "cp.async.commit_group", "data", 1) \
+    X(CP_ASYNC_WAIT_GROUP, "cp.async.wait_group", "data", 1)  \
+    X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "data", 1)      \
     X(CP_ASYNC_BULK, "cp.async.bulk", "data", 0)              \
     X(CP_REDUCE_ASYNC_BULK, "cp.reduce.async.bulk", "data", 0) \
     X(TENSORMAP_REPLACE, "tensormap.replace", "data", 0)      \
