@@ -168,7 +168,7 @@ int fab__ptx_builtin(fab__ptx_warp_t *w, const fab__ptx_x_t *in, const fab__ptx_
         case FAB__PTX_BI_VPRINTF: {
             uint64_t fmt = fab__ptx_arg(w, cs, 0, l), args = fab__ptx_arg(w, cs, 1, l);
             if (fmt < 4096)
-                return fab__ptx_fail(w, FAB__PTX_E_FAULT, l, (uintptr_t)fmt, "printf with a null format");
+                return fab__ptx_warp_fail(w, FAB__PTX_E_FAULT, l, (uintptr_t)fmt, "printf with a null format");
             char buf[FAB__PTX_PRINTF_MAX];
             size_t n = fab__ptx_format(buf, sizeof(buf), (const char *)(uintptr_t)fmt,
                                        args >= 4096 ? (const unsigned char *)(uintptr_t)args : NULL);
@@ -196,7 +196,7 @@ int fab__ptx_builtin(fab__ptx_warp_t *w, const fab__ptx_x_t *in, const fab__ptx_
                 fab__ptx_emit(w, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
             char why[200];
             snprintf(why, sizeof(why), "assertion `%.150s` failed", msg >= 4096 ? (const char *)(uintptr_t)msg : "?");
-            return fab__ptx_fail(w, FAB__PTX_E_ASSERT, l, 0, why);
+            return fab__ptx_warp_fail(w, FAB__PTX_E_ASSERT, l, 0, why);
         }
         }
     }

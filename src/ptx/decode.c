@@ -48,7 +48,7 @@ uint32_t fab__ptx_type_bits(unsigned t)
     }
 }
 
-uint32_t fab__ptx_type_size(unsigned t)
+uint32_t fab__ptx_xtype_size(unsigned t)
 {
     uint32_t b = fab__ptx_type_bits(t);
     return b == 1 ? 1 : b / 8;

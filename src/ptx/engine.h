@@ -232,7 +232,7 @@ enum { FAB__PTX_R_NEXT = 0, FAB__PTX_R_JUMP, FAB__PTX_R_YIELD, FAB__PTX_R_BAR, F
        FAB__PTX_R_FAULT };
 
 /* decode.c */
-uint32_t fab__ptx_type_size(unsigned type);
+uint32_t fab__ptx_xtype_size(unsigned type);
 void fab__ptx_window_init(fab__ptx_warp_t *w, const fab__ptx_code_t *code, uint64_t *R, uint32_t fp);
 
 bool fab__ptx_func_value(const fab__ptx_program_t *p, uint64_t v, uint32_t *index_out);
@@ -256,7 +256,7 @@ int fab__ptx_x_isspacep(fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m);
 int fab__ptx_x_multimem(fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m);
 int fab__ptx_builtin(fab__ptx_warp_t *w, const fab__ptx_x_t *in, const fab__ptx_callsite_t *cs,
                      uint32_t m);
-int fab__ptx_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t addr, const char *why);
+int fab__ptx_warp_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t addr, const char *why);
 
 /* mem.c */
 unsigned fab__ptx_fault_lane(const fab__ptx_warp_t *w, uintptr_t addr);

@@ -486,7 +486,7 @@ static int x_BRA(W_ARGS)
         return R_JUMP;
     }
     if (fab__ptx_simt_reserve(w, 2))
-        return fab__ptx_fail(w, FAB__PTX_E_NOMEM, 0, 0, "the SIMT stack");
+        return fab__ptx_warp_fail(w, FAB__PTX_E_NOMEM, 0, 0, "the SIMT stack");
     t = TOP;
     if (r != FAB__PTX_NONE && t->rpc == r) {
         t->pc = in->target;
@@ -545,12 +545,12 @@ static int x_CALL(W_ARGS)
             same |= (uint32_t)((m >> l & 1) && A[l] == A[first]) << l;
         if (!fab__ptx_func_value(w->run->program, A[first], &callee) ||
             !w->run->program->codes[callee].decoded)
-            return fab__ptx_fail(w, FAB__PTX_E_FAULT, first, (uintptr_t)A[first],
+            return fab__ptx_warp_fail(w, FAB__PTX_E_FAULT, first, (uintptr_t)A[first],
                                  "an indirect call to no function");
         if (same != m) {
             /* lanes with another target call again once these return */
             if (fab__ptx_simt_reserve(w, 1))
-                return fab__ptx_fail(w, FAB__PTX_E_NOMEM, 0, 0, "the SIMT stack");
+                return fab__ptx_warp_fail(w, FAB__PTX_E_NOMEM, 0, 0, "the SIMT stack");
             fab__ptx_simt_t *t = TOP;
             uint32_t pc = t->pc, all = t->mask;
             t->pc = pc + 1;
@@ -564,7 +564,7 @@ static int x_CALL(W_ARGS)
 static int x_TRAP(W_ARGS)
 {
     (void)in;
-    return fab__ptx_fail(w, FAB__PTX_E_TRAP, (unsigned)__builtin_ctz(m), 0,
+    return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, (unsigned)__builtin_ctz(m), 0,
                          in->op == OP_(BRKPT) ? "brkpt" : "trap");
 }
 #define x_BRKPT x_TRAP

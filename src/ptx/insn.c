@@ -457,7 +457,7 @@ static int fab__ptx_dc_ldst(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         return fab__ptx_bad_type(dc, T_(NONE));
     unsigned t = in->types[0];
     x->t = (uint8_t)t;
-    x->size = (uint8_t)fab__ptx_type_size(t);
+    x->size = (uint8_t)fab__ptx_xtype_size(t);
     x->vec = in->vec ? in->vec : 1;
     if (t == T_(B128) || t == T_(PRED) || !x->size)
         return fab__ptx_bad_type(dc, t);
@@ -522,7 +522,7 @@ static int fab__ptx_dc_atom(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         return fab__ptx_bad_type(dc, in->ntypes ? in->types[0] : T_(NONE));
     unsigned t = in->types[0];
     x->t = (uint8_t)t;
-    x->size = (uint8_t)fab__ptx_type_size(t);
+    x->size = (uint8_t)fab__ptx_xtype_size(t);
     bool ok;
     switch (x->k) {
     case W_(AND): case W_(OR): case W_(XOR):
@@ -626,7 +626,7 @@ static int fab__ptx_dc_multimem(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fa
         return fab__ptx_bad_type(dc, T_(NONE));
     unsigned t = in->types[0];
     x->t = (uint8_t)t;
-    x->size = (uint8_t)fab__ptx_type_size(t);
+    x->size = (uint8_t)fab__ptx_xtype_size(t);
     x->vec = in->vec ? in->vec : 1;
     if (!x->size || t == T_(PRED) || t == T_(B128) || x->vec > 4 || x->size * x->vec > 16)
         return fab__ptx_bad_type(dc, t);

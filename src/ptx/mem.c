@@ -4,7 +4,7 @@
  * as two 8-byte ones), atom and red, cvta and isspacep, spin detection
  * (an ordered load run again with no store since ends the quantum), the
  * built-in functions (vprintf formatted here, malloc, free, __assertfail),
- * and a fault's first report (fab__ptx_fail). A generic, .global or .const
+ * and a fault's first report (fab__ptx_warp_fail). A generic, .global or .const
  * address is a host address; a .shared one an offset in the block's
  * window, a .local one in the lane's window, a kernel's .param one in the
  * launch's buffer. An access outside those windows is a fault found here;
@@ -20,7 +20,7 @@
 
 #define FAB__PTX_LOW_LIMIT 4096u /* a generic address below this is a null pointer's */
 
-int fab__ptx_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t addr, const char *why)
+int fab__ptx_warp_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t addr, const char *why)
 {
     w->status = status;
     w->fault_lane = lane;
@@ -53,7 +53,7 @@ static int fab__ptx_bad_addr(fab__ptx_warp_t *w, unsigned l, uint64_t a, uint32_
     static const char *const names[] = {"generic", "shared", "local", "param"};
     char why[96];
     snprintf(why, sizeof(why), "an address outside the %s window", names[space & 3]);
-    return fab__ptx_fail(w, FAB__PTX_E_FAULT, l, (uintptr_t)a, why);
+    return fab__ptx_warp_fail(w, FAB__PTX_E_FAULT, l, (uintptr_t)a, why);
 }
 
 /* The lane whose access by the current instruction covers addr (after a
@@ -125,7 +125,7 @@ static inline void fab__ptx_store1(unsigned char *p, unsigned n, unsigned sem, u
     if (!p)                                                                                \
         return fab__ptx_bad_addr(w, l, a_, n, in->space);                                  \
     if ((uintptr_t)p & ((n) - 1))                                                          \
-        return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)p, "a misaligned access")
+        return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)p, "a misaligned access")
 
 int fab__ptx_x_ld(W_ARGS)
 {
@@ -143,7 +143,7 @@ int fab__ptx_x_ld(W_ARGS)
             if (a < FAB__PTX_LOW_LIMIT)
                 return fab__ptx_bad_addr(w, l, a, n, in->space);
             if (a & (n - 1))
-                return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
             if (n == 4) {
                 uint32_t x;
                 memcpy(&x, (const void *)(uintptr_t)a, 4);
@@ -397,9 +397,9 @@ int fab__ptx_x_multimem(W_ARGS)
             continue;
         uintptr_t a = (uintptr_t)(A[l] + (uint64_t)in->off);
         if (!h || !h->mc_is || !h->mc_is(h->ctx, a))
-            return fab__ptx_fail(w, FAB__PTX_E_FAULT, l, a, "multimem on an address no multicast object maps");
+            return fab__ptx_warp_fail(w, FAB__PTX_E_FAULT, l, a, "multimem on an address no multicast object maps");
         if (a & (n * v - 1))
-            return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, a, "a misaligned access");
+            return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, a, "a misaligned access");
         unsigned char buf[16];
         int rc;
         if (in->op == OP_(MULTIMEM_LD_REDUCE)) {
@@ -420,7 +420,7 @@ int fab__ptx_x_multimem(W_ARGS)
             w->stored = true;
         }
         if (rc)
-            return fab__ptx_fail(w, rc, l, a, "the multicast object refused the access");
+            return fab__ptx_warp_fail(w, rc, l, a, "the multicast object refused the access");
     }
     return R_NEXT;
 }
@@ -435,7 +435,7 @@ int fab__ptx_x_cp_async(W_ARGS)
             continue;
         uint32_t n = (uint32_t)N[l], sn = (uint32_t)SN[l];
         if (n != 4 && n != 8 && n != 16)
-            return fab__ptx_fail(w, FAB__PTX_E_TRAP, l, 0, "cp.async of a size not 4, 8 or 16");
+            return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, l, 0, "cp.async of a size not 4, 8 or 16");
         sn = sn < n ? sn : n;
         uint64_t a_ = A[l] + (uint64_t)in->off;
         unsigned char *dst = fab__ptx_where(w, in->space, l, a_, n);
@@ -445,7 +445,7 @@ int fab__ptx_x_cp_async(W_ARGS)
         if (sn && sa < FAB__PTX_LOW_LIMIT)
             return fab__ptx_bad_addr(w, l, sa, sn, FAB__PTX_XS_GENERIC);
         if (((uintptr_t)dst | (sn ? sa : 0)) & (n - 1))
-            return fab__ptx_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)dst, "a misaligned access");
+            return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)dst, "a misaligned access");
         if (sn)
             memcpy(dst, (const void *)(uintptr_t)sa, sn);
         memset(dst + sn, 0, n - sn);

@@ -290,7 +290,7 @@ static int fab__ptx_quantum(fab__ptx_warp_t *w)
     if (sigsetjmp(jb, 0)) {
         fesetround(FE_TONEAREST);
         uintptr_t a = fab__ptx_si_addr;
-        return fab__ptx_fail(w, FAB__PTX_E_FAULT, fab__ptx_fault_lane(w, a), a,
+        return fab__ptx_warp_fail(w, FAB__PTX_E_FAULT, fab__ptx_fault_lane(w, a), a,
                              "an access to memory not mapped or not accessible so");
     }
     fab__ptx_jb = &jb;

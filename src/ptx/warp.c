@@ -29,13 +29,13 @@ int fab__ptx_call(fab__ptx_warp_t *w, const fab__ptx_code_t *g, const fab__ptx_c
     uint32_t base = cf->base + w->code->nslots, fp = cf->fp + w->code->frame;
     unsigned first = (unsigned)__builtin_ctz(m);
     if ((uint64_t)fp + g->frame > w->lstride)
-        return fab__ptx_fail(w, FAB__PTX_E_TRAP, first, 0, "the call stack overflows the local window");
+        return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, first, 0, "the call stack overflows the local window");
     size_t need = (size_t)(base + g->nslots) * LANES_N;
     if (need > w->regs_cap) {
         size_t cap = need * 2;
         uint64_t *r = realloc(w->regs, cap * sizeof(*r));
         if (!r)
-            return fab__ptx_fail(w, FAB__PTX_E_NOMEM, first, 0, "registers");
+            return fab__ptx_warp_fail(w, FAB__PTX_E_NOMEM, first, 0, "registers");
         w->regs = r;
         w->regs_cap = cap;
     }
@@ -43,13 +43,13 @@ int fab__ptx_call(fab__ptx_warp_t *w, const fab__ptx_code_t *g, const fab__ptx_c
         uint32_t cap = w->fr_cap * 2 + 4;
         fab__ptx_frame_t *f = realloc(w->fr, cap * sizeof(*f));
         if (!f)
-            return fab__ptx_fail(w, FAB__PTX_E_NOMEM, first, 0, "frames");
+            return fab__ptx_warp_fail(w, FAB__PTX_E_NOMEM, first, 0, "frames");
         w->fr = f;
         w->fr_cap = cap;
         cf = &w->fr[w->nfr - 1];
     }
     if (fab__ptx_simt_reserve(w, 1))
-        return fab__ptx_fail(w, FAB__PTX_E_NOMEM, first, 0, "the SIMT stack");
+        return fab__ptx_warp_fail(w, FAB__PTX_E_NOMEM, first, 0, "the SIMT stack");
     uint32_t nargs = cs->nargs < g->func->nparams ? cs->nargs : g->func->nparams;
     for (unsigned l = 0; l < LANES_N; l++) {
         if (!(m >> l & 1))
@@ -227,11 +227,11 @@ int fab__ptx_x_bar(W_ARGS)
     unsigned first = (unsigned)__builtin_ctz(m);
     uint32_t id = (uint32_t)A[first];
     if (id >= FAB__PTX_MAXBAR)
-        return fab__ptx_fail(w, FAB__PTX_E_TRAP, first, 0, "a barrier id over 15");
+        return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, first, 0, "a barrier id over 15");
     w->bar_id = id;
     w->bar_count = (in->aux & 1) ? (uint32_t)B[first] : 0;
     if ((in->aux & 1) && (w->bar_count == 0 || w->bar_count % 32))
-        return fab__ptx_fail(w, FAB__PTX_E_TRAP, first, 0, "a barrier thread count not a multiple of 32");
+        return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, first, 0, "a barrier thread count not a multiple of 32");
     w->bar_k = in->k;
     w->bar_t = in->k2;
     w->bar_mask = m;
