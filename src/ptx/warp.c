@@ -77,7 +77,12 @@ void fab__ptx_return(fab__ptx_warp_t *w)
     const fab__ptx_frame_t *f = &w->fr[w->nfr - 1], *cf = &w->fr[w->nfr - 2];
     const fab__ptx_code_t *g = f->code;
     const fab__ptx_callsite_t *cs = f->cs;
-    uint32_t lanes = w->depth ? f->call_mask & w->st[w->depth - 1].mask : 0;
+    /* the lanes that called and have not exited: some wait in entries below the top
+     * (an indirect call serialised by target) */
+    uint32_t alive = 0;
+    for (uint32_t i = 0; i < w->depth; i++)
+        alive |= w->st[i].mask;
+    uint32_t lanes = f->call_mask & alive;
     uint32_t nrets = cs->nrets < g->func->nrets ? cs->nrets : g->func->nrets;
     for (unsigned l = 0; l < LANES_N; l++) {
         if (!(lanes >> l & 1))
