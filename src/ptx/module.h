@@ -96,8 +96,19 @@ typedef enum fab__ptx_opdkind {
     FAB__PTX_OPD_LABEL,     /* label: index into the function's labels */
     FAB__PTX_OPD_PAIR,      /* reg|reg2: a destination and its predicate (shfl, setp p|q) */
     FAB__PTX_OPD_LIST,      /* (a, b, ...) of call: elems operands starting at first */
-    FAB__PTX_OPD_PROTO,     /* proto: index into module->protos (call's last operand) */
+    FAB__PTX_OPD_PROTO,     /* sym: index into module->protos (call's last operand) */
 } fab__ptx_opdkind_t;
+
+/* How the front end writes what has more than one form:
+ *   call        always (rets), target, (args)[, last]: LISTs, empty when not
+ *               written; target a SYM function or a REG (indirect); last a
+ *               PROTO, or a LIST of SYM functions (a .calltargets list).
+ *   brx.idx     index, then a LIST of LABELs (its .branchtargets list).
+ *   %v.x        an element of a vector register is a REG (the declaration
+ *               split it); a whole vector register is a VEC of its elements.
+ *   tex etc.    [tex, {coords}] is an ADDR of the symbol alone (the loader
+ *               refuses texture instructions by their opcode).
+ * Parameters of a declaration without a body have var FAB__PTX_NONE. */
 
 typedef struct fab__ptx_operand {
     uint8_t kind;           /* fab__ptx_opdkind_t */
@@ -116,7 +127,7 @@ typedef struct fab__ptx_operand {
 } fab__ptx_operand_t;
 
 #define FAB__PTX_MAX_WORDS 12
-#define FAB__PTX_MAX_TYPES 3
+#define FAB__PTX_MAX_TYPES 4 /* mma.sync names four */
 
 /* One instruction as written: opcode, then its modifiers in three kinds
  * (the state space, the vector width and the types are pulled out, since
@@ -134,6 +145,7 @@ typedef struct fab__ptx_insn {
     uint32_t guard;         /* the guard predicate's register, or FAB__PTX_NONE */
     uint32_t first;         /* operands: pool[first .. first + nops) */
     uint32_t line;          /* line in the PTX text (of its module, before linking) */
+    uint8_t space2;         /* a second state space (cp.async.ca.shared.global), else GENERIC */
 } fab__ptx_insn_t;
 
 typedef struct fab__ptx_reg {

@@ -1,5 +1,5 @@
-/* Placeholders for the front end and the interpreter, so that the driver
- * emulation builds against ptx.h while they are written: every parse says
+/* Placeholders for the front end, so that the driver emulation and the
+ * interpreter build against ptx.h while it is written: every parse says
  * the engine is not there yet, so modules load as before (names only). */
 #include "src/ptx/ptx.h"
 
@@ -21,26 +21,3 @@ fab__ptx_status_t fab__ptx_link(const fab__ptx_module_t *const *modules, size_t 
     return FAB__PTX_OK;
 }
 void fab__ptx_module_free(fab__ptx_module_t *module) { (void)module; }
-fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_program_t **program_out,
-                                        fab__ptx_diag_t *diag)
-{
-    (void)module; (void)diag;
-    *program_out = NULL;
-    return FAB__PTX_OK;
-}
-void fab__ptx_program_free(fab__ptx_program_t *program) { (void)program; }
-size_t fab__ptx_program_nvars(const fab__ptx_program_t *program) { (void)program; return 0; }
-void fab__ptx_program_var(const fab__ptx_program_t *program, size_t i, fab__ptx_var_info_t *info_out)
-{ (void)program; (void)i; (void)info_out; }
-void fab__ptx_program_place(fab__ptx_program_t *program, size_t i, void *address)
-{ (void)program; (void)i; (void)address; }
-void fab__ptx_program_init_var(const fab__ptx_program_t *program, size_t i) { (void)program; (void)i; }
-const fab__ptx_kernel_t *fab__ptx_program_kernel(const fab__ptx_program_t *program, const char *name)
-{ (void)program; (void)name; return NULL; }
-void fab__ptx_kernel_info(const fab__ptx_kernel_t *kernel, fab__ptx_kernel_info_t *info_out)
-{ (void)kernel; (void)info_out; }
-void fab__ptx_kernel_param(const fab__ptx_kernel_t *kernel, uint32_t i, size_t *offset_out,
-                           size_t *size_out)
-{ (void)kernel; (void)i; *offset_out = 0; *size_out = 0; }
-fab__ptx_status_t fab__ptx_run(const fab__ptx_launch_t *launch, fab__ptx_fault_t *fault_out)
-{ (void)launch; (void)fault_out; return FAB__PTX_E_UNSUPPORTED; }
