@@ -46,7 +46,7 @@ static void start(bool other_uid)
 {
     if (other_uid && getuid() != 0) {
         fprintf(stderr, "skipped: needs root to run the attacker as uid %d\n", NOBODY);
-        skip();
+        fab_test_skip("needs root for a second uid");
     }
     snprintf(config, sizeof(config),
              "[daemon]\nsocket_mode = 0666\n"

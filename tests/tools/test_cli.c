@@ -554,7 +554,7 @@ static void run_runs_a_cuda_program_unchanged(void **state)
     (void)state;
     const char *example = getenv("FABMEM_EXAMPLE_EXCHANGE");
     if (example == NULL || *example == '\0')
-        skip(); /* built only with the driver emulation */
+        fab_test_skip("built only with the driver emulation");
     char out[OUT_MAX];
     const char *args[] = {"run", "--", example, NULL};
     assert_int_equal(run_tool(args, out), 0);
