@@ -1,30 +1,15 @@
-/* Placeholders for the front end and the interpreter, so that the driver
- * emulation builds against ptx.h while they are written: every parse says
- * the engine is not there yet, so modules load as before (names only). */
+/* Placeholders for the interpreter, so that the driver emulation builds
+ * against ptx.h while it is written: every load says the engine is not
+ * there yet, so modules load as before (names only). The front end's
+ * functions are parse.c's and link.c's. */
 #include "src/ptx/ptx.h"
 
 
-fab__ptx_status_t fab__ptx_parse(const char *text, size_t len, fab__ptx_module_t **module_out,
-                                 fab__ptx_diag_t *diag)
-{
-    (void)text;
-    (void)len;
-    (void)diag;
-    *module_out = NULL;
-    return FAB__PTX_OK; /* nothing to run: launches without a plugin find no kernel */
-}
-fab__ptx_status_t fab__ptx_link(const fab__ptx_module_t *const *modules, size_t n,
-                                fab__ptx_module_t **module_out, fab__ptx_diag_t *diag)
-{
-    (void)modules; (void)n; (void)diag;
-    *module_out = NULL;
-    return FAB__PTX_OK;
-}
-void fab__ptx_module_free(fab__ptx_module_t *module) { (void)module; }
 fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_program_t **program_out,
                                         fab__ptx_diag_t *diag)
 {
-    (void)module; (void)diag;
+    (void)diag;
+    fab__ptx_module_free(module); /* it takes ownership */
     *program_out = NULL;
     return FAB__PTX_OK;
 }
