@@ -136,6 +136,7 @@ static int helper_attacker(int argc, char **argv, int sock)
     if (blk == MAP_FAILED || len < OLD_SLOT(256))
         return 18;
     const char *verdict = "forged";
+    CUdeviceptr mp = 0; /* steal: its multicast mapping */
     if (strcmp(mode, "slot") == 0) {
         put64(blk + OLD_SLOT(0) + OLD_SLOT_MC_OFFSET, 0);
         put64(blk + OLD_SLOT(0) + OLD_SLOT_SIZE, 2 * len);
@@ -169,12 +170,10 @@ static int helper_attacker(int argc, char **argv, int sock)
             (void)cuIpcCloseMemHandle(p);
         }
         /* What a member may do: store through its own mapping. */
-        size_t g = fab_region_size(region);
-        CUdeviceptr mp = 0;
-        HELPER_CU(cuMemAddressReserve(&mp, g, 0, 0, 0), 20);
-        HELPER_CU(cuMemMap(mp, g, 0, mc, 0), 21);
+        HELPER_CU(cuMemAddressReserve(&mp, len, 0, 0, 0), 20);
+        HELPER_CU(cuMemMap(mp, len, 0, mc, 0), 21);
         CUmemAccessDesc d = cut_access(1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-        HELPER_CU(cuMemSetAccess(mp, g, &d, 1), 22);
+        HELPER_CU(cuMemSetAccess(mp, len, &d, 1), 22);
         uint32_t v = STORE;
         HELPER_CU(cuMemcpyHtoD(mp, &v, sizeof(v)), 23);
         HELPER_CU(cuCtxSynchronize(), 24);
@@ -183,6 +182,10 @@ static int helper_attacker(int argc, char **argv, int sock)
     }
     if (fab_test_send_word(sock, verdict) != 0 || fab_test_expect_word(sock, "end") != 0)
         return 25;
+    if (mp) {
+        HELPER_CU(cuMemUnmap(mp, len), 27);
+        HELPER_CU(cuMemAddressFree(mp, len), 28);
+    }
     munmap(blk, len);
     fab_region_release(region);
     fab_client_close(client);
