@@ -15,6 +15,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -45,8 +46,10 @@ static char config[1024];
 static void start(bool other_uid)
 {
     if (other_uid && getuid() != 0) {
-        fprintf(stderr, "skipped: needs root to run the attacker as uid %d\n", NOBODY);
-        skip();
+        /* CTest reports the exit status 77 as SKIPPED (tests/cuda/CMakeLists.txt),
+         * where cmocka's skip() would read as passed. */
+        fprintf(stderr, "SKIPPED: needs root to run the attacker as uid %d\n", NOBODY);
+        exit(77);
     }
     snprintf(config, sizeof(config),
              "[daemon]\nsocket_mode = 0666\n"
@@ -257,10 +260,14 @@ static void a_member_of_another_uid_cannot_widen_the_creators_bind(void **state)
     /* Before, the second store went a granule past the bind's own mapping:
      * into whatever lay there (the memory's mapping, just above it, here),
      * or a fault. */
-    for (size_t at = 0; at < g; at += 4) {
-        if (at != 64)
-            assert_int_equal(read_u32(mem_ptr + at), 0);
+    uint32_t *all = calloc(1, g);
+    assert_non_null(all);
+    CU_OK(cuMemcpyDtoH(all, mem_ptr, g));
+    for (size_t i = 0; i < g / 4; i++) {
+        if (i != 64 / 4)
+            assert_int_equal(all[i], 0);
     }
+    free(all);
     CU_OK(cuMulticastUnbind(mc, 0, 0, g));
     cut_unmap_free(mc_ptr, 2 * g);
     cut_unmap_free(mem_ptr, g);
