@@ -69,6 +69,9 @@ static fab__registry_t *fuzz_daemon(void)
         unsetenv("FABMEM_CONFIG");
         if (fab_topology_load(NULL, &fuzz_topology) != FAB_SUCCESS)
             abort();
+        /* Small per-uid limits, so that an input reaches their refusals. */
+        fuzz_topology->limits.references = 64;
+        fuzz_topology->limits.ipc_entries = 8;
         daemon = fab__registry_create(fuzz_topology, fuzz_key);
         if (daemon == NULL)
             abort();

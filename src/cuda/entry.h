@@ -46,6 +46,11 @@ FAB__CU_API cuCtxGetCurrent(CUcontext *pctx);
 FAB__CU_API cuCtxGetDevice(CUdevice *device);
 FAB__CU_API cuCtxSynchronize(void);
 FAB__CU_API cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+FAB__CU_API cuCtxDisablePeerAccess(CUcontext peerContext);
+FAB__CU_API cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                    CUdevice dstDevice);
+FAB__CU_API cuCtxSetLimit(CUlimit limit, size_t value);
+FAB__CU_API cuCtxGetLimit(size_t *pvalue, CUlimit limit);
 FAB__CU_API cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 FAB__CU_API cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                 cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
@@ -258,6 +263,22 @@ FAB__CU_API cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodul
                               const char *name);
 FAB__CU_API cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name);
 FAB__CU_API cuModuleGetLoadingMode(CUmoduleLoadingMode *mode);
+FAB__CU_API cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                         CUlinkState *stateOut);
+FAB__CU_API cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                            CUlinkState *stateOut);
+FAB__CU_API cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                          const char *name, unsigned int numOptions, CUjit_option *options,
+                          void **optionValues);
+FAB__CU_API cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                             const char *name, unsigned int numOptions, CUjit_option *options,
+                             void **optionValues);
+FAB__CU_API cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+                          unsigned int numOptions, CUjit_option *options, void **optionValues);
+FAB__CU_API cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+                             unsigned int numOptions, CUjit_option *options, void **optionValues);
+FAB__CU_API cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut);
+FAB__CU_API cuLinkDestroy(CUlinkState state);
 FAB__CU_API cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
                               void **jitOptionsValues, unsigned int numJitOptions,
                               CUlibraryOption *libraryOptions, void **libraryOptionValues,

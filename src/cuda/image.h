@@ -15,11 +15,21 @@ typedef struct fab__cu_image_global {
     unsigned char *init; /* size bytes of initial value, or NULL for zeros */
 } fab__cu_image_global_t;
 
+/* A PTX text the image carries, kept for the PTX engine (src/ptx), which
+ * module.c hands the texts of the one architecture it runs. */
+typedef struct fab__cu_image_ptx {
+    char *text;    /* a NUL-terminated copy */
+    size_t len;    /* bytes before the NUL */
+    unsigned arch; /* the fatbin entry's compute capability (90 for 9.0), 0 for bare text */
+} fab__cu_image_ptx_t;
+
 typedef struct fab__cu_image {
     char **kernels; /* their (mangled) names, each once */
     size_t nkernels;
     fab__cu_image_global_t *globals; /* each name once; the first image that declares it wins */
     size_t nglobals;
+    fab__cu_image_ptx_t *ptx; /* every PTX text, in the order the image holds them */
+    size_t nptx;
     char error[160]; /* why a parse failed, for the log and the JIT error log */
 } fab__cu_image_t;
 
@@ -41,6 +51,16 @@ size_t fab__cu_image_extent(const void *data);
  * magic 0x466243B1, as fatbinary_section.h declares it) points at, or data
  * itself when it is no such wrapper. */
 const void *fab__cu_image_unwrap(const void *data);
+
+/* The image a load call was given without its size: data and its extent,
+ * or, for nvcc's fatbin wrapper, the fatbin it names (version 1), or a
+ * version-2 wrapper's device-linked fatbin, or, where that holds no code,
+ * its prelinked fatbins copied back to back into a buffer *owned_out that
+ * the caller frees after the parse (NULL otherwise). CUDA_ERROR_INVALID_VALUE
+ * (NULL), CUDA_ERROR_INVALID_IMAGE (a prelinked list that is not fatbins),
+ * CUDA_ERROR_OUT_OF_MEMORY. */
+CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *len_out,
+                              void **owned_out);
 
 void fab__cu_image_free(fab__cu_image_t *img);
 

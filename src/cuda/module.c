@@ -29,6 +29,7 @@
 #include "src/cuda/vmm.h"
 #include "src/cuda/image.h"
 #include "src/cuda/plugin.h"
+#include "src/cuda/program.h"
 #include "src/cuda/module.h"
 #include "src/cuda/entry.h"
 
@@ -53,6 +54,10 @@ typedef struct fab__cu_module {
     fab__cu_image_t img;
     fab__cu_function_t *functions; /* one per img.kernels[i] */
     uintptr_t *global_addr;        /* one per img.globals[i] */
+    /* The PTX the device runs (program.c), or NULL. With a program its
+     * variables are the module's globals, in the program's block, and
+     * img.globals get no memory of their own. */
+    fab__cu_program_t *program;
     void *mem;                     /* the globals' block, or NULL */
     size_t mem_len;
     int device;                    /* the loading context's device; -1 for a library's */
@@ -113,8 +118,9 @@ static void fab__cu_module_free(fab__cu_module_t *m)
 {
     if (!m)
         return;
-    if (m->mem)
+    if (m->mem && !m->program)
         munmap(m->mem, m->mem_len);
+    fab__cu_program_free(m->program); /* and with it its block */
     fab__cu_image_free(&m->img);
     free(m->functions);
     free(m->global_addr);
@@ -221,7 +227,27 @@ static CUresult fab__cu_module_load(const void *data, size_t len, int device, bo
         fn->carveout = -1;
         fn->cache = CU_FUNC_CACHE_PREFER_NONE;
     }
-    if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
+    /* A library belongs to no context: its kernels run as the device of
+     * the caller's context would run them, device 0's without one. */
+    int cc_dev = device >= 0 ? device : 0;
+    if (device < 0)
+        (void)fab__cu_current_device(&cc_dev);
+    unsigned cc = (unsigned)(fab__cu.devices[cc_dev].compute_major * 10 +
+                             fab__cu.devices[cc_dev].compute_minor);
+    char perror[160] = "";
+    if ((r = fab__cu_program_build(&m->img, cc, &m->program, perror, sizeof(perror))) !=
+        CUDA_SUCCESS) {
+        fab__log(FAB__LOG_WARN, "%s: the PTX is refused: %s", call, perror);
+        if (error)
+            snprintf(error, error_len, "%s", perror);
+        fab__cu_module_free(m);
+        return r;
+    }
+    for (size_t i = 0; i < m->img.nkernels; i++)
+        m->functions[i].ptx = fab__cu_program_kernel(m->program, m->functions[i].name);
+    if (m->program)
+        fab__cu_program_memory(m->program, &m->mem, &m->mem_len);
+    else if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
         goto fail;
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (m->mem)
@@ -305,13 +331,14 @@ static CUresult fab__cu_module_load_memory(CUmodule *module, const void *image, 
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
     FAB__CU_TRY(fab__cu_jit_check(n, options, values));
-    image = fab__cu_image_unwrap(image);
-    if (!image)
-        return CUDA_ERROR_INVALID_VALUE;
+    const void *bytes;
+    size_t len;
+    void *owned;
+    FAB__CU_TRY(fab__cu_image_gather(image, &bytes, &len, &owned));
     char error[160] = "";
     fab__cu_module_t *m;
-    CUresult r = fab__cu_module_load(image, fab__cu_image_extent(image), dev, false, call, &m,
-                                     error, sizeof(error));
+    CUresult r = fab__cu_module_load(bytes, len, dev, false, call, &m, error, sizeof(error));
+    free(owned);
     fab__cu_jit_log(n, options, values, error);
     if (r == CUDA_SUCCESS)
         *module = (CUmodule)m;
@@ -411,6 +438,8 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 static CUresult fab__cu_module_global(const fab__cu_module_t *m, const char *name, CUdeviceptr *dptr,
                                       size_t *bytes)
 {
+    if (m->program)
+        return fab__cu_program_global(m->program, name, dptr, bytes);
     for (size_t i = 0; i < m->img.nglobals; i++) {
         if (strcmp(m->img.globals[i].name, name) == 0) {
             if (dptr)
@@ -514,11 +543,14 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
     FAB__CU_TRY(fab__cu_jit_check(numJitOptions, jitOptions, jitOptionsValues));
     FAB__CU_TRY(fab__cu_library_options(numLibraryOptions, libraryOptions, libraryOptionValues,
                                         false));
-    code = fab__cu_image_unwrap(code);
-    if (!code)
-        return CUDA_ERROR_INVALID_VALUE;
-    return fab__cu_library_make(library, code, fab__cu_image_extent(code), numJitOptions,
-                                jitOptions, jitOptionsValues, "cuLibraryLoadData");
+    const void *bytes;
+    size_t len;
+    void *owned;
+    FAB__CU_TRY(fab__cu_image_gather(code, &bytes, &len, &owned));
+    CUresult r = fab__cu_library_make(library, bytes, len, numJitOptions, jitOptions,
+                                      jitOptionsValues, "cuLibraryLoadData");
+    free(owned);
+    return r;
 }
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
@@ -638,21 +670,28 @@ static int fab__cu_device_attr(CUdevice_attribute attrib, int dev)
     return v;
 }
 
-/* The attribute's value for fn on device dev. The static sizes are zero and
- * the register count a plausible 32: no code was compiled. */
+/* The attribute's value for fn on device dev. A kernel the PTX engine runs
+ * answers its own sizes and limits (what the decoder found); any other
+ * (a plugin's, a cubin's) static sizes of zero and a plausible 32
+ * registers: no code was compiled. */
 static CUresult fab__cu_function_attribute(const fab__cu_function_t *fn, CUfunction_attribute a,
                                            int dev, int *pi)
 {
+    fab__ptx_kernel_info_t k = {.max_threads = 1024, .nregs = 32};
+    if (fn->ptx)
+        fab__ptx_kernel_info(fn->ptx, &k);
     switch (a) {
-    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-        *pi = fab__cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: {
+        int most = fab__cu_device_attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev);
+        *pi = k.max_threads > 0 && (int)k.max_threads < most ? (int)k.max_threads : most;
         return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+    }
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = (int)k.static_shared; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = (int)k.local_bytes; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
-    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
     case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = 0; return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = 32; return CUDA_SUCCESS;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)k.nregs; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION:
     case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
         *pi = fab__cu.devices[dev].compute_major * 10 + fab__cu.devices[dev].compute_minor;

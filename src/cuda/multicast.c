@@ -812,6 +812,18 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     return r;
 }
 
+bool fab__cu_mc_is(uintptr_t addr)
+{
+    CUmemGenericAllocationHandle h;
+    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&h, (void *)addr)) != CUDA_SUCCESS)
+        return false;
+    fab__cu_alloc_t *a = fab__cu_mc_get(h);
+    (void)FAB__CU_INNER(cuMemRelease(h));
+    if (a)
+        fab__cu_mc_put(a);
+    return a != NULL;
+}
+
 static int fab__cu_mc_reduce_f32(const void *mc_addr, float *out, size_t count)
 {
     return fab__cu_mc_reduce(mc_addr, out, count, true);

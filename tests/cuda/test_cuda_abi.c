@@ -46,6 +46,9 @@ FAB_CU_POINTER_ACCESS_LIST(SAME_VALUE)
 FAB_CU_MEM_RANGE_HANDLE_TYPE_LIST(SAME_VALUE)
 FAB_CU_MEM_RANGE_FLAGS_LIST(SAME_VALUE)
 FAB_CU_MULTICAST_GRANULARITY_LIST(SAME_VALUE)
+FAB_CU_P2P_ATTRIBUTE_LIST(SAME_VALUE)
+FAB_CU_LIMIT_LIST(SAME_VALUE)
+SAME_VALUE(CU_LIMIT_MAX, 0x0a)
 
 #define SAME_TYPE(t) _Static_assert(sizeof(t) == sizeof(abi_##t) && \
                                     _Alignof(t) == _Alignof(abi_##t), #t " size/alignment")
