@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 
 #define PTX_HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -620,6 +621,52 @@ static void kernels_in_two_processes_pass_data_through_release_and_acquire(void 
     CU_OK(cuMemRelease(h));
 }
 
+/* A kernel that does not end is seen: after FABMEM_KERNEL_WATCH_MS the log
+ * names it and where its warps spin. The test reads its own stderr through
+ * a pipe until the line comes (bounded), then lets the kernel finish. */
+static void a_kernel_that_does_not_end_is_logged_with_its_spinning_warps(void **state)
+{
+    (void)state;
+    setenv("FABMEM_KERNEL_WATCH_MS", "100", 1);
+    cut_init(0);
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    int saved = dup(2);
+    assert_true(dup2(pipefd[1], 2) >= 0);
+    CUmodule mod = load(wait_ptx);
+    CUfunction f = function(mod, "wait_flag");
+    unsigned *host;
+    CU_OK(cuMemAllocHost((void **)&host, 2 * sizeof(unsigned)));
+    host[0] = host[1] = 0;
+    CUdeviceptr flag = (CUdeviceptr)(uintptr_t)&host[0], out = (CUdeviceptr)(uintptr_t)&host[1];
+    void *params[] = {&flag, &out};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    char buf[4096];
+    size_t have = 0;
+    bool seen = false;
+    for (int tries = 0; tries < 200 && !seen; tries++) { /* 200 x 50 ms at most */
+        struct pollfd pfd = {pipefd[0], POLLIN, 0};
+        if (poll(&pfd, 1, 50) == 1) {
+            ssize_t got = read(pipefd[0], buf + have, sizeof(buf) - 1 - have);
+            if (got > 0)
+                have += (size_t)got;
+            buf[have] = '\0';
+            seen = strstr(buf, "kernel wait_flag still running") && strstr(buf, "PTX line");
+        }
+    }
+    assert_true(dup2(saved, 2) >= 0);
+    close(saved);
+    close(pipefd[1]);
+    close(pipefd[0]);
+    __atomic_store_n(&host[0], 1u, __ATOMIC_RELEASE);
+    CU_OK(cuCtxSynchronize());
+    fprintf(stderr, "%s", buf);
+    assert_true(seen);
+    assert_int_equal(host[1], 2);
+    CU_OK(cuMemFreeHost(host));
+    CU_OK(cuModuleUnload(mod));
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_ptx_kernel_runs_without_a_plugin),
     cmocka_unit_test(a_launch_returns_before_the_kernel_runs_and_copies_its_arguments),
@@ -634,6 +681,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
     cmocka_unit_test(function_attributes_are_the_kernels),
     cmocka_unit_test(kernels_in_two_processes_pass_data_through_release_and_acquire),
+    cmocka_unit_test(a_kernel_that_does_not_end_is_logged_with_its_spinning_warps),
 };
 
 static const fab_test_helper_t helpers[] = {
