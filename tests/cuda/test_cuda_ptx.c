@@ -293,6 +293,7 @@ static void an_illegal_address_stops_the_kernel_and_sticks(void **state)
     /* sticky: later synchronisations and launches answer it too */
     CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     CU_IS(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuMemAddressFree(hole, g));
 }
 
 /* A read-only mapping (cuMemSetAccess READ): a store through it faults. */
@@ -314,6 +315,8 @@ static void a_store_to_read_only_memory_is_an_illegal_address(void **state)
     void *params[] = {&p};
     CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
     CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    cut_unmap_free(p, g);
+    CU_OK(cuMemRelease(h));
 }
 
 static void a_trap_fails_the_launch(void **state)
