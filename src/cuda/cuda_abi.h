@@ -54,6 +54,9 @@
     XX(ERROR_INVALID_PTX, 218, "a PTX JIT compilation failed")                              \
     XX(ERROR_FILE_NOT_FOUND, 301, "file not found")                                         \
     XX(ERROR_LAUNCH_OUT_OF_RESOURCES, 701, "too many resources requested for launch")       \
+    XX(ERROR_ASSERT, 710, "device-side assert triggered")                                    \
+    XX(ERROR_ILLEGAL_INSTRUCTION, 715, "an illegal instruction was encountered")             \
+    XX(ERROR_MISALIGNED_ADDRESS, 716, "misaligned address")                                  \
     XX(ERROR_LAUNCH_FAILED, 719, "unspecified launch failure")                              \
     XX(ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720, "too many blocks in cooperative launch")
 

@@ -63,6 +63,20 @@ typedef enum FAB_CU(CUjit_option_enum) {
     FAB_CU_JIT_OPTION_LIST(FAB__CU_ENUMERATOR)
 } FAB_CU(CUjit_option);
 
+/* The inputs of cuLinkAddData / cuLinkAddFile. */
+#define FAB_CU_JIT_INPUT_LIST(XX)        \
+    XX(CU_JIT_INPUT_CUBIN, 0)            \
+    XX(CU_JIT_INPUT_PTX, 1)              \
+    XX(CU_JIT_INPUT_FATBINARY, 2)        \
+    XX(CU_JIT_INPUT_OBJECT, 3)           \
+    XX(CU_JIT_INPUT_LIBRARY, 4)          \
+    XX(CU_JIT_INPUT_NVVM, 5)             \
+    XX(CU_JIT_NUM_INPUT_TYPES, 6)
+typedef enum FAB_CU(CUjitInputType_enum) {
+    FAB_CU_JIT_INPUT_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUjitInputType);
+typedef struct FAB_CU(CUlinkState_st) *FAB_CU(CUlinkState);
+
 #define FAB_CU_LIBRARY_OPTION_LIST(XX)                       \
     XX(CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE, 0) \
     XX(CU_LIBRARY_BINARY_IS_PRESERVED, 1)                    \

@@ -15,6 +15,7 @@
 #include "src/common/topology.h"
 #include "src/fabric/fault.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -863,4 +864,23 @@ CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
     FAB__CU_TRY(fab__cu_ctx_check(ctx));
     *ctxId = ctx->id;
     return CUDA_SUCCESS;
+}
+
+/* ---- sticky errors (device.h) ----------------------------------------------------- */
+
+static _Atomic int fab__cu_sticky_errors[FAB__CU_MAX_DEVICES];
+
+void fab__cu_sticky_set(int dev, CUresult r)
+{
+    if (dev < 0 || dev >= FAB__CU_MAX_DEVICES || r == CUDA_SUCCESS)
+        return;
+    int none = CUDA_SUCCESS;
+    atomic_compare_exchange_strong(&fab__cu_sticky_errors[dev], &none, (int)r);
+}
+
+CUresult fab__cu_sticky(int dev)
+{
+    if (dev < 0 || dev >= FAB__CU_MAX_DEVICES)
+        return CUDA_SUCCESS;
+    return (CUresult)atomic_load_explicit(&fab__cu_sticky_errors[dev], memory_order_acquire);
 }

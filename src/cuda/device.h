@@ -30,4 +30,12 @@ CUresult fab__cu_ctx_check(CUcontext ctx);
  * must not hold it. */
 void fab__cu_topology_refresh(void);
 
+/* Sticky errors. A kernel that stopped on an illegal address, a trap or an
+ * assert leaves its device's contexts unusable, as the driver does: every
+ * later synchronisation and launch on that device returns the error (the
+ * first one stands). Lock-free; any thread. fab__cu_sticky answers
+ * CUDA_SUCCESS for a device with none, and for -1. */
+void fab__cu_sticky_set(int dev, CUresult r);
+CUresult fab__cu_sticky(int dev);
+
 #endif /* FAB_CUDA_DEVICE_H */

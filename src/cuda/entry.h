@@ -266,6 +266,22 @@ FAB__CU_API cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodul
                               const char *name);
 FAB__CU_API cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name);
 FAB__CU_API cuModuleGetLoadingMode(CUmoduleLoadingMode *mode);
+FAB__CU_API cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                         CUlinkState *stateOut);
+FAB__CU_API cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
+                            CUlinkState *stateOut);
+FAB__CU_API cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                          const char *name, unsigned int numOptions, CUjit_option *options,
+                          void **optionValues);
+FAB__CU_API cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                             const char *name, unsigned int numOptions, CUjit_option *options,
+                             void **optionValues);
+FAB__CU_API cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+                          unsigned int numOptions, CUjit_option *options, void **optionValues);
+FAB__CU_API cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+                             unsigned int numOptions, CUjit_option *options, void **optionValues);
+FAB__CU_API cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut);
+FAB__CU_API cuLinkDestroy(CUlinkState state);
 FAB__CU_API cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
                               void **jitOptionsValues, unsigned int numJitOptions,
                               CUlibraryOption *libraryOptions, void **libraryOptionValues,

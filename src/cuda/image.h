@@ -15,11 +15,21 @@ typedef struct fab__cu_image_global {
     unsigned char *init; /* size bytes of initial value, or NULL for zeros */
 } fab__cu_image_global_t;
 
+/* A PTX text the image carries, kept for the PTX engine (src/ptx), which
+ * module.c hands the texts of the one architecture it runs. */
+typedef struct fab__cu_image_ptx {
+    char *text;    /* a NUL-terminated copy */
+    size_t len;    /* bytes before the NUL */
+    unsigned arch; /* the fatbin entry's compute capability (90 for 9.0), 0 for bare text */
+} fab__cu_image_ptx_t;
+
 typedef struct fab__cu_image {
     char **kernels; /* their (mangled) names, each once */
     size_t nkernels;
     fab__cu_image_global_t *globals; /* each name once; the first image that declares it wins */
     size_t nglobals;
+    fab__cu_image_ptx_t *ptx; /* every PTX text, in the order the image holds them */
+    size_t nptx;
     char error[160]; /* why a parse failed, for the log and the JIT error log */
 } fab__cu_image_t;
 

@@ -1,30 +1,39 @@
 /* Launches: cuLaunchKernel, cuLaunchKernelEx and cuLaunchCooperativeKernel
- * (and their per-thread-stream _ptsz names). No GPU code runs: a launch is
- * checked as the driver checks it, then runs the kernel's CPU implementation
- * from a plugin (plugin.c; include/fabmem/kernel.h has the contract) with the
- * whole grid in one call.
+ * (and their per-thread-stream _ptsz names). A launch is checked as the
+ * driver checks it, then runs one of two ways:
+ *   - the kernel's PTX, on the PTX engine (program.c): the arguments are
+ *     copied in the kernel's .param layout at the call, and the grid runs
+ *     when its stream comes to it: the call returns before (asynchronous,
+ *     as on a GPU);
+ *   - a CPU implementation from a plugin (plugin.c; include/fabmem/kernel.h
+ *     has the contract), which, when FABMEM_KERNELS gives one, takes the
+ *     kernel's place: it is called with the whole grid, and the launch
+ *     returns once it ran (its arguments' sizes are unknown, so
+ *     kernelParams must stay valid while it runs).
  *
  * A launch's life: the entry point checks the context, the function, the
  * dimensions, the shared memory, the arguments and the stream under the read
  * lock, finds the implementation, and fills a fab__cu_launch_t; then, with no
- * lock held (the kernel may call the driver), fab__cu_launch_run runs it.
- * Streams run their work at the call today, so the launch runs before the
- * call returns; the fab__cu_launch_t is the unit a stream queue would hold.
+ * lock held (the kernel may call the driver), it is submitted to the stream.
  *
- * A kernel with no implementation fails the launch with
- * CUDA_ERROR_NOT_SUPPORTED and a log line naming the kernel (mangled and
- * demangled) and the function to write. */
+ * A kernel with neither (an image with only SASS for it, which fabmem never
+ * executes) fails the launch with CUDA_ERROR_NO_BINARY_FOR_GPU and one log
+ * line naming the kernel (mangled and demangled) and the nvcc flag that
+ * keeps PTX. A launch on a device whose context holds a sticky error
+ * (device.h) returns that error. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/multicast.h"
 #include "src/cuda/plugin.h"
 #include "src/cuda/module.h"
 #include "src/cuda/launch.h"
+#include "src/cuda/program.h"
 #include "src/cuda/stream.h"
 #include "src/cuda/entry.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "src/common/log.h"
@@ -153,19 +162,47 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     info->device = dev;
     info->multicast = &fab__cu_mc_ops;
     out->fn = fab__cu_plugin_find(fn->name);
-    if (!out->fn) {
+    out->ptx = fn->ptx;
+    if (!out->fn && out->ptx && threads > 0) {
+        fab__ptx_kernel_info_t k;
+        fab__ptx_kernel_info(out->ptx, &k);
+        if (threads > k.max_threads ||
+            (k.reqntid[0] && (b[0] != k.reqntid[0] || b[1] != (k.reqntid[1] ? k.reqntid[1] : 1) ||
+                              b[2] != (k.reqntid[2] ? k.reqntid[2] : 1)))) {
+            r = CUDA_ERROR_INVALID_VALUE; /* more threads than .maxntid, or not .reqntid */
+            goto out;
+        }
+    }
+    if (!out->fn && !out->ptx) {
         char demangled[512];
+        int cc = fab__cu.devices[dev].compute_major * 10 + fab__cu.devices[dev].compute_minor;
         fab__cu_plugin_demangle(fn->name, demangled, sizeof(demangled));
         fab__log(FAB__LOG_ERROR,
-                 "launch of kernel %s (%s): no CPU implementation; write "
-                 "'void fab_kernel_%s(const fab_launch_t *launch)' (fabmem/kernel.h) in a shared "
-                 "library named by FABMEM_KERNELS",
-                 fn->name, demangled, fn->name);
-        r = CUDA_ERROR_NOT_SUPPORTED;
+                 "launch of kernel %s (%s): its image holds no PTX for it that compute "
+                 "capability %d.%d runs, only SASS, which fabmem does not execute; build it with "
+                 "PTX kept (nvcc -gencode arch=compute_%d,code=compute_%d, or %d-virtual in "
+                 "CMAKE_CUDA_ARCHITECTURES), or give 'void fab_kernel_%s(const fab_launch_t *)' "
+                 "in a library named by FABMEM_KERNELS",
+                 fn->name, demangled, cc / 10, cc % 10, cc, cc, cc, fn->name);
+        r = CUDA_ERROR_NO_BINARY_FOR_GPU;
     }
+    if (r == CUDA_SUCCESS)
+        r = fab__cu_sticky(dev);
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
+}
+
+/* FABMEM_KERNEL_WATCH_MS: after how long a kernel still running is logged
+ * with its spinning warps (docs/ptx.md); 10 s by default, 0 never. */
+static uint32_t fab__cu_launch_watch_ms(void)
+{
+    const char *v = getenv("FABMEM_KERNEL_WATCH_MS");
+    if (!v || !*v)
+        return 10000;
+    char *end;
+    unsigned long ms = strtoul(v, &end, 10);
+    return *end == '\0' && ms <= UINT32_MAX ? (uint32_t)ms : 10000;
 }
 
 /* A launch as stream work: run in the stream's order, its result kept. */
@@ -188,6 +225,22 @@ static CUresult fab__cu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned 
     fab__cu_launch_t launch;
     FAB__CU_TRY(fab__cu_launch_prepare(f, &grid, &block, shared, stream, params, extra,
                                        cooperative, &launch));
+    if (!launch.fn) {
+        const fab_launch_t *i = &launch.info;
+        fab__cu_program_args_t a = {
+            .grid = {gx, gy, gz},
+            .block = {bx, by, bz},
+            .cluster = {launch.cluster[0], launch.cluster[1], launch.cluster[2]},
+            .shared_bytes = shared,
+            .params = params,
+            .arg_buffer = i->arg_buffer,
+            .arg_buffer_size = i->arg_buffer_size,
+            .cooperative = cooperative,
+            .device = i->device,
+            .watch_ms = fab__cu_launch_watch_ms(),
+        };
+        return fab__cu_program_launch(launch.ptx, i->name, &a, stream, submit);
+    }
     /* In the stream's order, after the work queued before it; and the call
      * returns once the kernel ran (FAB__CU_SUBMIT_WAIT), since the driver
      * copies the arguments at launch and their sizes are not known here:

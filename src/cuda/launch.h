@@ -1,16 +1,18 @@
-/* Launches (launch.c): a checked launch, ready to run, and the one function
- * that runs it. Today every stream runs its work at the call, so
- * cuLaunchKernel runs a launch at once; a stream queue can hold a
- * fab__cu_launch_t and call fab__cu_launch_run when its turn comes. */
+/* Launches (launch.c): a checked launch, ready to run, and the function that
+ * runs a CPU implementation's. A launch of PTX goes through program.h
+ * instead, which copies the arguments and queues the grid. */
 #ifndef FAB_CUDA_LAUNCH_H
 #define FAB_CUDA_LAUNCH_H
 
 #include "fabmem/kernel.h"
 #include "src/cuda/cuda_abi.h"
+#include "src/ptx/ptx.h"
 
 typedef struct fab__cu_launch {
     fab_launch_t info;  /* what the implementation is given */
-    fab_kernel_fn fn;   /* the implementation */
+    fab_kernel_fn fn;   /* the CPU implementation (a plugin's), or NULL */
+    const fab__ptx_kernel_t *ptx; /* else the kernel's PTX, which the PTX engine runs */
+    uint32_t cluster[3];          /* cuLaunchKernelEx's cluster dimensions, 0s for none */
 } fab__cu_launch_t;
 
 /* Run a launch: call its implementation with the whole grid. The caller

@@ -5,6 +5,7 @@
 #define FAB_CUDA_MODULE_H
 
 #include "src/cuda/cuda_abi.h"
+#include "src/ptx/ptx.h"
 
 typedef struct fab__cu_function {
     const char *name;           /* the kernel's mangled name, owned by its module */
@@ -15,6 +16,9 @@ typedef struct fab__cu_function {
     int non_portable_cluster;   /* CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED */
     int cluster_policy;         /* CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE */
     CUfunc_cache cache;
+    /* The kernel as the PTX engine runs it (program.h), or NULL when the
+     * image holds no PTX of it that the device can run. */
+    const fab__ptx_kernel_t *ptx;
 } fab__cu_function_t;
 
 /* The live function f names (a CUfunction, or a CUkernel passed as one), or
