@@ -15,7 +15,7 @@
 
 /* Bytes one module may hold in all: a bound that keeps hostile text (a
  * register range of a billion) from asking for absurd memory. */
-#define FAB__PTX_ARENA_MAX ((size_t)1 << 31)
+#define FAB__PTX_ARENA_MAX ((size_t)1 << 30)
 /* The largest initialized variable (its initial bytes are stored). */
 #define FAB__PTX_MAX_INIT ((uint64_t)1 << 28)
 
