@@ -194,6 +194,8 @@ static bool fab__ptx_parse_insn(fab__ptx_ps_t *ps, fab__ptx_tok_t mn, uint32_t g
         }
     }
     ps->tops.n = ps->kids.n = 0;
+    if (fab__ptx_is_punct(ps, '}') || ps->tok.kind == FAB__PTX_TK_EOF)
+        return fab__ptx_fail(ps, ps->tok.line, "';' expected after %s", opname);
     if (!fab__ptx_is_punct(ps, ';')) {
         for (;;) {
             if (!fab__ptx_parse_operand(ps, false, op == FAB__PTX_OP_BRA))
