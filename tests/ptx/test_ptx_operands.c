@@ -321,7 +321,38 @@ static void instruction_lines_are_their_lines_in_the_text(void **state)
     fab__ptx_module_free(m);
 }
 
+static void every_opcode_of_the_list_is_found_by_its_mnemonic(void **state)
+{
+    (void)state;
+    for (unsigned op = 0; op < FAB__PTX_OP_COUNT; op++) {
+        char buf[256];
+        /* call alone takes a target: the entry itself */
+        snprintf(buf, sizeof(buf), PTX_HEAD ".entry k() { %s%s; }\n", fab__ptx_op_name(op),
+                 op == FAB__PTX_OP_CALL ? " k" : "");
+        fab__ptx_module_t *m = ptx_ok(buf);
+        if (m->funcs[0].insns[0].op != op)
+            fail_msg("%s is opcode %u, not %u", fab__ptx_op_name(op), m->funcs[0].insns[0].op, op);
+        fab__ptx_module_free(m);
+    }
+}
+
+static void every_word_of_the_list_is_a_modifier(void **state)
+{
+    (void)state;
+    for (unsigned w = 1; w < FAB__PTX_W_COUNT; w++) {
+        char buf[256];
+        snprintf(buf, sizeof(buf), PTX_HEAD ".entry k() { nanosleep%s.u32 1; }\n", fab__ptx_word_name(w));
+        fab__ptx_module_t *m = ptx_ok(buf);
+        const fab__ptx_insn_t *in = &m->funcs[0].insns[0];
+        if (in->op != FAB__PTX_OP_NANOSLEEP || in->nwords != 1 || in->words[0] != w)
+            fail_msg("%s is not read as a word", fab__ptx_word_name(w));
+        fab__ptx_module_free(m);
+    }
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(every_opcode_of_the_list_is_found_by_its_mnemonic),
+    cmocka_unit_test(every_word_of_the_list_is_a_modifier),
     cmocka_unit_test(mnemonic_is_the_longest_prefix_the_opcode_list_holds),
     cmocka_unit_test(modifiers_are_spaces_vector_widths_types_and_words),
     cmocka_unit_test(immediates_in_every_base_and_sign),
