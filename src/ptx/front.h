@@ -190,7 +190,12 @@ bool fab__ptx_reg_operand_public(fab__ptx_ps_t *ps, uint32_t *reg);
 bool fab__ptx_parse_body(fab__ptx_ps_t *ps, uint32_t func);
 bool fab__ptx_resolve_module(fab__ptx_ps_t *ps);
 
-/* init.c: initializers */
+/* init.c: initializers. merge_bytes: eight one-byte relocations in a row
+ * (0xFF(sym) .. 0xFF00000000000000(sym): shifts 0..7 at offsets in a row, one
+ * symbol and addend) become one 8-byte address, so that the interpreter
+ * patches whole addresses; run once every name is resolved. Returns the new
+ * count. */
+uint32_t fab__ptx_merge_bytes(fab__ptx_reloc_t *r, uint32_t n);
 bool fab__ptx_parse_init(fab__ptx_ps_t *ps, uint32_t var, const uint64_t *dims, uint32_t ndims,
                          bool open_first);
 

@@ -453,5 +453,10 @@ bool fab__ptx_resolve_module(fab__ptx_ps_t *ps)
                                  pd[i].name);
         }
     }
+    for (uint32_t i = 0; i < ps->vars.n; i++) {
+        fab__ptx_var_t *v = (fab__ptx_var_t *)ps->vars.data + i;
+        if (v->nrelocs)
+            v->nrelocs = fab__ptx_merge_bytes((fab__ptx_reloc_t *)v->relocs, v->nrelocs);
+    }
     return true;
 }

@@ -321,6 +321,34 @@ static void addresses_in_initializers_are_relocations(void **state)
     fab__ptx_module_free(m);
 }
 
+static void address_bytes_in_byte_arrays_are_relocations(void **state)
+{
+    (void)state;
+    /* as nvcc writes a pointer inside a packed struct */
+    fab__ptx_module_t *m = ptx_ok(PTX_HEAD ".global .u32 x[4];\n"
+                                  ".global .align 1 .u8 pk[9] = {1, 0XFF(generic(x)+4), 0xFF00(generic(x)+4), "
+                                  "0xFF0000(generic(x)+4), 0xFF000000(generic(x)+4), 0xFF00000000(generic(x)+4), "
+                                  "0xFF0000000000(generic(x)+4), 0xFF000000000000(generic(x)+4), "
+                                  "0xFF00000000000000(generic(x)+4)};\n"
+                                  ".global .b8 part[2] = {0xFF00(x), 7};\n");
+    const fab__ptx_var_t *pk = ptx_var(m, "pk", FAB__PTX_NONE);
+    assert_int_equal(pk->nrelocs, 1); /* eight bytes in a row: one address */
+    assert_int_equal(pk->relocs[0].offset, 1);
+    assert_int_equal(pk->relocs[0].width, 8);
+    assert_int_equal(pk->relocs[0].shift, 0);
+    assert_true(pk->relocs[0].generic);
+    assert_int_equal(pk->relocs[0].addend, 4);
+    assert_int_equal(pk->init[0], 1);
+    const fab__ptx_var_t *part = ptx_var(m, "part", FAB__PTX_NONE);
+    assert_int_equal(part->nrelocs, 1);
+    assert_int_equal(part->relocs[0].width, 1);
+    assert_int_equal(part->relocs[0].shift, 1);
+    assert_int_equal(part->relocs[0].offset, 0);
+    assert_int_equal(part->init[1], 7);
+    fab__ptx_module_free(m);
+    ptx_bad(PTX_HEAD ".global .u32 x;\n.global .b8 b = 0xF0(x);\n", 5, "0xFF shifted by whole bytes");
+}
+
 static void reg_parameters_are_registers_of_the_function(void **state)
 {
     (void)state;
@@ -364,6 +392,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(an_open_array_is_sized_by_its_initializer),
     cmocka_unit_test(nested_braces_start_a_new_row),
     cmocka_unit_test(addresses_in_initializers_are_relocations),
+    cmocka_unit_test(address_bytes_in_byte_arrays_are_relocations),
     cmocka_unit_test(reg_parameters_are_registers_of_the_function),
     cmocka_unit_test(debug_sections_and_directives_are_skipped),
 };

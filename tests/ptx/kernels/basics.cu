@@ -1,3 +1,7 @@
+// The first kernels the front end had to read: vector add, a shared-memory
+// reduction, shuffles, printf, initialized globals and pointers to them,
+// atomics, a struct by value, an indirect call, inline asm with a scope of
+// its own, dynamic shared memory.
 #include <cstdio>
 __global__ void vadd(const float *a, const float *b, float *c, int n){int i=blockIdx.x*blockDim.x+threadIdx.x; if(i<n) c[i]=a[i]+b[i];}
 __global__ void reduce(const int *in, int *out){ __shared__ int s[256]; int t=threadIdx.x; s[t]=in[blockIdx.x*256+t]; __syncthreads(); for(int k=128;k>0;k>>=1){ if(t<k) s[t]+=s[t+k]; __syncthreads();} if(t==0) atomicAdd(out,s[0]);}
