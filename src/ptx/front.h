@@ -92,6 +92,7 @@ typedef struct fab__ptx_binding {
     uint32_t len, hash;
     uint8_t kind;
     uint32_t index, count;
+    uint32_t pos;                   /* its place in the parser's bound list: its scope's if at or past the scope's mark */
     struct fab__ptx_binding *next;  /* in its bucket: inner scopes come first */
 } fab__ptx_binding_t;
 

@@ -23,12 +23,7 @@ static fab__ptx_binding_t *fab__ptx_declared_here(fab__ptx_ps_t *ps, const char 
     uint32_t mark = 0;
     if (ps->body && ps->body->scopes.n)
         mark = ((fab__ptx_scope_t *)ps->body->scopes.data)[ps->body->scopes.n - 1].bind_mark;
-    fab__ptx_binding_t **bound = ps->bound.data;
-    for (uint32_t i = ps->bound.n; i > mark; i--) {
-        if (bound[i - 1] == b)
-            return b;
-    }
-    return NULL;
+    return b->pos >= mark ? b : NULL;
 }
 
 /* Array dimensions after a name: [N][M]..., the first possibly []. */

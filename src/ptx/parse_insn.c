@@ -280,11 +280,8 @@ static bool fab__ptx_param_var(fab__ptx_ps_t *ps, fab__ptx_param_t *p, uint32_t 
     if (fab__ptx_lookup(ps, p->name, len) && ps->bound.n > 0) {
         fab__ptx_binding_t *b = fab__ptx_lookup(ps, p->name, len);
         uint32_t mark = ((fab__ptx_scope_t *)ps->body->scopes.data)[0].bind_mark;
-        fab__ptx_binding_t **bound = ps->bound.data;
-        for (uint32_t i = ps->bound.n; i > mark; i--) {
-            if (bound[i - 1] == b)
-                return fab__ptx_fail(ps, line, "parameter %s is declared twice", p->name);
-        }
+        if (b->pos >= mark)
+            return fab__ptx_fail(ps, line, "parameter %s is declared twice", p->name);
     }
     if (p->space == FAB__PTX_S_REG) {
         /* a .reg parameter is a register of the function */
