@@ -4,13 +4,14 @@
  * state, so that the fuzzer (fuzz/fuzz_image.c) can feed it any bytes.
  *
  * What is read:
- *   PTX     the text's top-level directives: every `.entry` with a body is a
- *           kernel; every `.global` or `.const` variable is a global, its
- *           size from its type, vector width and array dimensions, its
- *           initial value from its initializer. `.visible` and `.weak`
- *           change nothing here; `.extern` declares what another module
- *           defines, so it adds nothing. The text must start (after
- *           comments) with `.version`.
+ *   PTX     parsed whole by the PTX front end (src/ptx, the project's one
+ *           PTX parser): every `.entry` with a body is a kernel; every
+ *           `.global` or `.const` variable is a global, its size from its
+ *           type, vector width and array dimensions, its initial value from
+ *           its initializer (addresses in it read as zeros here: the PTX
+ *           engine places them). `.visible` and `.weak` change nothing here;
+ *           `.extern` declares what another module defines, so it adds
+ *           nothing. The text must start (after comments) with `.version`.
  *   cubin   an ELF64 little-endian file for EM_CUDA (190): kernels are the
  *           defined function symbols marked as entries (st_other bit 0x10, as
  *           nvcc writes them), whatever their binding: a `static __global__`
@@ -38,9 +39,9 @@
  * against what nvcc 13 writes. */
 #include "src/cuda/image.h"
 #include "src/base/le.h"
+#include "src/ptx/ptx.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -202,491 +203,68 @@ static bool fab__cu_in(uint64_t off, uint64_t n, size_t len)
 
 /* ---- PTX ------------------------------------------------------------------------ */
 
-typedef struct fab__cu_ptx {
-    const char *p, *end;
-    /* the current token */
-    const char *tok;
-    size_t tlen;
-    bool eof;
-    bool bad; /* a byte no PTX text holds */
-} fab__cu_ptx_t;
-
-static bool fab__cu_ptx_word_char(char c)
+/* Whether the text starts (after white space and comments) with .version:
+ * what tells PTX from bytes that are no image at all. */
+static bool fab__cu_ptx_looks_like_ptx(const char *p, size_t len)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$' || c == '%' || c == '.';
-}
-
-/* Advance to the next token: a word (directive, name, number) or one
- * punctuation character. Comments and white space are skipped. */
-static void fab__cu_ptx_next(fab__cu_ptx_t *t)
-{
-    const char *p = t->p;
-    for (;;) {
-        while (p < t->end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
-                              *p == '\v'))
+    const char *end = p + len;
+    while (p < end) {
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v') {
             p++;
-        if (p + 1 < t->end && p[0] == '/' && p[1] == '/') {
-            while (p < t->end && *p != '\n')
+        } else if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+            while (p < end && *p != '\n')
                 p++;
-            continue;
-        }
-        if (p + 1 < t->end && p[0] == '/' && p[1] == '*') {
+        } else if (end - p >= 2 && p[0] == '/' && p[1] == '*') {
             const char *q = p + 2;
-            while (q + 1 < t->end && !(q[0] == '*' && q[1] == '/'))
+            while (end - q >= 2 && !(q[0] == '*' && q[1] == '/'))
                 q++;
-            p = q + 1 < t->end ? q + 2 : t->end;
-            continue;
-        }
-        break;
-    }
-    t->tok = p;
-    if (p >= t->end) {
-        t->eof = true;
-        t->tlen = 0;
-        t->p = p;
-        return;
-    }
-    if (fab__cu_ptx_word_char(*p)) {
-        const char *q = p;
-        while (q < t->end && fab__cu_ptx_word_char(*q)) {
-            q++;
-            /* an exponent's sign belongs to its number: 1.5e-3 */
-            if (q < t->end && (*q == '-' || *q == '+') && (q[-1] == 'e' || q[-1] == 'E') &&
-                p[0] >= '0' && p[0] <= '9' && !(q - p > 1 && (p[1] == 'x' || p[1] == 'X')))
-                q++;
-        }
-        t->tlen = (size_t)(q - p);
-    } else if (*p == '"') {
-        const char *q = p + 1;
-        while (q < t->end && *q != '"' && *q != '\n')
-            q++;
-        t->tlen = (size_t)((q < t->end && *q == '"' ? q + 1 : q) - p);
-    } else {
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-            t->bad = true;
-        t->tlen = 1;
-    }
-    t->p = p + t->tlen;
-}
-
-static bool fab__cu_ptx_is(const fab__cu_ptx_t *t, const char *s)
-{
-    size_t n = strlen(s);
-    return !t->eof && t->tlen == n && memcmp(t->tok, s, n) == 0;
-}
-
-static bool fab__cu_ptx_is_name(const fab__cu_ptx_t *t)
-{
-    if (t->eof || t->tlen == 0)
-        return false;
-    char c = t->tok[0];
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$' ||
-           c == '%';
-}
-
-/* Skip the rest of the current token's line: the module directives
- * (.version, .target, .address_size, .file) end at the line's end, not at a
- * ';'. */
-static void fab__cu_ptx_skip_line(fab__cu_ptx_t *t)
-{
-    const char *p = t->p;
-    while (p < t->end && *p != '\n')
-        p++;
-    t->p = p;
-    fab__cu_ptx_next(t);
-}
-
-/* The width in bytes of a PTX fundamental type, 0 for none. */
-static size_t fab__cu_ptx_type_size(const fab__cu_ptx_t *t, bool *is_float)
-{
-    static const struct {
-        const char *name;
-        size_t size;
-        bool fp;
-    } types[] = {
-        {".b8", 1, false},   {".u8", 1, false},   {".s8", 1, false},   {".b16", 2, false},
-        {".u16", 2, false},  {".s16", 2, false},  {".f16", 2, true},   {".bf16", 2, true},
-        {".b32", 4, false},  {".u32", 4, false},  {".s32", 4, false},  {".f32", 4, true},
-        {".b64", 8, false},  {".u64", 8, false},  {".s64", 8, false},  {".f64", 8, true},
-        {".f16x2", 4, true}, {".b128", 16, false}, {".pred", 1, false},
-    };
-    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-        if (fab__cu_ptx_is(t, types[i].name)) {
-            *is_float = types[i].fp;
-            return types[i].size;
-        }
-    }
-    return 0;
-}
-
-/* Skip to the end of the statement at depth 0: past its ';', or past the
- * matching '}' of a body it opens. */
-static void fab__cu_ptx_skip_statement(fab__cu_ptx_t *t)
-{
-    int depth = 0;
-    while (!t->eof) {
-        if (fab__cu_ptx_is(t, "{")) {
-            depth++;
-        } else if (fab__cu_ptx_is(t, "}")) {
-            if (--depth <= 0) {
-                fab__cu_ptx_next(t);
-                return;
-            }
-        } else if (fab__cu_ptx_is(t, ";") && depth == 0) {
-            fab__cu_ptx_next(t);
-            return;
-        }
-        fab__cu_ptx_next(t);
-    }
-}
-
-/* One value of an initializer, as the bits of an element of the type. */
-static bool fab__cu_ptx_value(const fab__cu_ptx_t *t, bool negative, size_t width, bool is_float,
-                              uint64_t *bits)
-{
-    char buf[64];
-    if (t->tlen >= sizeof(buf))
-        return false;
-    memcpy(buf, t->tok, t->tlen);
-    buf[t->tlen] = '\0';
-    char *endp;
-    if ((buf[0] == '0') && (buf[1] == 'f' || buf[1] == 'F' || buf[1] == 'd' || buf[1] == 'D')) {
-        /* 0fXXXXXXXX, 0dXXXXXXXXXXXXXXXX: the float's bits in hex */
-        errno = 0;
-        uint64_t v = strtoull(buf + 2, &endp, 16);
-        if (*endp || errno || buf[2] == '\0')
-            return false;
-        *bits = v;
-        return true;
-    }
-    bool fp = strpbrk(buf, ".eE") && !(buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'));
-    if (fp) {
-        errno = 0;
-        double d = strtod(buf, &endp);
-        if (*endp || errno)
-            return false;
-        if (negative)
-            d = -d;
-        if (is_float && width == 4) {
-            float f = (float)d;
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            *bits = u;
-        } else if (is_float && width == 8) {
-            memcpy(bits, &d, 8);
+            p = end - q >= 2 ? q + 2 : end;
         } else {
-            if (!(d > -9.3e18 && d < 1.8e19))
-                return false;
-            *bits = d < 0 ? (uint64_t)(int64_t)d : (uint64_t)d;
-        }
-        return true;
-    }
-    size_t n = strlen(buf);
-    if (n > 0 && (buf[n - 1] == 'U' || buf[n - 1] == 'u'))
-        buf[--n] = '\0';
-    int base = 10;
-    const char *digits = buf;
-    if (buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X')) {
-        base = 16;
-        digits = buf + 2;
-    } else if (buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B')) {
-        base = 2;
-        digits = buf + 2;
-    } else if (buf[0] == '0' && buf[1]) {
-        base = 8;
-        digits = buf + 1;
-    }
-    if (!*digits || *digits == '-' || *digits == '+')
-        return false;
-    errno = 0;
-    uint64_t v = strtoull(digits, &endp, base);
-    if (*endp || errno)
-        return false;
-    if (negative)
-        v = (uint64_t)0 - v;
-    if (is_float && width == 4) {
-        float f = negative ? -(float)((uint64_t)0 - v) : (float)v;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        v = u;
-    } else if (is_float && width == 8) {
-        double d = negative ? -(double)((uint64_t)0 - v) : (double)v;
-        memcpy(&v, &d, 8);
-    }
-    *bits = v;
-    return true;
-}
-
-/* Read an initializer (the token after '='): values, nested braces, names
- * (addresses, written as zeros). Each value is stored little-endian in out
- * (cap elements of width bytes); *count is the number of values read. */
-static bool fab__cu_ptx_initializer(fab__cu_ptx_t *t, size_t width, bool is_float,
-                                    unsigned char *out, size_t cap, size_t *count)
-{
-    int depth = 0;
-    bool expect_value = true;
-    *count = 0;
-    while (!t->eof) {
-        if (fab__cu_ptx_is(t, "{")) {
-            depth++;
-        } else if (fab__cu_ptx_is(t, "}")) {
-            if (--depth < 0)
-                return false;
-        } else if (fab__cu_ptx_is(t, ",")) {
-            expect_value = true;
-        } else if (fab__cu_ptx_is(t, ";")) {
-            return depth == 0;
-        } else {
-            bool negative = false;
-            if (fab__cu_ptx_is(t, "-")) {
-                negative = true;
-                fab__cu_ptx_next(t);
-            }
-            uint64_t bits = 0;
-            if (fab__cu_ptx_is_name(t)) {
-                /* an address: name, generic(name), name+offset */
-                fab__cu_ptx_next(t);
-                int parens = 0;
-                while (!t->eof && (parens > 0 || fab__cu_ptx_is(t, "(") || fab__cu_ptx_is(t, "+"))) {
-                    if (fab__cu_ptx_is(t, "("))
-                        parens++;
-                    else if (fab__cu_ptx_is(t, ")"))
-                        parens--;
-                    fab__cu_ptx_next(t);
-                    if (parens == 0 && !fab__cu_ptx_is(t, "(") && !fab__cu_ptx_is(t, "+"))
-                        break;
-                }
-            } else {
-                if (!fab__cu_ptx_value(t, negative, width, is_float, &bits))
-                    return false;
-                fab__cu_ptx_next(t);
-            }
-            if (!expect_value)
-                return false;
-            expect_value = false;
-            if (*count >= cap)
-                return false;
-            for (size_t b = 0; b < width; b++)
-                out[*count * width + b] = b < 8 ? (unsigned char)(bits >> (8 * b)) : 0;
-            (*count)++;
-            continue;
-        }
-        fab__cu_ptx_next(t);
-    }
-    return false;
-}
-
-/* A variable declaration; the current token is the state space (.global or
- * .const). Ends past its ';'. */
-static CUresult fab__cu_ptx_variable(fab__cu_ptx_t *t, fab__cu_image_t *img)
-{
-    fab__cu_ptx_next(t);
-    size_t vec = 1, width = 0;
-    bool is_float = false;
-    for (;;) {
-        if (t->eof)
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a variable runs past the end");
-        if (fab__cu_ptx_is(t, ".align")) {
-            fab__cu_ptx_next(t);
-        } else if (fab__cu_ptx_is(t, ".v2")) {
-            vec = 2;
-        } else if (fab__cu_ptx_is(t, ".v4")) {
-            vec = 4;
-        } else if (fab__cu_ptx_is(t, ".v8")) {
-            vec = 8;
-        } else if (fab__cu_ptx_is(t, ".attribute")) {
-            fab__cu_ptx_next(t); /* .attribute(.managed) */
-            int parens = 0;
-            do {
-                if (fab__cu_ptx_is(t, "("))
-                    parens++;
-                else if (fab__cu_ptx_is(t, ")"))
-                    parens--;
-                fab__cu_ptx_next(t);
-            } while (!t->eof && parens > 0);
-            continue;
-        } else if ((width = fab__cu_ptx_type_size(t, &is_float)) != 0) {
-            fab__cu_ptx_next(t);
             break;
-        } else if (t->tlen > 0 && t->tok[0] == '.') {
-            /* .texref, .samplerref, .ptr and the like: nothing to map */
-            fab__cu_ptx_skip_statement(t);
-            return CUDA_SUCCESS;
-        } else {
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                      "PTX: a variable without a type");
         }
-        fab__cu_ptx_next(t);
     }
-    for (;;) { /* declarators: name[dims] [= init], ... ; */
-        if (!fab__cu_ptx_is_name(t))
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a variable without a name");
-        const char *name = t->tok;
-        size_t name_len = t->tlen;
-        fab__cu_ptx_next(t);
-        size_t elems = 1;
-        bool open_dim = false;
-        while (fab__cu_ptx_is(t, "[")) {
-            fab__cu_ptx_next(t);
-            if (fab__cu_ptx_is(t, "]")) {
-                if (open_dim || elems != 1)
-                    return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                              "PTX: only the first dimension of %.*s may be open",
-                                              (int)name_len, name);
-                open_dim = true;
-            } else {
-                uint64_t dim;
-                if (!fab__cu_ptx_value(t, false, 8, false, &dim) || dim == 0 ||
-                    dim > FAB__CU_IMAGE_MAX_BYTES || elems > FAB__CU_IMAGE_MAX_BYTES / dim)
-                    return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                              "PTX: a bad dimension for %.*s", (int)name_len, name);
-                elems *= (size_t)dim;
-                fab__cu_ptx_next(t);
-            }
-            if (!fab__cu_ptx_is(t, "]"))
-                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a ']' missing after %.*s",
-                                          (int)name_len, name);
-            fab__cu_ptx_next(t);
-        }
-        size_t elem_width = width * vec;
-        if (elems > FAB__CU_IMAGE_MAX_BYTES / elem_width)
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: %.*s is too large",
-                                      (int)name_len, name);
-        unsigned char *init = NULL;
-        size_t size = elems * elem_width;
-        if (fab__cu_ptx_is(t, "=")) {
-            fab__cu_ptx_next(t);
-            /* An open dimension takes its size from the initializer: allow
-             * what the text can hold at most (a value per two bytes). */
-            size_t cap = open_dim ? (size_t)(t->end - t->p) / 2 + 1 : elems * vec;
-            if (open_dim && cap > FAB__CU_IMAGE_MAX_BYTES / width)
-                cap = FAB__CU_IMAGE_MAX_BYTES / width;
-            if (cap == 0 || !(init = calloc(cap, width)))
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            size_t count = 0;
-            if (!fab__cu_ptx_initializer(t, width, is_float, init, cap, &count)) {
-                free(init);
-                return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                          "PTX: a bad initializer for %.*s", (int)name_len, name);
-            }
-            if (open_dim) {
-                size_t rows = (count + elems * vec - 1) / (elems * vec);
-                size = rows * elems * elem_width;
-                unsigned char *grown = calloc(size ? size : 1, 1);
-                if (!grown) {
-                    free(init);
-                    return CUDA_ERROR_OUT_OF_MEMORY;
-                }
-                memcpy(grown, init, count * width);
-                free(init);
-                init = grown;
-            }
-            /* the initializer ended at ';': one declarator only */
-            CUresult r = fab__cu_image_add_global(img, name, name_len, size, init);
-            free(init);
-            if (r == CUDA_SUCCESS)
-                fab__cu_ptx_next(t);
-            return r;
-        }
-        if (open_dim)
-            size = 0; /* extern-like: no storage of its own */
-        FAB__CU_IMAGE_TRY(fab__cu_image_add_global(img, name, name_len, size, NULL));
-        if (fab__cu_ptx_is(t, ";")) {
-            fab__cu_ptx_next(t);
-            return CUDA_SUCCESS;
-        }
-        if (!fab__cu_ptx_is(t, ","))
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a ';' missing after %.*s",
-                                      (int)name_len, name);
-        fab__cu_ptx_next(t);
-    }
+    return end - p >= 8 && memcmp(p, ".version", 8) == 0;
 }
 
-/* An .entry; the current token is .entry. Ends past its body (or ';'). */
-static CUresult fab__cu_ptx_entry(fab__cu_ptx_t *t, fab__cu_image_t *img, bool declared_only)
-{
-    fab__cu_ptx_next(t);
-    if (!fab__cu_ptx_is_name(t))
-        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: an .entry without a name");
-    const char *name = t->tok;
-    size_t name_len = t->tlen;
-    int parens = 0;
-    for (fab__cu_ptx_next(t);; fab__cu_ptx_next(t)) {
-        if (t->eof)
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                      "PTX: .entry %.*s runs past the end", (int)name_len, name);
-        if (fab__cu_ptx_is(t, "("))
-            parens++;
-        else if (fab__cu_ptx_is(t, ")") && --parens < 0)
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                      "PTX: unbalanced parentheses in .entry %.*s", (int)name_len, name);
-        else if (parens == 0 && (fab__cu_ptx_is(t, "{") || fab__cu_ptx_is(t, ";")))
-            break;
-    }
-    bool body = fab__cu_ptx_is(t, "{");
-    int depth = 0;
-    do { /* past the body, or the ';' of a prototype */
-        if (fab__cu_ptx_is(t, "{"))
-            depth++;
-        else if (fab__cu_ptx_is(t, "}"))
-            depth--;
-        fab__cu_ptx_next(t);
-    } while (!t->eof && depth > 0);
-    if (depth > 0)
-        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                  "PTX: the body of .entry %.*s is not closed", (int)name_len, name);
-    if (!body || declared_only)
-        return CUDA_SUCCESS;
-    return fab__cu_image_add_kernel(img, name, name_len);
-}
-
+/* The kernels (entries with a body) and globals (.global and .const
+ * variables a module defines) of a PTX text, from the PTX front end's parse
+ * (src/ptx): the project's one PTX parser. */
 static CUresult fab__cu_ptx_parse(const char *text, size_t len, fab__cu_image_t *img)
 {
     const char *nul = memchr(text, '\0', len);
-    fab__cu_ptx_t t = {.p = text, .end = nul ? nul : text + len};
-    fab__cu_ptx_next(&t);
-    if (!fab__cu_ptx_is(&t, ".version"))
+    if (nul)
+        len = (size_t)(nul - text);
+    if (!fab__cu_ptx_looks_like_ptx(text, len))
         return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE,
                                   "neither a cubin, a fatbin nor PTX text (which starts with .version)");
-    while (!t.eof) {
-        if (fab__cu_ptx_is(&t, ".version") || fab__cu_ptx_is(&t, ".target") ||
-            fab__cu_ptx_is(&t, ".address_size") || fab__cu_ptx_is(&t, ".file")) {
-            fab__cu_ptx_skip_line(&t);
-            continue;
-        }
-        if (t.bad)
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                      "PTX: a byte that is not text at offset %zu",
-                                      (size_t)(t.tok - text));
-        bool is_extern = false;
-        while (fab__cu_ptx_is(&t, ".visible") || fab__cu_ptx_is(&t, ".weak") ||
-               fab__cu_ptx_is(&t, ".extern") || fab__cu_ptx_is(&t, ".common")) {
-            if (fab__cu_ptx_is(&t, ".extern"))
-                is_extern = true;
-            fab__cu_ptx_next(&t);
-        }
-        CUresult r = CUDA_SUCCESS;
-        if (fab__cu_ptx_is(&t, ".entry")) {
-            r = fab__cu_ptx_entry(&t, img, is_extern);
-        } else if ((fab__cu_ptx_is(&t, ".global") || fab__cu_ptx_is(&t, ".const")) && !is_extern) {
-            r = fab__cu_ptx_variable(&t, img);
-        } else if (fab__cu_ptx_is(&t, "}") || fab__cu_ptx_is(&t, ")") || fab__cu_ptx_is(&t, "]")) {
-            return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX,
-                                      "PTX: an unmatched '%c' at offset %zu", t.tok[0],
-                                      (size_t)(t.tok - text));
-        } else {
-            const char *at = t.tok;
-            fab__cu_ptx_skip_statement(&t);
-            if (t.eof && t.tok == at)
-                break;
-        }
-        if (r != CUDA_SUCCESS)
-            return r;
+    fab__ptx_module_t *m = NULL;
+    fab__ptx_diag_t diag;
+    fab__ptx_status_t st = fab__ptx_parse(text, len, &m, &diag);
+    if (st == FAB__PTX_E_NOMEM)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (st != FAB__PTX_OK)
+        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX line %u: %s", (unsigned)diag.line,
+                                  diag.msg);
+    CUresult r = CUDA_SUCCESS;
+    for (uint32_t i = 0; i < m->nfuncs && r == CUDA_SUCCESS; i++) {
+        const fab__ptx_func_t *f = &m->funcs[i];
+        if (f->entry && f->defined)
+            r = fab__cu_image_add_kernel(img, f->name, strlen(f->name));
     }
-    if (t.bad)
-        return fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: a byte that is not text");
-    return CUDA_SUCCESS;
+    for (uint32_t i = 0; i < m->nvars && r == CUDA_SUCCESS; i++) {
+        const fab__ptx_var_t *v = &m->vars[i];
+        /* .extern ones another module defines; .texref and the like (no
+         * type) hold nothing a copy reaches */
+        if (v->func != FAB__PTX_NONE || v->linkage == FAB__PTX_L_EXTERN || v->type == FAB__PTX_T_NONE ||
+            (v->space != FAB__PTX_S_GLOBAL && v->space != FAB__PTX_S_CONST))
+            continue;
+        if (v->size > FAB__CU_IMAGE_MAX_BYTES)
+            r = fab__cu_image_fail(img, CUDA_ERROR_INVALID_PTX, "PTX: %s is too large", v->name);
+        else
+            r = fab__cu_image_add_global(img, v->name, strlen(v->name), (size_t)v->size, v->init);
+    }
+    fab__ptx_module_free(m);
+    return r;
 }
 
 /* ---- cubin (ELF) ---------------------------------------------------------------- */

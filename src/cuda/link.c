@@ -286,6 +286,15 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
     fab__ptx_module_t *linked = NULL;
     if (st == FAB__PTX_OK && state->ntexts > 0)
         st = fab__ptx_link((const fab__ptx_module_t *const *)mods, state->ntexts, &linked, &diag);
+    /* Loading it finds a call to a function no input defines (the linker
+     * keeps .extern functions for the built-ins, vprintf and the like). */
+    fab__ptx_program_t *program = NULL;
+    if (st == FAB__PTX_OK && linked) {
+        st = fab__ptx_program_load(linked, &program, &diag);
+        if (st == FAB__PTX_OK)
+            linked = NULL; /* the program's now */
+    }
+    fab__ptx_program_free(program);
     fab__ptx_module_free(linked);
     for (size_t i = 0; i < k; i++)
         fab__ptx_module_free(mods[i]);

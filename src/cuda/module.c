@@ -54,12 +54,14 @@ typedef struct fab__cu_module {
     fab__cu_image_t img;
     fab__cu_function_t *functions; /* one per img.kernels[i] */
     uintptr_t *global_addr;        /* one per img.globals[i] */
-    /* The PTX the device runs (program.c), or NULL. With a program its
-     * variables are the module's globals, in the program's block, and
-     * img.globals get no memory of their own. */
+    /* The PTX the device runs (program.c), or NULL. A global the program
+     * has lives in the program's block (pmem), where its kernels use it;
+     * the others (a cubin's) in the module's own (mem). */
     fab__cu_program_t *program;
     void *mem;                     /* the globals' block, or NULL */
     size_t mem_len;
+    void *pmem;                    /* the program's variables' block, or NULL */
+    size_t pmem_len;
     int device;                    /* the loading context's device; -1 for a library's */
     bool in_library;
     struct fab__cu_module *next;
@@ -118,45 +120,64 @@ static void fab__cu_module_free(fab__cu_module_t *m)
 {
     if (!m)
         return;
-    if (m->mem && !m->program)
+    if (m->mem)
         munmap(m->mem, m->mem_len);
-    fab__cu_program_free(m->program); /* and with it its block */
+    fab__cu_program_free(m->program); /* and with it pmem */
     fab__cu_image_free(&m->img);
     free(m->functions);
     free(m->global_addr);
     free(m);
 }
 
-/* Lay the globals out in one block and give them their initial values. */
+/* Lay the globals out in one block and give them their initial values;
+ * those the program has are the program's. */
 static CUresult fab__cu_module_map_globals(fab__cu_module_t *m)
 {
     size_t total = 0;
+    if (m->img.nglobals > 0 &&
+        !(m->global_addr = calloc(m->img.nglobals, sizeof(*m->global_addr))))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    bool *theirs = m->img.nglobals ? calloc(m->img.nglobals, sizeof(*theirs)) : NULL;
+    if (m->img.nglobals > 0 && !theirs)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < m->img.nglobals; i++) {
+        CUdeviceptr p;
+        if (fab__cu_program_global(m->program, m->img.globals[i].name, &p, NULL) == CUDA_SUCCESS) {
+            m->global_addr[i] = (uintptr_t)p;
+            theirs[i] = true;
+            continue;
+        }
         size_t size = m->img.globals[i].size ? m->img.globals[i].size : 1;
         size_t rounded = (size + FAB__CU_GLOBAL_ALIGN - 1) & ~(size_t)(FAB__CU_GLOBAL_ALIGN - 1);
-        if (rounded < size || total > SIZE_MAX - rounded)
+        if (rounded < size || total > SIZE_MAX - rounded) {
+            free(theirs);
             return CUDA_ERROR_OUT_OF_MEMORY;
+        }
         total += rounded;
     }
-    if (total == 0)
+    if (total == 0) {
+        free(theirs);
         return CUDA_SUCCESS;
-    m->global_addr = calloc(m->img.nglobals, sizeof(*m->global_addr));
-    if (!m->global_addr)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
+    if (mem == MAP_FAILED) {
+        free(theirs);
         return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     m->mem = mem;
     m->mem_len = total;
     uintptr_t at = (uintptr_t)mem;
     for (size_t i = 0; i < m->img.nglobals; i++) {
         const fab__cu_image_global_t *g = &m->img.globals[i];
+        if (theirs[i])
+            continue;
         m->global_addr[i] = at;
         if (g->init)
             memcpy((void *)at, g->init, g->size);
         size_t size = g->size ? g->size : 1;
         at += (size + FAB__CU_GLOBAL_ALIGN - 1) & ~(size_t)(FAB__CU_GLOBAL_ALIGN - 1);
     }
+    free(theirs);
     return CUDA_SUCCESS;
 }
 
@@ -245,13 +266,15 @@ static CUresult fab__cu_module_load(const void *data, size_t len, int device, bo
     }
     for (size_t i = 0; i < m->img.nkernels; i++)
         m->functions[i].ptx = fab__cu_program_kernel(m->program, m->functions[i].name);
-    if (m->program)
-        fab__cu_program_memory(m->program, &m->mem, &m->mem_len);
-    else if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
+    fab__cu_program_memory(m->program, &m->pmem, &m->pmem_len);
+    if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
         goto fail;
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (m->mem)
         r = fab__cu_owned_add((uintptr_t)m->mem, m->mem_len);
+    if (r == CUDA_SUCCESS && m->pmem &&
+        (r = fab__cu_owned_add((uintptr_t)m->pmem, m->pmem_len)) != CUDA_SUCCESS && m->mem)
+        fab__cu_owned_remove((uintptr_t)m->mem);
     if (r == CUDA_SUCCESS) {
         m->next = fab__cu_modules;
         fab__cu_modules = m;
@@ -281,6 +304,8 @@ static void fab__cu_module_unlink(fab__cu_module_t *m)
     }
     if (m->mem)
         fab__cu_owned_remove((uintptr_t)m->mem);
+    if (m->pmem)
+        fab__cu_owned_remove((uintptr_t)m->pmem);
 }
 
 /* An image's bytes from a file, whole. */
@@ -438,8 +463,6 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 static CUresult fab__cu_module_global(const fab__cu_module_t *m, const char *name, CUdeviceptr *dptr,
                                       size_t *bytes)
 {
-    if (m->program)
-        return fab__cu_program_global(m->program, name, dptr, bytes);
     for (size_t i = 0; i < m->img.nglobals; i++) {
         if (strcmp(m->img.globals[i].name, name) == 0) {
             if (dptr)
@@ -449,7 +472,8 @@ static CUresult fab__cu_module_global(const fab__cu_module_t *m, const char *nam
             return CUDA_SUCCESS;
         }
     }
-    return CUDA_ERROR_NOT_FOUND;
+    /* a variable of the program that the image's list lacks */
+    return fab__cu_program_global(m->program, name, dptr, bytes);
 }
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)

@@ -5,7 +5,6 @@
  * end it was given and refuses bytes that no PTX text holds. */
 #include "src/ptx/front.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

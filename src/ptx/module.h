@@ -162,6 +162,8 @@ typedef struct fab__ptx_param {
     uint32_t var;           /* the PARAM variable in module->vars that names it */
     bool ptr;               /* .ptr */
     uint8_t ptr_space;      /* .ptr .global etc. */
+    uint8_t space;          /* FAB__PTX_S_PARAM, or FAB__PTX_S_REG for a .reg parameter */
+    uint32_t reg;           /* a .reg parameter's register in a definition, else FAB__PTX_NONE */
 } fab__ptx_param_t;
 
 /* A relocation in a variable's initial value: the address of a symbol

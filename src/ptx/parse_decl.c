@@ -221,14 +221,13 @@ bool fab__ptx_parse_params(fab__ptx_ps_t *ps, fab__ptx_vec_t *params, bool proto
     if (fab__ptx_is_punct(ps, ')'))
         return fab__ptx_advance(ps);
     for (;;) {
-        if (!fab__ptx_is_dot(ps, ".param")) {
-            if (fab__ptx_is_dot(ps, ".reg"))
-                return fab__ptx_fail(ps, ps->tok.line, "parameters in .reg are not supported; use .param");
-            return fab__ptx_fail(ps, ps->tok.line, "a parameter starts with .param");
-        }
+        bool reg = fab__ptx_is_dot(ps, ".reg");
+        if (!reg && !fab__ptx_is_dot(ps, ".param"))
+            return fab__ptx_fail(ps, ps->tok.line, "a parameter starts with .param or .reg");
         if (!fab__ptx_advance(ps))
             return false;
-        fab__ptx_param_t p = {.var = FAB__PTX_NONE};
+        fab__ptx_param_t p = {.var = FAB__PTX_NONE, .reg = FAB__PTX_NONE,
+                              .space = reg ? FAB__PTX_S_REG : FAB__PTX_S_PARAM};
         uint8_t vec = 1;
         for (;;) {
             if (ps->tok.kind != FAB__PTX_TK_DOT)

@@ -147,6 +147,20 @@ static bool fab__ptx_parse_insn(fab__ptx_ps_t *ps, fab__ptx_tok_t mn, uint32_t g
         if (fits)
             op = fab__ptx_find_op(buf, len);
     }
+    /* match.any.sync, match.all.sync: the opcode's second word comes after
+     * a modifier; take it out of the words */
+    for (uint32_t j = 0; op < 0 && j < n; j++) {
+        size_t len = mn.len + w[j].len;
+        if (len >= sizeof(buf))
+            continue;
+        memcpy(buf, mn.s, mn.len);
+        memcpy(buf + mn.len, w[j].s, w[j].len);
+        if ((op = fab__ptx_find_op(buf, len)) >= 0) {
+            memmove(&w[j], &w[j + 1], (size_t)(n - j - 1) * sizeof(w[0]));
+            n--;
+            k = 0;
+        }
+    }
     if (op < 0)
         return fab__ptx_fail(ps, line, "'%.*s' is no PTX instruction", (int)(mn.len > 40 ? 40 : mn.len), mn.s);
     fab__ptx_insn_t insn = {.op = (uint16_t)op, .vec = 1, .guard = guard, .guard_neg = guard_neg, .line = line};
@@ -269,6 +283,17 @@ static bool fab__ptx_param_var(fab__ptx_ps_t *ps, fab__ptx_param_t *p, uint32_t 
             if (bound[i - 1] == b)
                 return fab__ptx_fail(ps, line, "parameter %s is declared twice", p->name);
         }
+    }
+    if (p->space == FAB__PTX_S_REG) {
+        /* a .reg parameter is a register of the function */
+        uint32_t ri = ps->body->regs.n;
+        fab__ptx_reg_t *r = fab__ptx_vec_push(ps->arena, &ps->body->regs, sizeof(*r));
+        if (!r)
+            return fab__ptx_nomem(ps);
+        r->name = p->name;
+        r->type = p->type;
+        p->reg = ri;
+        return fab__ptx_bind(ps, p->name, len, FAB__PTX_B_REG, ri, 1);
     }
     uint32_t vi = ps->vars.n;
     fab__ptx_var_t *v = fab__ptx_vec_push(ps->arena, &ps->vars, sizeof(*v));

@@ -333,7 +333,7 @@ static int build_and_run_with(const char *source, const char *const *flags, cons
     const char *nvcc = nvcc_path();
     if (access(nvcc, X_OK) != 0) {
         fprintf(stderr, "SKIPPED: no nvcc at %s (set FABMEM_NVCC to another)\n", nvcc);
-        skip();
+        fab_test_skip("no nvcc");
     }
     char *dir = fab_test_tempdir();
     assert_non_null(dir);

@@ -24,7 +24,7 @@ static void load_kernels(void)
     FILE *f = fopen(FAB_TEST_KERNELS_PTX, "rb");
     if (!f) {
         fprintf(stderr, "SKIPPED: no kernels.ptx (nvcc was not found at build time)\n");
-        skip();
+        fab_test_skip("no kernels.ptx");
     }
     static char text[1 << 21];
     size_t n = fread(text, 1, sizeof(text) - 1, f);
@@ -34,7 +34,7 @@ static void load_kernels(void)
     fab__ptx_status_t st = fab__ptx_parse(text, n, &m, &d);
     if (st == FAB__PTX_OK && !m) {
         fprintf(stderr, "SKIPPED: the PTX front end is not there yet\n");
-        skip();
+        fab_test_skip("no PTX front end");
     }
     if (st)
         print_error("parse: line %u: %s\n", d.line, d.msg);
