@@ -225,6 +225,8 @@ typedef struct fab__ptx_run {
     fab__ptx_fault_t fault;
     uint64_t t0_ns;
     pthread_mutex_t print_mu;
+    /* a cooperative launch's grid-sync workspace, which %envreg1:%envreg2 point at */
+    _Alignas(64) uint32_t grid_ws[16];
 } fab__ptx_run_t;
 
 /* Outcomes of a handler or a quantum. */

@@ -401,6 +401,12 @@ static uint64_t fab__ptx_sreg(const fab__ptx_warp_t *w, unsigned sreg, unsigned 
     case FAB__PTX_SR_LANEMASK_GT: return ~(uint32_t)((2ull << l) - 1);
     case FAB__PTX_SR_DYNAMIC_SMEM_SIZE: return la->dynamic_shared;
     case FAB__PTX_SR_TOTAL_SMEM_SIZE: case FAB__PTX_SR_AGGR_SMEM_SIZE: return b->shared_size;
+    case FAB__PTX_SR_ENVREG: {
+        /* a cooperative launch: %envreg1 and %envreg2 are the high and low halves of
+         * its grid-sync workspace's address, as nvcc's grid.sync() reads them */
+        uint64_t ws = la->cooperative ? (uint64_t)(uintptr_t)w->run->grid_ws : 0;
+        return comp == 1 ? ws >> 32 : comp == 2 ? (uint32_t)ws : 0;
+    }
     default: return 0;
     }
 }
