@@ -425,9 +425,14 @@ void fab__ptx_window_init(fab__ptx_warp_t *w, const fab__ptx_code_t *c, uint64_t
         case FAB__PTX_C_LOCAL: v += fp + p->var_off[k->index]; break;
         case FAB__PTX_C_FUNC: v = FAB__PTX_FUNC_TAG | k->index; break;
         case FAB__PTX_C_SREG:
-            for (unsigned l = 0; l < FAB__PTX_LANES; l++)
-                K[l] = fab__ptx_sreg(w, k->sreg, k->comp, l);
-            continue;
+            if (k->sreg == FAB__PTX_SR_TID || k->sreg == FAB__PTX_SR_LANEID || (k->sreg >= FAB__PTX_SR_LANEMASK_EQ &&
+                                                                               k->sreg <= FAB__PTX_SR_LANEMASK_GT)) {
+                for (unsigned l = 0; l < FAB__PTX_LANES; l++)
+                    K[l] = fab__ptx_sreg(w, k->sreg, k->comp, l);
+                continue;
+            }
+            v = fab__ptx_sreg(w, k->sreg, k->comp, 0); /* the same in every lane */
+            break;
         default: break;
         }
         for (unsigned l = 0; l < FAB__PTX_LANES; l++)

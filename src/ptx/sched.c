@@ -172,12 +172,13 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
         w->id = i;
         uint32_t n = nt - i * LANES_N < LANES_N ? nt - i * LANES_N : LANES_N;
         w->lanes = n == LANES_N ? 0xffffffffu : (1u << n) - 1;
-        for (unsigned l = 0; l < LANES_N; l++) {
-            uint32_t t = i * LANES_N + l;
-            w->tid[l][0] = t % la->block[0];
-            w->tid[l][1] = t / la->block[0] % la->block[1];
-            w->tid[l][2] = t / (la->block[0] * la->block[1]);
-        }
+        if (!reuse) /* the same in every block of the run */
+            for (unsigned l = 0; l < LANES_N; l++) {
+                uint32_t t = i * LANES_N + l;
+                w->tid[l][0] = t % la->block[0];
+                w->tid[l][1] = t / la->block[0] % la->block[1];
+                w->tid[l][2] = t / (la->block[0] * la->block[1]);
+            }
         if (!reuse) {
             w->regs_cap = slots * LANES_N;
             w->regs = calloc(w->regs_cap, sizeof(uint64_t));
