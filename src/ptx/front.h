@@ -15,7 +15,7 @@
 
 /* Bytes one module may hold in all: a bound that keeps hostile text (a
  * register range of a billion) from asking for absurd memory. */
-#define FAB__PTX_ARENA_MAX ((size_t)1 << 31)
+#define FAB__PTX_ARENA_MAX ((size_t)1 << 30)
 /* The largest initialized variable (its initial bytes are stored). */
 #define FAB__PTX_MAX_INIT ((uint64_t)1 << 28)
 
@@ -92,6 +92,7 @@ typedef struct fab__ptx_binding {
     uint32_t len, hash;
     uint8_t kind;
     uint32_t index, count;
+    uint32_t pos;                   /* its place in the parser's bound list: its scope's if at or past the scope's mark */
     struct fab__ptx_binding *next;  /* in its bucket: inner scopes come first */
 } fab__ptx_binding_t;
 
@@ -190,7 +191,12 @@ bool fab__ptx_reg_operand_public(fab__ptx_ps_t *ps, uint32_t *reg);
 bool fab__ptx_parse_body(fab__ptx_ps_t *ps, uint32_t func);
 bool fab__ptx_resolve_module(fab__ptx_ps_t *ps);
 
-/* init.c: initializers */
+/* init.c: initializers. merge_bytes: eight one-byte relocations in a row
+ * (0xFF(sym) .. 0xFF00000000000000(sym): shifts 0..7 at offsets in a row, one
+ * symbol and addend) become one 8-byte address, so that the interpreter
+ * patches whole addresses; run once every name is resolved. Returns the new
+ * count. */
+uint32_t fab__ptx_merge_bytes(fab__ptx_reloc_t *r, uint32_t n);
 bool fab__ptx_parse_init(fab__ptx_ps_t *ps, uint32_t var, const uint64_t *dims, uint32_t ndims,
                          bool open_first);
 

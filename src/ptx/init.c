@@ -136,7 +136,9 @@ static uint64_t fab__ptx_init_bits(const fab__ptx_init_t *in, const fab__ptx_tok
     return in->type == FAB__PTX_T_BF16 ? fab__ptx_f32_to_bf16((float)d) : fab__ptx_f32_to_f16((float)d);
 }
 
-static bool fab__ptx_init_symbol(fab__ptx_init_t *in, uint64_t pos)
+/* An address at element pos; mask_shift is the byte a 0xFF..(sym) mask
+ * takes, or -1 for the whole address. */
+static bool fab__ptx_init_symbol(fab__ptx_init_t *in, uint64_t pos, int mask_shift)
 {
     fab__ptx_ps_t *ps = in->ps;
     uint32_t line = ps->tok.line;
@@ -168,7 +170,7 @@ static bool fab__ptx_init_symbol(fab__ptx_init_t *in, uint64_t pos)
         if (!fab__ptx_advance(ps))
             return false;
     }
-    if (in->width != 4 && in->width != 8)
+    if (mask_shift < 0 && in->width != 4 && in->width != 8)
         return fab__ptx_fail(ps, line, "the address of %.*s in a %u-byte element (4 or 8 hold one)",
                              (int)name.len, name.s, in->width);
     if (!fab__ptx_init_room(in, pos))
@@ -178,7 +180,8 @@ static bool fab__ptx_init_symbol(fab__ptx_init_t *in, uint64_t pos)
     if (!r)
         return fab__ptx_nomem(ps);
     r->offset = pos * in->width;
-    r->width = (uint8_t)in->width;
+    r->width = mask_shift < 0 ? (uint8_t)in->width : 1;
+    r->shift = mask_shift < 0 ? 0 : (uint8_t)mask_shift;
     r->generic = generic;
     r->addend = addend;
     fab__ptx_binding_t *b = fab__ptx_lookup(ps, name.s, name.len);
@@ -210,7 +213,23 @@ static bool fab__ptx_init_value(fab__ptx_init_t *in, uint64_t *pos, uint64_t end
     if (*pos >= end)
         return fab__ptx_fail(ps, ps->tok.line, "more initial values than the variable holds");
     if (ps->tok.kind == FAB__PTX_TK_IDENT) {
-        if (!fab__ptx_init_symbol(in, *pos))
+        if (!fab__ptx_init_symbol(in, *pos, -1))
+            return false;
+    } else if (ps->tok.kind == FAB__PTX_TK_INT && ps->lx.p < ps->lx.end && *ps->lx.p == '(') {
+        /* 0xFF00(sym): one byte of an address (nvcc writes packed structs so) */
+        uint64_t mask = ps->tok.ival;
+        int shift = -1;
+        for (int k = 0; k < 8; k++) {
+            if (mask == (uint64_t)0xFF << (8 * k))
+                shift = k;
+        }
+        if (shift < 0)
+            return fab__ptx_fail(ps, ps->tok.line, "an address mask is 0xFF shifted by whole bytes");
+        if (!fab__ptx_advance(ps) || !fab__ptx_advance(ps)) /* past the mask and '(' */
+            return false;
+        if (ps->tok.kind != FAB__PTX_TK_IDENT)
+            return fab__ptx_fail(ps, ps->tok.line, "an address mask takes a symbol in parentheses");
+        if (!fab__ptx_init_symbol(in, *pos, shift) || !fab__ptx_expect_punct(ps, ')', "to close an address mask"))
             return false;
     } else {
         bool neg = false;
@@ -269,6 +288,28 @@ static bool fab__ptx_init_list(fab__ptx_init_t *in, uint32_t depth, uint64_t sta
         if (!fab__ptx_expect_punct(ps, ',', "or '}' in an initializer"))
             return false;
     }
+}
+
+uint32_t fab__ptx_merge_bytes(fab__ptx_reloc_t *r, uint32_t n)
+{
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < n;) {
+        bool run = i + 8 <= n;
+        for (uint32_t k = 0; run && k < 8; k++) {
+            const fab__ptx_reloc_t *q = &r[i + k];
+            run = q->width == 1 && q->shift == k && q->offset == r[i].offset + k && q->sym == r[i].sym &&
+                  q->symkind == r[i].symkind && q->addend == r[i].addend && q->generic == r[i].generic;
+        }
+        r[out] = r[i];
+        if (run) {
+            r[out].width = 8;
+            i += 8;
+        } else {
+            i++;
+        }
+        out++;
+    }
+    return out;
 }
 
 bool fab__ptx_parse_init(fab__ptx_ps_t *ps, uint32_t var, const uint64_t *dims, uint32_t ndims,

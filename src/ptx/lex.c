@@ -79,10 +79,12 @@ static bool fab__ptx_lex_space(fab__ptx_lex_t *lx, bool *spaced)
             while (p < end && *p != '\n')
                 p++;
         } else if (c == '/' && p + 1 < end && p[1] == '*') {
+            uint32_t opened = lx->line;
             p += 2;
             for (;;) {
                 if (p + 1 >= end) {
                     lx->p = end;
+                    lx->line = opened; /* the message names where it opens */
                     return false;
                 }
                 if (p[0] == '*' && p[1] == '/')

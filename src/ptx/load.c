@@ -321,6 +321,7 @@ void fab__ptx_program_init_var(const fab__ptx_program_t *p, size_t i)
     for (uint32_t r = 0; r < v->nrelocs; r++) {
         const fab__ptx_reloc_t *rl = &v->relocs[r];
         uint64_t val = fab__ptx_sym_value(p, rl->symkind, rl->sym) + (uint64_t)rl->addend;
+        val = rl->shift < 8 ? val >> (8 * rl->shift) : 0;
         if (rl->offset + rl->width <= v->size && rl->width <= 8)
             memcpy(dst + rl->offset, &val, rl->width); /* little-endian, as the device */
     }

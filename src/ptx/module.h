@@ -176,6 +176,9 @@ typedef struct fab__ptx_reloc {
     bool generic;
     uint32_t sym;
     int64_t addend;
+    uint8_t shift;          /* a byte of the address: (address + addend) >> (8 * shift), its low
+                             * width bytes stored (0xFF00(sym) in a .b8 array: width 1, shift 1;
+                             * eight such bytes in a row are merged into one 8-byte relocation) */
 } fab__ptx_reloc_t;
 
 /* A variable in any state space, module-scope or declared inside a function

@@ -186,7 +186,38 @@
     X(NANOSLEEP, "nanosleep", "misc", 1)                      \
     X(PMEVENT, "pmevent", "misc", 1)                          \
     X(TRAP, "trap", "misc", 1)                                \
-    X(SETMAXNREG, "setmaxnreg", "misc", 1)
+    X(SETMAXNREG, "setmaxnreg", "misc", 1)                    \
+    /* rows the front end added after the ISA's order: what    \
+     * the sections above lack and nvcc or inline PTX writes   \
+     * (stack and alloca, istypep, bulk copies and tensor maps, \
+     * cluster launch control, SIMD video) */                  \
+    X(STACKSAVE, "stacksave", "misc", 0)                      \
+    X(STACKRESTORE, "stackrestore", "misc", 0)                \
+    X(ALLOCA, "alloca", "misc", 0)                            \
+    X(ISTYPEP, "istypep", "texture", 0)                       \
+    X(CP_ASYNC_MBARRIER_ARRIVE, "cp.async.mbarrier.arrive", "data", 0)\
+    X(CP_ASYNC_BULK_TENSOR, "cp.async.bulk.tensor", "data", 0)\
+    X(CP_ASYNC_BULK_PREFETCH, "cp.async.bulk.prefetch", "data", 0)\
+    X(CP_ASYNC_BULK_COMMIT_GROUP, "cp.async.bulk.commit_group", "data", 0)\
+    X(CP_ASYNC_BULK_WAIT_GROUP, "cp.async.bulk.wait_group", "data", 0)\
+    X(TENSORMAP_CP_FENCEPROXY, "tensormap.cp_fenceproxy", "data", 0)\
+    X(ST_BULK, "st.bulk", "data", 0)                          \
+    X(CLUSTERLAUNCHCONTROL_TRY_CANCEL, "clusterlaunchcontrol.try_cancel", "sync", 0)\
+    X(CLUSTERLAUNCHCONTROL_QUERY_CANCEL, "clusterlaunchcontrol.query_cancel", "sync", 0)\
+    X(VADD2, "vadd2", "video", 0)                             \
+    X(VADD4, "vadd4", "video", 0)                             \
+    X(VSUB2, "vsub2", "video", 0)                             \
+    X(VSUB4, "vsub4", "video", 0)                             \
+    X(VAVRG2, "vavrg2", "video", 0)                           \
+    X(VAVRG4, "vavrg4", "video", 0)                           \
+    X(VABSDIFF2, "vabsdiff2", "video", 0)                     \
+    X(VABSDIFF4, "vabsdiff4", "video", 0)                     \
+    X(VMIN2, "vmin2", "video", 0)                             \
+    X(VMIN4, "vmin4", "video", 0)                             \
+    X(VMAX2, "vmax2", "video", 0)                             \
+    X(VMAX4, "vmax4", "video", 0)                             \
+    X(VSET2, "vset2", "video", 0)                             \
+    X(VSET4, "vset4", "video", 0)
 
 typedef enum fab__ptx_op {
 #define FAB__PTX_OP_ENUM(id, mnemonic, section, runs) FAB__PTX_OP_##id,

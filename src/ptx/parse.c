@@ -207,6 +207,7 @@ bool fab__ptx_bind(fab__ptx_ps_t *ps, const char *name, uint32_t len, uint8_t ki
     b->kind = kind;
     b->index = index;
     b->count = count;
+    b->pos = ps->bound.n - 1;
     fab__ptx_binding_t **head = &ps->buckets[b->hash & (ps->nbuckets - 1)];
     b->next = *head;
     *head = b;

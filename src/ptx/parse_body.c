@@ -204,12 +204,9 @@ bool fab__ptx_add_label(fab__ptx_ps_t *ps, const fab__ptx_tok_t *name)
     fab__ptx_binding_t *b = fab__ptx_lookup(ps, name->s, name->len);
     if (b) {
         uint32_t mark = ((fab__ptx_scope_t *)body->scopes.data)[body->scopes.n - 1].bind_mark;
-        fab__ptx_binding_t **bound = ps->bound.data;
-        for (uint32_t i = ps->bound.n; i > mark; i--) {
-            if (bound[i - 1] == b)
-                return fab__ptx_fail(ps, name->line, "%.*s is declared twice in one scope", (int)name->len,
-                                     name->s);
-        }
+        if (b->pos >= mark)
+            return fab__ptx_fail(ps, name->line, "%.*s is declared twice in one scope", (int)name->len,
+                                 name->s);
     }
     uint32_t li = body->labels.n;
     uint32_t *at = fab__ptx_vec_push(ps->arena, &body->labels, sizeof(*at));

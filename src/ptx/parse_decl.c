@@ -12,7 +12,7 @@
 
 #define FAB__PTX_MAX_DIMS 8
 /* Registers one function may declare in all. */
-#define FAB__PTX_MAX_REGS ((uint32_t)1 << 22)
+#define FAB__PTX_MAX_REGS ((uint32_t)1 << 20)
 
 /* The binding of name made in the current scope, or NULL. */
 static fab__ptx_binding_t *fab__ptx_declared_here(fab__ptx_ps_t *ps, const char *name, uint32_t len)
@@ -23,12 +23,7 @@ static fab__ptx_binding_t *fab__ptx_declared_here(fab__ptx_ps_t *ps, const char 
     uint32_t mark = 0;
     if (ps->body && ps->body->scopes.n)
         mark = ((fab__ptx_scope_t *)ps->body->scopes.data)[ps->body->scopes.n - 1].bind_mark;
-    fab__ptx_binding_t **bound = ps->bound.data;
-    for (uint32_t i = ps->bound.n; i > mark; i--) {
-        if (bound[i - 1] == b)
-            return b;
-    }
-    return NULL;
+    return b->pos >= mark ? b : NULL;
 }
 
 /* Array dimensions after a name: [N][M]..., the first possibly []. */
@@ -348,23 +343,16 @@ bool fab__ptx_parse_reg(fab__ptx_ps_t *ps)
         if (body->regs.n + count * vec > FAB__PTX_MAX_REGS)
             return fab__ptx_fail(ps, line, "a function of more than %u registers", FAB__PTX_MAX_REGS);
         for (uint64_t i = 0; i < count; i++) {
-            char buf[64];
-            int bl = range ? snprintf(buf, sizeof(buf), "%.*s%llu", (int)(name.len > 40 ? 40 : name.len),
-                                      name.s, (unsigned long long)i)
-                           : snprintf(buf, sizeof(buf), "%.*s", (int)(name.len > 40 ? 40 : name.len), name.s);
-            const char *bn = buf;
-            uint32_t blen = (uint32_t)bl;
-            if (name.len > 40 && !range) {
-                bn = name.s;
-                blen = name.len;
-            } else if (name.len > 40) {
-                return fab__ptx_fail(ps, name.line, "a register range's name longer than 40 characters");
-            }
-            if (fab__ptx_declared_here(ps, bn, blen))
-                return fab__ptx_fail(ps, name.line, "register %.*s is declared twice", (int)blen, bn);
-            char *nm = fab__ptx_arena_strndup(ps->arena, bn, blen);
+            char num[24];
+            int nl = range ? snprintf(num, sizeof(num), "%llu", (unsigned long long)i) : 0;
+            uint32_t blen = name.len + (uint32_t)nl;
+            char *nm = fab__ptx_arena_alloc(ps->arena, (size_t)blen + 1);
             if (!nm)
                 return fab__ptx_nomem(ps);
+            memcpy(nm, name.s, name.len);
+            memcpy(nm + name.len, num, (size_t)nl);
+            if (fab__ptx_declared_here(ps, nm, blen))
+                return fab__ptx_fail(ps, name.line, "register %s is declared twice", nm);
             uint32_t first = body->regs.n;
             for (uint8_t k = 0; k < vec; k++) {
                 fab__ptx_reg_t *r = fab__ptx_vec_push(ps->arena, &body->regs, sizeof(*r));
@@ -373,11 +361,16 @@ bool fab__ptx_parse_reg(fab__ptx_ps_t *ps)
                 r->type = type;
                 r->name = nm;
                 if (vec > 1) {
-                    char eb[64];
-                    int el = k < 4 ? snprintf(eb, sizeof(eb), "%s%s", nm, fab__ptx_comp_names[k])
-                                   : snprintf(eb, sizeof(eb), "%s.%u", nm, (unsigned)k);
-                    if (!(r->name = fab__ptx_arena_strndup(ps->arena, eb, (size_t)el)))
+                    /* %v.x .. %v.w, then %v.4 .. for an eight-wide one */
+                    char comp[8];
+                    int cl = k < 4 ? snprintf(comp, sizeof(comp), "%s", fab__ptx_comp_names[k])
+                                   : snprintf(comp, sizeof(comp), ".%u", (unsigned)k);
+                    char *en = fab__ptx_arena_alloc(ps->arena, (size_t)blen + (size_t)cl + 1);
+                    if (!en)
                         return fab__ptx_nomem(ps);
+                    memcpy(en, nm, blen);
+                    memcpy(en + blen, comp, (size_t)cl);
+                    r->name = en;
                 }
             }
             if (!fab__ptx_bind(ps, nm, blen, vec > 1 ? FAB__PTX_B_VREG : FAB__PTX_B_REG, first, vec))

@@ -194,6 +194,8 @@ static bool fab__ptx_parse_insn(fab__ptx_ps_t *ps, fab__ptx_tok_t mn, uint32_t g
         }
     }
     ps->tops.n = ps->kids.n = 0;
+    if (fab__ptx_is_punct(ps, '}') || ps->tok.kind == FAB__PTX_TK_EOF)
+        return fab__ptx_fail(ps, ps->tok.line, "';' expected after %s", opname);
     if (!fab__ptx_is_punct(ps, ';')) {
         for (;;) {
             if (!fab__ptx_parse_operand(ps, false, op == FAB__PTX_OP_BRA))
@@ -278,11 +280,8 @@ static bool fab__ptx_param_var(fab__ptx_ps_t *ps, fab__ptx_param_t *p, uint32_t 
     if (fab__ptx_lookup(ps, p->name, len) && ps->bound.n > 0) {
         fab__ptx_binding_t *b = fab__ptx_lookup(ps, p->name, len);
         uint32_t mark = ((fab__ptx_scope_t *)ps->body->scopes.data)[0].bind_mark;
-        fab__ptx_binding_t **bound = ps->bound.data;
-        for (uint32_t i = ps->bound.n; i > mark; i--) {
-            if (bound[i - 1] == b)
-                return fab__ptx_fail(ps, line, "parameter %s is declared twice", p->name);
-        }
+        if (b->pos >= mark)
+            return fab__ptx_fail(ps, line, "parameter %s is declared twice", p->name);
     }
     if (p->space == FAB__PTX_S_REG) {
         /* a .reg parameter is a register of the function */
@@ -450,6 +449,11 @@ bool fab__ptx_resolve_module(fab__ptx_ps_t *ps)
             return fab__ptx_fail(ps, pd[i].line, "%.*s is no variable or function", (int)pd[i].len,
                                  pd[i].name);
         }
+    }
+    for (uint32_t i = 0; i < ps->vars.n; i++) {
+        fab__ptx_var_t *v = (fab__ptx_var_t *)ps->vars.data + i;
+        if (v->nrelocs)
+            v->nrelocs = fab__ptx_merge_bytes((fab__ptx_reloc_t *)v->relocs, v->nrelocs);
     }
     return true;
 }
