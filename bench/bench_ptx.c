@@ -4,7 +4,10 @@
  * worker thread. Each kernel's rounds alternate interpreted and native;
  * each line is min / median / max over the rounds, the ratio is taken per
  * round, and lane-instructions/s counts the instructions each thread
- * executes (worked out from the kernel's shape, see mkernels.h).
+ * executes (worked out from the kernel's shape, see mkernels.h). Times are
+ * the process's CPU time (the one worker's, the launching thread only
+ * waits), so that a machine shared with other work does not count its
+ * waits for a core.
  *
  *   vadd    c[i] = a[i] + b[i], 1M floats, 256-thread blocks
  *   reduce  a 256-thread shared-memory tree sum per block (bar.sync
@@ -23,7 +26,7 @@
 static double now_s(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 

@@ -181,6 +181,8 @@ typedef struct fab__ptx_warp {
     uint32_t bar_mask;               /* the lanes that arrived */
     uint32_t bar_count;              /* threads expected, 0 for every live one */
     bool spin_yield;                 /* the quantum ended in a spin or a sleep */
+    uint32_t spin_streak;            /* quanta in a row that did little else */
+    uint32_t left;                   /* instructions left of the quantum */
     /* the fault that ended it */
     int status;
     uintptr_t fault_addr;
@@ -225,6 +227,8 @@ typedef struct fab__ptx_run {
     fab__ptx_fault_t fault;
     uint64_t t0_ns;
     pthread_mutex_t print_mu;
+    /* a cooperative launch's grid-sync workspace, which %envreg1:%envreg2 point at */
+    _Alignas(64) uint32_t grid_ws[16];
 } fab__ptx_run_t;
 
 /* Outcomes of a handler or a quantum. */

@@ -13,6 +13,14 @@
 
 #include "src/ptx/exec.h"
 
+/* The hottest handlers are built twice, for x86-64-v3 (AVX2, FMA) and for the base
+ * instruction set, and the loader picks one for the CPU it runs on. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FAB__PTX_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define FAB__PTX_HOT
+#endif
+
 /* ---- integer arithmetic ---------------------------------------------------------------- */
 
 #define ITYPES(T, CASE)                                                  \
@@ -26,7 +34,7 @@
     default: break;                                                      \
     }
 
-static int x_ADD(W_ARGS)
+FAB__PTX_HOT static int x_ADD(W_ARGS)
 {
     OPS3;
     if (fab__ptx_is_float(in->t)) {
@@ -49,7 +57,7 @@ static int x_ADD(W_ARGS)
     return R_NEXT;
 }
 
-static int x_SUB(W_ARGS)
+FAB__PTX_HOT static int x_SUB(W_ARGS)
 {
     OPS3;
     if (fab__ptx_is_float(in->t)) {
@@ -99,7 +107,7 @@ static inline uint64_t fab__ptx_mulwide(uint64_t a, uint64_t b, unsigned n, bool
     return (a & mask) * (b & mask);
 }
 
-static int fab__ptx_muladd(W_ARGS, bool add)
+FAB__PTX_HOT static int fab__ptx_muladd(W_ARGS, bool add)
 {
     OPS3; /* mul's C is the zero slot */
     (void)add;
@@ -134,7 +142,7 @@ static int x_MUL(W_ARGS)
     return fab__ptx_muladd(w, in, m, false);
 }
 
-static int x_FMA(W_ARGS)
+FAB__PTX_HOT static int x_FMA(W_ARGS)
 {
     OPS3;
     if (in->t == T_(F32) && !in->f && (!in->rnd || in->rnd == W_(RN)))
@@ -299,7 +307,7 @@ static int x_TESTP(W_ARGS)
 
 /* ---- logic and shifts ----------------------------------------------------------------- */
 
-static int x_AND(W_ARGS)
+FAB__PTX_HOT static int x_AND(W_ARGS)
 {
     OPS3;
     if (in->t == T_(PRED)) {
@@ -335,7 +343,7 @@ static int x_NOT(W_ARGS)
 }
 #define x_CNOT x_NOT
 
-static int x_SHL(W_ARGS)
+FAB__PTX_HOT static int x_SHL(W_ARGS)
 {
     OPS3;
     unsigned n = fab__ptx_type_bits(in->t);
@@ -344,7 +352,7 @@ static int x_SHL(W_ARGS)
     return R_NEXT;
 }
 
-static int x_SHR(W_ARGS)
+FAB__PTX_HOT static int x_SHR(W_ARGS)
 {
     OPS3;
     unsigned n = fab__ptx_type_bits(in->t);
@@ -392,7 +400,7 @@ static int x_SETP(W_ARGS)
 }
 #define x_SET x_SETP
 
-static int x_SELP(W_ARGS)
+FAB__PTX_HOT static int x_SELP(W_ARGS)
 {
     OPS3;
     uint32_t p = PGET(in->s[2]);
@@ -412,7 +420,7 @@ static int x_SLCT(W_ARGS)
 
 /* ---- mov and cvt ---------------------------------------------------------------------- */
 
-static int x_MOV(W_ARGS)
+FAB__PTX_HOT static int x_MOV(W_ARGS)
 {
     OPS3;
     unsigned n = fab__ptx_type_bits(in->t);
@@ -579,7 +587,8 @@ static const fab__ptx_xfn fab__ptx_handlers[FAB__PTX_OP_COUNT] = {FAB__PTX_OPCOD
 
 int fab__ptx_exec(fab__ptx_warp_t *w, uint32_t n)
 {
-    while (n--) {
+    w->left = n;
+    while (w->left--) {
         fab__ptx_simt_t *t = TOP;
         if (t->pc == t->rpc) {
             w->depth--; /* reconverged: the entry below goes on from here */

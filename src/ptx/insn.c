@@ -478,6 +478,9 @@ static int fab__ptx_dc_ldst(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         return rc;
     if (x->space == FAB__PTX_XS_KPARAM && st)
         return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a store to a kernel parameter");
+    /* an address in a constant slot is the same in every lane (unless .local) */
+    if (!st && x->addr > dc->c->nregs && x->space != FAB__PTX_XS_LOCAL)
+        x->k = 1;
     unsigned et = t;
     if (x->vec == 1) {
         if (val->kind == FAB__PTX_OPD_VEC)

@@ -264,7 +264,7 @@ int fab__ptx_dc_sync(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t 
             unsigned w = in->words[i];
             if (w == W_(ALL) || w == W_(ANY))
                 x->k = (uint8_t)w;
-            else
+            else if (w != W_(SYNC))
                 return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "the modifier %s", fab__ptx_word_name(w));
         }
         if (!x->k || (t != T_(B32) && t != T_(B64)))

@@ -321,6 +321,7 @@ void fab__ptx_program_init_var(const fab__ptx_program_t *p, size_t i)
     for (uint32_t r = 0; r < v->nrelocs; r++) {
         const fab__ptx_reloc_t *rl = &v->relocs[r];
         uint64_t val = fab__ptx_sym_value(p, rl->symkind, rl->sym) + (uint64_t)rl->addend;
+        val = rl->shift < 8 ? val >> (8 * rl->shift) : 0;
         if (rl->offset + rl->width <= v->size && rl->width <= 8)
             memcpy(dst + rl->offset, &val, rl->width); /* little-endian, as the device */
     }
@@ -401,6 +402,12 @@ static uint64_t fab__ptx_sreg(const fab__ptx_warp_t *w, unsigned sreg, unsigned 
     case FAB__PTX_SR_LANEMASK_GT: return ~(uint32_t)((2ull << l) - 1);
     case FAB__PTX_SR_DYNAMIC_SMEM_SIZE: return la->dynamic_shared;
     case FAB__PTX_SR_TOTAL_SMEM_SIZE: case FAB__PTX_SR_AGGR_SMEM_SIZE: return b->shared_size;
+    case FAB__PTX_SR_ENVREG: {
+        /* a cooperative launch: %envreg1 and %envreg2 are the high and low halves of
+         * its grid-sync workspace's address, as nvcc's grid.sync() reads them */
+        uint64_t ws = la->cooperative ? (uint64_t)(uintptr_t)w->run->grid_ws : 0;
+        return comp == 1 ? ws >> 32 : comp == 2 ? (uint32_t)ws : 0;
+    }
     default: return 0;
     }
 }
@@ -419,9 +426,14 @@ void fab__ptx_window_init(fab__ptx_warp_t *w, const fab__ptx_code_t *c, uint64_t
         case FAB__PTX_C_LOCAL: v += fp + p->var_off[k->index]; break;
         case FAB__PTX_C_FUNC: v = FAB__PTX_FUNC_TAG | k->index; break;
         case FAB__PTX_C_SREG:
-            for (unsigned l = 0; l < FAB__PTX_LANES; l++)
-                K[l] = fab__ptx_sreg(w, k->sreg, k->comp, l);
-            continue;
+            if (k->sreg == FAB__PTX_SR_TID || k->sreg == FAB__PTX_SR_LANEID || (k->sreg >= FAB__PTX_SR_LANEMASK_EQ &&
+                                                                               k->sreg <= FAB__PTX_SR_LANEMASK_GT)) {
+                for (unsigned l = 0; l < FAB__PTX_LANES; l++)
+                    K[l] = fab__ptx_sreg(w, k->sreg, k->comp, l);
+                continue;
+            }
+            v = fab__ptx_sreg(w, k->sreg, k->comp, 0); /* the same in every lane */
+            break;
         default: break;
         }
         for (unsigned l = 0; l < FAB__PTX_LANES; l++)

@@ -155,7 +155,14 @@ int fab__ptx_x_ld(W_ARGS)
     unsigned n = in->size, v = in->vec, tot = n * v;
     bool sgn = fab__ptx_is_sint(in->t);
     unsigned sem = in->sem;
-    if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8) && !sgn) {
+    if (in->k == 1 && v == 1) {
+        /* one address for every lane: load once */
+        unsigned first = (unsigned)__builtin_ctz(m);
+        FAB__PTX_ADDR(p, first, n);
+        uint64_t x = fab__ptx_load1(p, n, sem, sgn);
+        uint64_t *D = SLOT(in->d[0]);
+        LANES(D[l] = x);
+    } else if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8) && !sgn) {
         /* the common case, without the per-lane switches */
         uint64_t *D = SLOT(in->d[0]);
         for (unsigned l = 0; l < LANES_N; l++) {
@@ -229,6 +236,25 @@ int fab__ptx_x_st(W_ARGS)
     unsigned n = in->size, v = in->vec, tot = n * v;
     unsigned sem = in->sem;
     w->stored = true;
+    if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8)) {
+        const uint64_t *V = SLOT(in->s[0]);
+        for (unsigned l = 0; l < LANES_N; l++) {
+            if (!(m >> l & 1))
+                continue;
+            uint64_t a = A[l] + (uint64_t)in->off;
+            if (a < FAB__PTX_LOW_LIMIT)
+                return fab__ptx_bad_addr(w, l, a, n, in->space);
+            if (a & (n - 1))
+                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            if (n == 4) {
+                uint32_t x = (uint32_t)V[l];
+                memcpy((void *)(uintptr_t)a, &x, 4);
+            } else {
+                memcpy((void *)(uintptr_t)a, &V[l], 8);
+            }
+        }
+        return R_NEXT;
+    }
     if (v == 1) {
         for (unsigned l = 0; l < LANES_N; l++) {
             if (!(m >> l & 1))

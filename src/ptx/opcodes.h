@@ -142,7 +142,7 @@
     X(RED_ASYNC, "red.async", "sync", 0)                      \
     X(VOTE, "vote", "sync", 1)                                \
     X(VOTE_SYNC, "vote.sync", "sync", 1)                      \
-    X(MATCH_SYNC, "match.sync", "sync", 1)                    \
+    X(MATCH_SYNC, "match", "sync", 1) /* written match.any.sync, match.all.sync */                    \
     X(ACTIVEMASK, "activemask", "sync", 1)                    \
     X(REDUX_SYNC, "redux.sync", "sync", 1)                    \
     X(GRIDDEPCONTROL, "griddepcontrol", "sync", 1)            \

@@ -10,6 +10,7 @@
  * the interpreter). The calling thread waits, and after launch->watch_ms
  * logs once which warps are still running and where. */
 #include <errno.h>
+#include <sched.h>
 #include <fenv.h>
 #include <sched.h>
 #include <signal.h>
@@ -175,12 +176,13 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
         w->id = i;
         uint32_t n = nt - i * LANES_N < LANES_N ? nt - i * LANES_N : LANES_N;
         w->lanes = n == LANES_N ? 0xffffffffu : (1u << n) - 1;
-        for (unsigned l = 0; l < LANES_N; l++) {
-            uint32_t t = i * LANES_N + l;
-            w->tid[l][0] = t % la->block[0];
-            w->tid[l][1] = t / la->block[0] % la->block[1];
-            w->tid[l][2] = t / (la->block[0] * la->block[1]);
-        }
+        if (!reuse) /* the same in every block of the run */
+            for (unsigned l = 0; l < LANES_N; l++) {
+                uint32_t t = i * LANES_N + l;
+                w->tid[l][0] = t % la->block[0];
+                w->tid[l][1] = t / la->block[0] % la->block[1];
+                w->tid[l][2] = t / (la->block[0] * la->block[1]);
+            }
         if (!reuse) {
             w->regs_cap = slots * LANES_N;
             w->regs = calloc(w->regs_cap, sizeof(uint64_t));
@@ -195,6 +197,7 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
         w->stored = false;
         w->yields = 0;
         w->spin_yield = false;
+        w->spin_streak = 0;
         if (!w->regs || !w->st || !w->fr)
             return FAB__PTX_E_NOMEM;
         w->st[0] = (fab__ptx_simt_t){0, FAB__PTX_NONE, w->lanes};
@@ -335,6 +338,18 @@ static void *fab__ptx_worker(void *arg)
             run->qtail = NULL;
         pthread_mutex_unlock(&run->mu);
         int r = fab__ptx_quantum(w);
+        /* A warp that keeps spinning waits on something slow (another process, a
+         * block on another worker): give the core away, more so the longer it waits. */
+        if (r == R_YIELD && w->spin_yield && FAB__PTX_QUANTUM - w->left < 256) {
+            if (++w->spin_streak > 4096) {
+                struct timespec ts = {0, 50000};
+                nanosleep(&ts, NULL);
+            } else if (w->spin_streak > 64) {
+                sched_yield();
+            }
+        } else {
+            w->spin_streak = 0;
+        }
         pthread_mutex_lock(&run->mu);
         switch (r) {
         case R_YIELD: {

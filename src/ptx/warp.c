@@ -68,6 +68,8 @@ int fab__ptx_call(fab__ptx_warp_t *w, const fab__ptx_code_t *g, const fab__ptx_c
     w->st[w->depth++] = (fab__ptx_simt_t){0, FAB__PTX_NONE, m};
     w->code = g;
     w->R = w->regs + (size_t)base * LANES_N;
+    /* registers start at zero in every activation, as in the kernel's */
+    memset(w->R, 0, (size_t)(g->nregs + 1) * LANES_N * sizeof(uint64_t));
     fab__ptx_window_init(w, g, w->R, fp);
     return R_JUMP;
 }

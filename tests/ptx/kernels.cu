@@ -3,6 +3,7 @@
 // each result checked against the host. extern "C" keeps the names plain.
 #include <cassert>
 #include <cstdio>
+#include <cooperative_groups.h>
 #include <cuda_fp16.h>
 
 extern "C" __global__ void vadd(const float *a, const float *b, float *c, int n)
@@ -233,4 +234,17 @@ extern "C" __global__ void heap(int *out)
         s += p[i];
     free(p);
     out[threadIdx.x] = s;
+}
+
+// Every block writes, the whole grid syncs (cooperative groups: an atom and
+// a spin on a workspace the launch gives), then each reads another's.
+extern "C" __global__ void gridsync(int *buf, int *out)
+{
+    cooperative_groups::grid_group g = cooperative_groups::this_grid();
+    int i = blockIdx.x * blockDim.x + threadIdx.x, n = gridDim.x * blockDim.x;
+    buf[i] = i * 3;
+    g.sync();
+    out[i] = buf[(i + blockDim.x) % n];
+    g.sync();
+    buf[i] = -1;
 }
