@@ -62,6 +62,13 @@ const void *fab__cu_image_unwrap(const void *data);
 CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *len_out,
                               void **owned_out);
 
+/* A whole file's bytes, for the calls that load an image by path
+ * (cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile), with a NUL after
+ * them (PTX text read from a file need not end in one): *data_out
+ * (malloc'd) and *len_out. CUDA_ERROR_FILE_NOT_FOUND (cannot be read),
+ * CUDA_ERROR_OUT_OF_MEMORY. */
+CUresult fab__cu_image_read_file(const char *path, unsigned char **data_out, size_t *len_out);
+
 void fab__cu_image_free(fab__cu_image_t *img);
 
 #endif /* FAB_CUDA_IMAGE_H */
