@@ -33,8 +33,10 @@
  * ADOPT is how a client hands its live memory to a daemon that restarted:
  * the handle proves the uuid was minted under the same key (state file), the
  * memfd travels with it, and a creator proves it is one with the creator
- * token that only the ALLOC reply carried. ADOPT and IPC_PUBLISH are the only
- * requests that may carry an fd.
+ * token that only the ALLOC reply carried. ADOPT, IPC_PUBLISH, MC_JOIN (a
+ * team's token) and MC_BIND (the memory bound) are the only requests that
+ * may carry an fd; MC_JOIN's reply is the only one but IMPORT_MANY's with
+ * more than one (the member's staging and shadow memfds).
  *
  * IPC_PUBLISH, IPC_OPEN and IPC_WITHDRAW are legacy CUDA IPC
  * (cuIpcGetMemHandle and friends): a process publishes the memfd of one

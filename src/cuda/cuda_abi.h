@@ -204,6 +204,25 @@ typedef enum FAB_CU(CUdevice_P2PAttribute_enum) {
     FAB_CU_P2P_ATTRIBUTE_LIST(FAB__CU_ENUMERATOR)
 } FAB_CU(CUdevice_P2PAttribute);
 
+/* cuFlushGPUDirectRDMAWrites (device.c) and the device attribute saying it
+ * is there. */
+#define FAB_CU_FLUSH_RDMA_LIST(XX)                                    \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST, 1 << 0)           \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS, 1 << 1)
+typedef enum FAB_CU(CUflushGPUDirectRDMAWritesOptions_enum) {
+    FAB_CU_FLUSH_RDMA_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUflushGPUDirectRDMAWritesOptions);
+#define FAB_CU_FLUSH_RDMA_SCOPE_LIST(XX)                              \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER, 100)                 \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES, 200)
+typedef enum FAB_CU(CUflushGPUDirectRDMAWritesScope_enum) {
+    FAB_CU_FLUSH_RDMA_SCOPE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUflushGPUDirectRDMAWritesScope);
+#define FAB_CU_FLUSH_RDMA_TARGET_LIST(XX) XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, 0)
+typedef enum FAB_CU(CUflushGPUDirectRDMAWritesTarget_enum) {
+    FAB_CU_FLUSH_RDMA_TARGET_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUflushGPUDirectRDMAWritesTarget);
+
 /* cuCtxSetLimit / cuCtxGetLimit's limits (device.c). */
 #define FAB_CU_LIMIT_LIST(XX)                              \
     XX(CU_LIMIT_STACK_SIZE, 0x00)                          \

@@ -283,6 +283,9 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1; /* pool.c */
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 1;
+    /* cuFlushGPUDirectRDMAWrites is there (a fence: the memory is coherent). */
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+        return CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST;
     case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: /* what cuMemPoolCreate accepts */
         return (int)(d->handle_types &
                      (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC));
@@ -680,6 +683,39 @@ CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdev
     case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: *value = 0; break;
     default: return CUDA_ERROR_INVALID_VALUE;
     }
+    return CUDA_SUCCESS;
+}
+
+/* The current context's flags, replaced (cuda.h: as cuDevicePrimaryCtxSetFlags
+ * takes them); cuCtxGetFlags reads them back. */
+CUresult cuCtxSetFlags(unsigned int flags)
+{
+    FAB__CU_ENTER();
+    struct CUctx_st *cur = fab__cu_current();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags & ~(unsigned)FAB_CU_CTX_FLAGS_MASK)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    cur->flags = flags;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+/* Writes a NIC (or another process) made to this GPU's memory are visible
+ * once this returns. Here every device's memory is this host's, coherent:
+ * a full fence is all that remains to do. */
+CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+                                    CUflushGPUDirectRDMAWritesScope scope)
+{
+    FAB__CU_ENTER();
+    if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX ||
+        (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER &&
+         scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fab__cu_current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return CUDA_SUCCESS;
 }
 

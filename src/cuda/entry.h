@@ -51,6 +51,9 @@ FAB__CU_API cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CU
                                     CUdevice dstDevice);
 FAB__CU_API cuCtxSetLimit(CUlimit limit, size_t value);
 FAB__CU_API cuCtxGetLimit(size_t *pvalue, CUlimit limit);
+FAB__CU_API cuCtxSetFlags(unsigned int flags);
+FAB__CU_API cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+                                       CUflushGPUDirectRDMAWritesScope scope);
 FAB__CU_API cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 FAB__CU_API cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                 cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);

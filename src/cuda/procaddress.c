@@ -68,6 +68,8 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuDeviceGetP2PAttribute", 8000, cuDeviceGetP2PAttribute),
     P("cuCtxSetLimit", 3010, cuCtxSetLimit),
     P("cuCtxGetLimit", 3010, cuCtxGetLimit),
+    P("cuCtxSetFlags", 12010, cuCtxSetFlags),
+    P("cuFlushGPUDirectRDMAWrites", 11030, cuFlushGPUDirectRDMAWrites),
     P("cuGetProcAddress", 11030, cuGetProcAddress),
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
     P("cuMemGetAllocationGranularity", 10020, cuMemGetAllocationGranularity),

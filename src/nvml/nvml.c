@@ -836,6 +836,18 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int 
     return NVML_SUCCESS;
 }
 
+/* Every link ends at an NVSwitch (nvmlDeviceGetNvLinkRemotePciInfo). */
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+                                                 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_link(device, link, &d));
+    if (pNvLinkDeviceType == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *pNvLinkDeviceType = NVML_NVLINK_DEVICE_TYPE_SWITCH;
+    return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link,
                                            nvmlNvLinkCapability_t capability,
                                            unsigned int *capResult)
@@ -918,6 +930,41 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         }
     }
     return NVML_SUCCESS;
+}
+
+/* Which processes hold a context on a GPU is not known here: the driver
+ * emulation lives in each process and tells no one. The list is empty, the
+ * answer NVML gives for a GPU no process uses; every ABI's record is the
+ * same for an empty list. */
+static nvmlReturn_t fab__nvml_processes(nvmlDevice_t device, unsigned int *infoCount)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_device(device, &d));
+    if (infoCount == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *infoCount = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                  nvmlProcessInfo_v1_t *infos)
+{
+    (void)infos;
+    return fab__nvml_processes(device, infoCount);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos)
+{
+    (void)infos;
+    return fab__nvml_processes(device, infoCount);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos)
+{
+    (void)infos;
+    return fab__nvml_processes(device, infoCount);
 }
 
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,

@@ -345,4 +345,27 @@ typedef FAB_NVML(nvmlSystemConfComputeSettings_v1_t) FAB_NVML(nvmlSystemConfComp
     XX(NVML_CC_SYSTEM_MULTIGPU_PROTECTED_PCIE, 1)
 enum { FAB_NVML_PCIE_CONSTANT_LIST(FAB__NVML_CONSTANT_ENUMERATOR) };
 
+/* What is at the far end of an NVLink (nvmlDeviceGetNvLinkRemoteDeviceType). */
+#define FAB_NVML_NVLINK_DEVICE_TYPE_LIST(XX)  \
+    XX(NVML_NVLINK_DEVICE_TYPE_GPU, 0x00)     \
+    XX(NVML_NVLINK_DEVICE_TYPE_IBMNPU, 0x01)  \
+    XX(NVML_NVLINK_DEVICE_TYPE_SWITCH, 0x02)  \
+    XX(NVML_NVLINK_DEVICE_TYPE_UNKNOWN, 0xFF)
+typedef enum FAB_NVML(nvmlIntNvLinkDeviceType_enum) {
+    FAB_NVML_NVLINK_DEVICE_TYPE_LIST(FAB__NVML_ENUMERATOR)
+} FAB_NVML(nvmlIntNvLinkDeviceType_t);
+
+/* A process with a context on a device: the first ABI's record and the
+ * current one (nvmlDeviceGetComputeRunningProcesses, _v2, _v3). */
+typedef struct FAB_NVML(nvmlProcessInfo_v1_st) {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} FAB_NVML(nvmlProcessInfo_v1_t);
+typedef struct FAB_NVML(nvmlProcessInfo_st) {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} FAB_NVML(nvmlProcessInfo_t);
+
 #endif /* FAB_NVML_ABI_H */

@@ -118,6 +118,28 @@ static inline void fab__ptx_store1(unsigned char *p, unsigned n, unsigned sem, u
     }
 }
 
+/* One aligned word of a vector access, 1, 2, 4 or 8 bytes, single-copy
+ * atomic. */
+static inline uint64_t fab__ptx_load_word(const unsigned char *p, unsigned n, int mo)
+{
+    switch (n) {
+    case 1: return __atomic_load_n(p, mo);
+    case 2: return __atomic_load_n((const uint16_t *)(const void *)p, mo);
+    case 4: return __atomic_load_n((const uint32_t *)(const void *)p, mo);
+    default: return __atomic_load_n((const uint64_t *)(const void *)p, mo);
+    }
+}
+
+static inline void fab__ptx_store_word(unsigned char *p, unsigned n, int mo, uint64_t v)
+{
+    switch (n) {
+    case 1: __atomic_store_n(p, (unsigned char)v, mo); break;
+    case 2: __atomic_store_n((uint16_t *)(void *)p, (uint16_t)v, mo); break;
+    case 4: __atomic_store_n((uint32_t *)(void *)p, (uint32_t)v, mo); break;
+    default: __atomic_store_n((uint64_t *)(void *)p, v, mo); break;
+    }
+}
+
 /* The access of lane l, checked: its window and its alignment. */
 #define FAB__PTX_ADDR(p, l, n)                                                             \
     uint64_t a_ = A[l] + (uint64_t)in->off;                                                \
@@ -168,15 +190,27 @@ int fab__ptx_x_ld(W_ARGS)
             D[l] = fab__ptx_load1(p, n, sem, sgn);
         }
     } else {
+        /* A vector access is single-copy atomic per aligned 8 bytes (the
+         * whole of it when smaller), as NCCL's LL protocol needs of a
+         * {data, flag} pair: it is read as such words, then split. */
+        unsigned cs = tot < 8 ? tot : 8;
+        int mo = sem == FAB__PTX_SEM_ACQUIRE ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
         for (unsigned l = 0; l < LANES_N; l++) {
             if (!(m >> l & 1))
                 continue;
             FAB__PTX_ADDR(p, l, tot);
-            uint64_t vals[4];
-            for (unsigned i = 0; i < v; i++)
-                vals[i] = fab__ptx_load1(p + i * n, n, sem, sgn);
-            for (unsigned i = 0; i < v; i++)
-                w->R[(size_t)in->d[i] * LANES_N + l] = vals[i];
+            uint64_t words[8];
+            for (unsigned c = 0; c < tot / cs; c++)
+                words[c] = fab__ptx_load_word(p + c * cs, cs, mo);
+            for (unsigned i = 0; i < v; i++) {
+                unsigned o = i * n;
+                uint64_t x = n == 8 ? words[o / 8] : words[o / cs] >> (8 * (o % cs));
+                if (n < 8)
+                    x &= ((uint64_t)1 << (8 * n)) - 1;
+                if (sgn && n < 8)
+                    x = (uint64_t)((int64_t)(x << (64 - 8 * n)) >> (64 - 8 * n));
+                w->R[(size_t)in->d[i] * LANES_N + l] = x;
+            }
         }
     }
     if (sem != FAB__PTX_SEM_PLAIN) {
@@ -221,12 +255,36 @@ int fab__ptx_x_st(W_ARGS)
         }
         return R_NEXT;
     }
+    if (v == 1) {
+        for (unsigned l = 0; l < LANES_N; l++) {
+            if (!(m >> l & 1))
+                continue;
+            FAB__PTX_ADDR(p, l, tot);
+            fab__ptx_store1(p, n, sem, w->R[(size_t)in->s[0] * LANES_N + l]);
+        }
+        return R_NEXT;
+    }
+    /* A vector store is packed into aligned 8-byte words (the whole of it
+     * when smaller), each stored single-copy atomic (fab__ptx_x_ld). */
+    unsigned cs = tot < 8 ? tot : 8;
+    int mo = sem == FAB__PTX_SEM_RELEASE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
     for (unsigned l = 0; l < LANES_N; l++) {
         if (!(m >> l & 1))
             continue;
         FAB__PTX_ADDR(p, l, tot);
-        for (unsigned i = 0; i < v; i++)
-            fab__ptx_store1(p + i * n, n, sem, w->R[(size_t)in->s[i] * LANES_N + l]);
+        uint64_t words[8] = {0};
+        for (unsigned i = 0; i < v; i++) {
+            uint64_t x = w->R[(size_t)in->s[i] * LANES_N + l];
+            unsigned o = i * n;
+            if (n == 8) {
+                words[o / 8] = x;
+                continue;
+            }
+            x &= ((uint64_t)1 << (8 * n)) - 1;
+            words[o / cs] |= x << (8 * (o % cs));
+        }
+        for (unsigned c = 0; c < tot / cs; c++)
+            fab__ptx_store_word(p + c * cs, cs, mo, words[c]);
     }
     return R_NEXT;
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fenv.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,9 @@
 #include <unistd.h>
 
 #include "src/ptx/exec.h"
+
+/* fab__ptx_worker: spinning quanta in a row before the worker yields its core. */
+#define FAB__PTX_SPINS_BEFORE_YIELD 64
 
 #define FAB__PTX_QUANTUM 4096u
 
@@ -305,6 +309,10 @@ static int fab__ptx_quantum(fab__ptx_warp_t *w)
 static void *fab__ptx_worker(void *arg)
 {
     fab__ptx_run_t *run = arg;
+    /* Quanta in a row that ended spinning: when every warp this worker
+     * meets only spins, what they wait for is elsewhere (another worker,
+     * another process, the host), so the core is given up for a moment. */
+    unsigned spun = 0;
     pthread_mutex_lock(&run->mu);
     while (!atomic_load(&run->stop)) {
         fab__ptx_warp_t *w = run->qhead;
@@ -349,6 +357,14 @@ static void *fab__ptx_worker(void *arg)
             w->spin_yield = false;
             w->yields += spin;
             fab__ptx_enqueue(run, w);
+            if (spin && ++spun >= FAB__PTX_SPINS_BEFORE_YIELD) {
+                spun = 0;
+                pthread_mutex_unlock(&run->mu);
+                sched_yield();
+                pthread_mutex_lock(&run->mu);
+            } else if (!spin) {
+                spun = 0;
+            }
             if (spin && run->next_block < run->nblocks && fab__ptx_block_start(run)) {
                 fab__ptx_warp_t tmp = {.status = FAB__PTX_E_NOMEM, .code = run->kernel->code};
                 snprintf(tmp.msg, sizeof(tmp.msg), "out of memory starting a block");
@@ -357,6 +373,7 @@ static void *fab__ptx_worker(void *arg)
             break;
         }
         case R_BAR:
+            spun = 0;
             fab__ptx_bar_arrive(run, w);
             break;
         case R_DONE: {

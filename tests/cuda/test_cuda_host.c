@@ -217,6 +217,37 @@ static void attributes_answer_what_the_emulation_does(void **state)
 #undef ATTR
 }
 
+/* What NVSHMEM's host side asks besides: the context's flags set
+ * (CU_CTX_SYNC_MEMOPS), and a flush of GPUDirect RDMA writes, which the
+ * attribute says is there. */
+static void context_flags_are_set_and_rdma_writes_flushed(void **state)
+{
+    (void)state;
+    cut_init(0);
+    unsigned flags = 0;
+    CU_OK(cuCtxSetFlags(CU_CTX_SYNC_MEMOPS));
+    CU_OK(cuCtxGetFlags(&flags));
+    assert_int_equal(flags, CU_CTX_SYNC_MEMOPS);
+    CU_IS(cuCtxSetFlags(0x10000), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuCtxGetFlags(&flags));
+    assert_int_equal(flags, CU_CTX_SYNC_MEMOPS);
+    int options = 0;
+    CU_OK(cuDeviceGetAttribute(&options, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, 0));
+    assert_true(options & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST);
+    CU_OK(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                     CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
+    CU_OK(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                     CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES));
+    CU_IS(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                     (CUflushGPUDirectRDMAWritesScope)1),
+          CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuCtxSetCurrent(NULL));
+    CU_IS(cuCtxSetFlags(0), CUDA_ERROR_INVALID_CONTEXT);
+    CU_IS(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                     CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER),
+          CUDA_ERROR_INVALID_CONTEXT);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(p2p_attributes_agree_with_can_access_peer),
     cmocka_unit_test(peer_access_is_enabled_once_and_disabled_once),
@@ -224,6 +255,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(peer_and_limit_calls_are_found_through_get_proc_address),
     cmocka_unit_test(limits_start_at_an_h100s_and_keep_what_is_set),
     cmocka_unit_test(attributes_answer_what_the_emulation_does),
+    cmocka_unit_test(context_flags_are_set_and_rdma_writes_flushed),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("cuda", tests)

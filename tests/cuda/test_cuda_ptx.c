@@ -4,12 +4,14 @@
  * its arguments; a module's variable is the kernel's; the linker resolves
  * .extern across inputs and reports malformed input by line; a fault is an
  * error of the context (sticky), never a crash; device printf and assert;
- * function attributes come from the kernel. */
+ * function attributes come from the kernel; kernels in two processes pass
+ * data through release/acquire flags on one shared allocation. */
 #include "cuda_test.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 
 #define PTX_HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -291,6 +293,7 @@ static void an_illegal_address_stops_the_kernel_and_sticks(void **state)
     /* sticky: later synchronisations and launches answer it too */
     CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     CU_IS(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuMemAddressFree(hole, g));
 }
 
 /* A read-only mapping (cuMemSetAccess READ): a store through it faults. */
@@ -312,6 +315,8 @@ static void a_store_to_read_only_memory_is_an_illegal_address(void **state)
     void *params[] = {&p};
     CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
     CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    cut_unmap_free(p, g);
+    CU_OK(cuMemRelease(h));
 }
 
 static void a_trap_fails_the_launch(void **state)
@@ -451,6 +456,220 @@ static void function_attributes_are_the_kernels(void **state)
     CU_OK(cuModuleUnload(mod));
 }
 
+
+/* A producer and a consumer kernel in two processes on one shared
+ * allocation, passing ROUNDS rounds of 1024 values through release/acquire
+ * flags at system scope, as NCCL's LL-style rings do: data at offset 0, the
+ * producer's flag at 8192, the consumer's ack at 8256, the consumer's count
+ * of wrong values at 8320. Each is one block of 128 threads; thread 0 of
+ * each side does the flag work between two barriers. */
+#define RING_ROUNDS 200
+static const char ring_ptx[] = PTX_HEAD
+    ".visible .entry producer(.param .u64 base, .param .u32 rounds)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [base];\n"
+    "  ld.param.u32 %r1, [rounds];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  add.s64 %rd2, %rd1, 8192;\n"
+    "  add.s64 %rd3, %rd1, 8256;\n"
+    "  mov.u32 %r3, 1;\n"
+    "ROUND:\n"
+    "  setp.gt.u32 %p1, %r3, %r1;\n"
+    "  @%p1 bra DONE;\n"
+    "  mov.u32 %r4, %r2;\n"
+    "FILL:\n"
+    "  setp.ge.u32 %p2, %r4, 1024;\n"
+    "  @%p2 bra FILLED;\n"
+    "  mad.lo.s32 %r5, %r3, 100000, %r4;\n"
+    "  mul.wide.u32 %rd4, %r4, 4;\n"
+    "  add.s64 %rd5, %rd1, %rd4;\n"
+    "  st.global.u32 [%rd5], %r5;\n"
+    "  add.u32 %r4, %r4, 128;\n"
+    "  bra FILL;\n"
+    "FILLED:\n"
+    "  bar.sync 0;\n"
+    "  setp.ne.u32 %p3, %r2, 0;\n"
+    "  @%p3 bra WAITED;\n"
+    "  st.release.sys.global.u32 [%rd2], %r3;\n"
+    "WAIT:\n"
+    "  ld.acquire.sys.global.u32 %r6, [%rd3];\n"
+    "  setp.ne.u32 %p1, %r6, %r3;\n"
+    "  @%p1 bra WAIT;\n"
+    "WAITED:\n"
+    "  bar.sync 0;\n"
+    "  add.u32 %r3, %r3, 1;\n"
+    "  bra ROUND;\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry consumer(.param .u64 base, .param .u32 rounds)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [base];\n"
+    "  ld.param.u32 %r1, [rounds];\n"
+    "  mov.u32 %r2, %tid.x;\n"
+    "  add.s64 %rd2, %rd1, 8192;\n"
+    "  add.s64 %rd3, %rd1, 8256;\n"
+    "  mov.u32 %r3, 1;\n"
+    "  mov.u32 %r7, 0;\n"
+    "  setp.ne.u32 %p3, %r2, 0;\n"
+    "ROUND:\n"
+    "  setp.gt.u32 %p1, %r3, %r1;\n"
+    "  @%p1 bra DONE;\n"
+    "  @%p3 bra SEEN;\n"
+    "WAIT:\n"
+    "  ld.acquire.sys.global.u32 %r6, [%rd2];\n"
+    "  setp.ne.u32 %p1, %r6, %r3;\n"
+    "  @%p1 bra WAIT;\n"
+    "SEEN:\n"
+    "  bar.sync 0;\n"
+    "  mov.u32 %r4, %r2;\n"
+    "CHECK:\n"
+    "  setp.ge.u32 %p2, %r4, 1024;\n"
+    "  @%p2 bra CHECKED;\n"
+    "  mad.lo.s32 %r5, %r3, 100000, %r4;\n"
+    "  mul.wide.u32 %rd4, %r4, 4;\n"
+    "  add.s64 %rd5, %rd1, %rd4;\n"
+    "  ld.global.u32 %r8, [%rd5];\n"
+    "  setp.ne.u32 %p2, %r8, %r5;\n"
+    "  selp.u32 %r9, 1, 0, %p2;\n"
+    "  add.u32 %r7, %r7, %r9;\n"
+    "  add.u32 %r4, %r4, 128;\n"
+    "  bra CHECK;\n"
+    "CHECKED:\n"
+    "  bar.sync 0;\n"
+    "  @%p3 bra NEXT;\n"
+    "  st.release.sys.global.u32 [%rd3], %r3;\n"
+    "NEXT:\n"
+    "  add.u32 %r3, %r3, 1;\n"
+    "  bra ROUND;\n"
+    "DONE:\n"
+    "  add.s64 %rd6, %rd1, 8320;\n"
+    "  atom.global.add.u32 %r10, [%rd6], %r7;\n"
+    "  ret;\n"
+    "}\n";
+
+/* helper "consumer": receive an fd, import and map it, run the consumer
+ * kernel over it, say "done". */
+static int helper_consumer(int argc, char **argv, int sock)
+{
+    (void)argc;
+    (void)argv;
+    CUT_HELPER_READY(sock);
+    int fd = fab_test_recv_fd(sock);
+    if (fd < 0)
+        return 14;
+    size_t g = cut_granularity(0);
+    CUmemGenericAllocationHandle h;
+    HELPER_CU(cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+                                             CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), 15);
+    close(fd);
+    CUdeviceptr ptr = cut_map_rw(h, g);
+    CUmodule mod;
+    HELPER_CU(cuModuleLoadData(&mod, ring_ptx), 16);
+    CUfunction f;
+    HELPER_CU(cuModuleGetFunction(&f, mod, "consumer"), 17);
+    unsigned rounds = RING_ROUNDS;
+    void *params[] = {&ptr, &rounds};
+    HELPER_CU(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, params, NULL), 18);
+    HELPER_CU(cuCtxSynchronize(), 19);
+    HELPER_CU(cuModuleUnload(mod), 20);
+    cut_unmap_free(ptr, g);
+    HELPER_CU(cuMemRelease(h), 21);
+    return fab_test_send_word(sock, "done") == 0 ? 0 : 22;
+}
+
+static void kernels_in_two_processes_pass_data_through_release_and_acquire(void **state)
+{
+    (void)state;
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    CUmemGenericAllocationHandle h;
+    CU_OK(cuMemCreate(&h, g, &prop, 0));
+    CUdeviceptr ptr = cut_map_rw(h, g);
+    CU_OK(cuMemsetD8(ptr, 0, g));
+    CUmodule mod = load(ring_ptx);
+    CUfunction f = function(mod, "producer");
+    unsigned rounds = RING_ROUNDS;
+    void *params[] = {&ptr, &rounds};
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, s, params, NULL));
+    int fd = -1;
+    CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("consumer", NULL, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send_fd(child.sock, fd), 0);
+    close(fd);
+    assert_int_equal(fab_test_expect_word(child.sock, "done"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    CU_OK(cuStreamSynchronize(s));
+    unsigned words[3];
+    CU_OK(cuMemcpyDtoH(&words[0], ptr + 8192, 4));
+    CU_OK(cuMemcpyDtoH(&words[1], ptr + 8256, 4));
+    CU_OK(cuMemcpyDtoH(&words[2], ptr + 8320, 4));
+    assert_int_equal(words[0], RING_ROUNDS); /* every round released */
+    assert_int_equal(words[1], RING_ROUNDS); /* and acknowledged */
+    assert_int_equal(words[2], 0);           /* no value seen stale */
+    CU_OK(cuStreamDestroy(s));
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(ptr, g);
+    CU_OK(cuMemRelease(h));
+}
+
+/* A kernel that does not end is seen: after FABMEM_KERNEL_WATCH_MS the log
+ * names it and where its warps spin. The test reads its own stderr through
+ * a pipe until the line comes (bounded), then lets the kernel finish. */
+static void a_kernel_that_does_not_end_is_logged_with_its_spinning_warps(void **state)
+{
+    (void)state;
+    setenv("FABMEM_KERNEL_WATCH_MS", "100", 1);
+    cut_init(0);
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    int saved = dup(2);
+    assert_true(dup2(pipefd[1], 2) >= 0);
+    CUmodule mod = load(wait_ptx);
+    CUfunction f = function(mod, "wait_flag");
+    unsigned *host;
+    CU_OK(cuMemAllocHost((void **)&host, 2 * sizeof(unsigned)));
+    host[0] = host[1] = 0;
+    CUdeviceptr flag = (CUdeviceptr)(uintptr_t)&host[0], out = (CUdeviceptr)(uintptr_t)&host[1];
+    void *params[] = {&flag, &out};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    char buf[4096];
+    size_t have = 0;
+    bool seen = false;
+    for (int tries = 0; tries < 200 && !seen; tries++) { /* 200 x 50 ms at most */
+        struct pollfd pfd = {pipefd[0], POLLIN, 0};
+        if (poll(&pfd, 1, 50) == 1) {
+            ssize_t got = read(pipefd[0], buf + have, sizeof(buf) - 1 - have);
+            if (got > 0)
+                have += (size_t)got;
+            buf[have] = '\0';
+            seen = strstr(buf, "kernel wait_flag still running") && strstr(buf, "PTX line");
+        }
+    }
+    assert_true(dup2(saved, 2) >= 0);
+    close(saved);
+    close(pipefd[1]);
+    close(pipefd[0]);
+    __atomic_store_n(&host[0], 1u, __ATOMIC_RELEASE);
+    CU_OK(cuCtxSynchronize());
+    fprintf(stderr, "%s", buf);
+    assert_true(seen);
+    assert_int_equal(host[1], 2);
+    CU_OK(cuMemFreeHost(host));
+    CU_OK(cuModuleUnload(mod));
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_ptx_kernel_runs_without_a_plugin),
     cmocka_unit_test(a_launch_returns_before_the_kernel_runs_and_copies_its_arguments),
@@ -464,6 +683,12 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(the_linker_refuses_an_unresolved_extern_at_complete),
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
     cmocka_unit_test(function_attributes_are_the_kernels),
+    cmocka_unit_test(kernels_in_two_processes_pass_data_through_release_and_acquire),
+    cmocka_unit_test(a_kernel_that_does_not_end_is_logged_with_its_spinning_warps),
 };
 
-FAB_TEST_MAIN_NO_HELPERS("cuda", tests)
+static const fab_test_helper_t helpers[] = {
+    {"consumer", helper_consumer},
+};
+
+FAB_TEST_MAIN("cuda", tests, helpers)

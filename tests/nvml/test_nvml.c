@@ -380,6 +380,37 @@ static void confidential_computing_is_off(void **state)
     NV_OK(nvmlShutdown());
 }
 
+/* PyTorch's c10 looks up both with dlsym and asserts they are there. */
+static void nvlink_peers_are_switches_and_no_process_is_listed(void **state)
+{
+    (void)state;
+    start_on(fab_test_example_config("nvl72.ini"), "tray00");
+    NV_OK(nvmlInit());
+    nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+    NV_OK(nvmlDeviceGetNvLinkRemoteDeviceType(handle(0), 0, &type));
+    assert_int_equal(type, NVML_NVLINK_DEVICE_TYPE_SWITCH);
+    NV_IS(nvmlDeviceGetNvLinkRemoteDeviceType(handle(0), NVML_NVLINK_MAX_LINKS, &type),
+          NVML_ERROR_INVALID_ARGUMENT);
+    NV_IS(nvmlDeviceGetNvLinkRemoteDeviceType(handle(0), 0, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    assert_non_null(lib);
+    const char *names[] = {"nvmlDeviceGetComputeRunningProcesses",
+                           "nvmlDeviceGetComputeRunningProcesses_v2",
+                           "nvmlDeviceGetComputeRunningProcesses_v3"};
+    for (int i = 0; i < 3; i++) {
+        nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, void *) = NULL;
+        void *sym = dlsym(lib, names[i]);
+        assert_non_null(sym);
+        memcpy(&fn, &sym, sizeof(fn));
+        unsigned count = 7;
+        NV_OK(fn(handle(0), &count, NULL));
+        assert_int_equal(count, 0);
+        NV_IS(fn(handle(0), NULL, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    }
+    dlclose(lib);
+    NV_OK(nvmlShutdown());
+}
+
 static void healthy_tray_reports_its_cluster_and_clique(void **state)
 {
     (void)state;
@@ -745,6 +776,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(pcie_link_is_x16_at_the_gpus_generation, fab_test_teardown),
     cmocka_unit_test_teardown(hopper_pcie_link_is_gen5, fab_test_teardown),
     cmocka_unit_test_teardown(confidential_computing_is_off, fab_test_teardown),
+    cmocka_unit_test_teardown(nvlink_peers_are_switches_and_no_process_is_listed,
+                              fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {

@@ -29,6 +29,7 @@ FAB_NVML_P2P_STATUS_LIST(SAME_VALUE)
 FAB_NVML_P2P_CAPS_LIST(SAME_VALUE)
 FAB_NVML_CONSTANT_LIST(SAME_CONSTANT)
 FAB_NVML_PCIE_CONSTANT_LIST(SAME_CONSTANT)
+FAB_NVML_NVLINK_DEVICE_TYPE_LIST(SAME_VALUE)
 FAB_NVML_VALUE_TYPE_LIST(SAME_VALUE)
 _Static_assert((long long)NVML_NVLINK_CAP_COUNT == (long long)abi_NVML_NVLINK_CAP_COUNT,
                "NVML_NVLINK_CAP_COUNT");
@@ -73,6 +74,12 @@ SAME_TYPE(nvmlSystemConfComputeSettings_v1_t);
 SAME_FIELD(nvmlSystemConfComputeSettings_v1_t, version);
 SAME_FIELD(nvmlSystemConfComputeSettings_v1_t, environment);
 SAME_FIELD(nvmlSystemConfComputeSettings_v1_t, multiGpuMode);
+SAME_TYPE(nvmlIntNvLinkDeviceType_t);
+SAME_TYPE(nvmlProcessInfo_v1_t);
+SAME_FIELD(nvmlProcessInfo_v1_t, usedGpuMemory);
+SAME_TYPE(nvmlProcessInfo_t);
+SAME_FIELD(nvmlProcessInfo_t, usedGpuMemory);
+SAME_FIELD(nvmlProcessInfo_t, computeInstanceId);
 SAME_TYPE(nvmlMemory_t);
 SAME_FIELD(nvmlMemory_t, total);
 SAME_FIELD(nvmlMemory_t, free);
