@@ -224,9 +224,17 @@ static void half_precision_and_packed_forms(void **state)
               "st.global.b16 [%o+16], %h1;\n"
               "mov.b32 {%h1, %h2}, %r2;\n"
               "st.global.b16 [%o+18], %h2;\n"
+              "cvt.rn.f16x2.f32 %r3, 0f3FC00000, 0f40100000;\n"   /* {1.5 high, 2.25 low} */
+              "st.global.b32 [%o+20], %r3;\n"
+              "cvt.rn.bf16x2.f32 %r3, 0f40490FDB, 0fC0000000;\n"
+              "st.global.b32 [%o+24], %r3;\n"
               "ret;\n}\n");
-    uint16_t out[10] = {0};
+    uint16_t out[14] = {0};
     run1("k", 1, out);
+    assert_int_equal(out[10], 0x4080);
+    assert_int_equal(out[11], 0x3e00);
+    assert_int_equal(out[12], 0xc000);
+    assert_int_equal(out[13], 0x4049);
     assert_int_equal(out[0], 0x4380);                 /* 3.75 */
     assert_int_equal(out[2], 0x4080);                 /* 2.25 */
     assert_int_equal(out[3], 0x4510);                 /* 5.0625 */
