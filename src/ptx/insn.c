@@ -704,6 +704,7 @@ static int fab__ptx_dc_cp_async(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fa
 /* ---- the rest ----------------------------------------------------------------------- */
 
 int fab__ptx_dc_control(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
+int fab__ptx_dc_mbarrier(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
 int fab__ptx_dc_sync(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
 
 int fab__ptx_decode_insn(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x)
@@ -724,6 +725,9 @@ int fab__ptx_decode_insn(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_
         return fab__ptx_dc_cvta(dc, in, x);
     case OP_(ISSPACEP):
         return fab__ptx_dc_isspacep(dc, in, x);
+    case OP_(MBARRIER_INIT): case OP_(MBARRIER_INVAL): case OP_(MBARRIER_ARRIVE): case OP_(MBARRIER_ARRIVE_DROP):
+    case OP_(MBARRIER_TEST_WAIT): case OP_(MBARRIER_TRY_WAIT): case OP_(MBARRIER_PENDING_COUNT):
+        return fab__ptx_dc_mbarrier(dc, in, x);
     case OP_(MULTIMEM_LD_REDUCE): case OP_(MULTIMEM_ST): case OP_(MULTIMEM_RED):
         return fab__ptx_dc_multimem(dc, in, x);
     case OP_(CP_ASYNC): case OP_(CP_ASYNC_COMMIT_GROUP): case OP_(CP_ASYNC_WAIT_GROUP): case OP_(CP_ASYNC_WAIT_ALL):
