@@ -197,7 +197,6 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
         w->stored = false;
         w->yields = 0;
         w->spin_yield = false;
-        w->spin_streak = 0;
         if (!w->regs || !w->st || !w->fr)
             return FAB__PTX_E_NOMEM;
         w->st[0] = (fab__ptx_simt_t){0, FAB__PTX_NONE, w->lanes};
@@ -338,18 +337,6 @@ static void *fab__ptx_worker(void *arg)
             run->qtail = NULL;
         pthread_mutex_unlock(&run->mu);
         int r = fab__ptx_quantum(w);
-        /* A warp that keeps spinning waits on something slow (another process, a
-         * block on another worker): give the core away, more so the longer it waits. */
-        if (r == R_YIELD && w->spin_yield && FAB__PTX_QUANTUM - w->left < 256) {
-            if (++w->spin_streak > 4096) {
-                struct timespec ts = {0, 50000};
-                nanosleep(&ts, NULL);
-            } else if (w->spin_streak > 64) {
-                sched_yield();
-            }
-        } else {
-            w->spin_streak = 0;
-        }
         pthread_mutex_lock(&run->mu);
         switch (r) {
         case R_YIELD: {
