@@ -218,6 +218,7 @@ typedef struct fab__ptx_run {
     fab__ptx_block_t *blocks;        /* live ones */
     fab__ptx_block_t *spare;         /* a finished one, kept for the next to start */
     unsigned waiting;                /* workers asleep on cv */
+    unsigned workers_live;           /* workers that have not left the run */
     uint64_t nblocks, next_block, done_blocks;
     uint32_t nthreads;               /* per block */
     atomic_bool stop;
