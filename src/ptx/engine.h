@@ -181,8 +181,6 @@ typedef struct fab__ptx_warp {
     uint32_t bar_mask;               /* the lanes that arrived */
     uint32_t bar_count;              /* threads expected, 0 for every live one */
     bool spin_yield;                 /* the quantum ended in a spin or a sleep */
-    uint32_t spin_streak;            /* quanta in a row that did little else */
-    uint32_t left;                   /* instructions left of the quantum */
     /* the fault that ended it */
     int status;
     uintptr_t fault_addr;
@@ -220,6 +218,7 @@ typedef struct fab__ptx_run {
     fab__ptx_block_t *blocks;        /* live ones */
     fab__ptx_block_t *spare;         /* a finished one, kept for the next to start */
     unsigned waiting;                /* workers asleep on cv */
+    unsigned workers_live;           /* workers that have not left the run */
     uint64_t nblocks, next_block, done_blocks;
     uint32_t nthreads;               /* per block */
     atomic_bool stop;

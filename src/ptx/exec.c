@@ -587,8 +587,7 @@ static const fab__ptx_xfn fab__ptx_handlers[FAB__PTX_OP_COUNT] = {FAB__PTX_OPCOD
 
 int fab__ptx_exec(fab__ptx_warp_t *w, uint32_t n)
 {
-    w->left = n;
-    while (w->left--) {
+    while (n--) {
         fab__ptx_simt_t *t = TOP;
         if (t->pc == t->rpc) {
             w->depth--; /* reconverged: the entry below goes on from here */

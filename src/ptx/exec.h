@@ -186,6 +186,15 @@ int fab__ptx_x_nanosleep(W_ARGS);
 #define x_MULTIMEM_ST fab__ptx_x_multimem
 #define x_MULTIMEM_RED fab__ptx_x_multimem
 #define x_CP_ASYNC fab__ptx_x_cp_async
+#define x_MBARRIER_INIT fab__ptx_x_mbarrier
+#define x_MBARRIER_INVAL fab__ptx_x_mbarrier
+#define x_MBARRIER_ARRIVE fab__ptx_x_mbarrier
+#define x_MBARRIER_ARRIVE_DROP fab__ptx_x_mbarrier
+#define x_MBARRIER_TEST_WAIT fab__ptx_x_mbarrier
+#define x_MBARRIER_TRY_WAIT fab__ptx_x_mbarrier
+#define x_MBARRIER_PENDING_COUNT fab__ptx_x_mbarrier
+int fab__ptx_x_mbarrier(W_ARGS);
+unsigned char *fab__ptx_addr_of(const fab__ptx_warp_t *w, unsigned space, unsigned l, uint64_t a, uint32_t n);
 #define x_CP_ASYNC_COMMIT_GROUP fab__ptx_x_nop
 #define x_CP_ASYNC_WAIT_GROUP fab__ptx_x_nop
 #define x_CP_ASYNC_WAIT_ALL fab__ptx_x_nop

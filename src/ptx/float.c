@@ -352,6 +352,19 @@ static uint64_t fab__ptx_cvt1(const fab__ptx_x_t *in, uint64_t v)
 
 void fab__ptx_cvt_lanes(const fab__ptx_x_t *in, uint64_t *D, const uint64_t *A, uint32_t m)
 {
+    if (in->t == T_(F16X2) || in->t == T_(BF16X2)) {
+        const uint64_t *B = A + ((int64_t)in->s[1] - (int64_t)in->s[0]) * LANES_N;
+        bool bf = in->t == T_(BF16X2);
+        LANES({
+            float a = F(A[l]), b = F(B[l]);
+            if (in->f & XF_(RELU))
+                a = a < 0 ? 0 : a, b = b < 0 ? 0 : b;
+            uint32_t hi = bf ? fab__ptx_f32_to_bf16(a, in->rnd) : fab__ptx_f32_to_f16(a, in->rnd);
+            uint32_t lo = bf ? fab__ptx_f32_to_bf16(b, in->rnd) : fab__ptx_f32_to_f16(b, in->rnd);
+            D[l] = hi << 16 | lo;
+        });
+        return;
+    }
     int mode = fab__ptx_fenv(in->rnd), old = FE_TONEAREST;
     bool intround = in->rnd == W_(RNI) || in->rnd == W_(RZI) || in->rnd == W_(RMI) || in->rnd == W_(RPI);
     if (mode != FE_TONEAREST && !intround) {

@@ -432,6 +432,13 @@ static int fab__ptx_dc_cvt(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__pt
     unsigned dt = in->types[0], st = in->types[1];
     x->t = (uint8_t)dt;
     x->t2 = (uint8_t)st;
+    if ((dt == T_(F16X2) || dt == T_(BF16X2)) && st == T_(F32)) {
+        /* cvt.rn.f16x2.f32 d, a, b: a to the upper half, b to the lower */
+        unsigned sts[2] = {st, st};
+        if (!x->rnd)
+            x->rnd = W_(RN);
+        return fab__ptx_plain_ops(dc, in, x, 1, 2, T_(B32), sts);
+    }
     bool dok = fab__ptx_is_int(dt) || dt == T_(F16) || dt == T_(BF16) || dt == T_(F32) || dt == T_(F64);
     bool sok = fab__ptx_is_int(st) || st == T_(F16) || st == T_(BF16) || st == T_(F32) || st == T_(F64);
     if (!dok)
@@ -697,6 +704,7 @@ static int fab__ptx_dc_cp_async(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fa
 /* ---- the rest ----------------------------------------------------------------------- */
 
 int fab__ptx_dc_control(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
+int fab__ptx_dc_mbarrier(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
 int fab__ptx_dc_sync(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
 
 int fab__ptx_decode_insn(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x)
@@ -717,6 +725,9 @@ int fab__ptx_decode_insn(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_
         return fab__ptx_dc_cvta(dc, in, x);
     case OP_(ISSPACEP):
         return fab__ptx_dc_isspacep(dc, in, x);
+    case OP_(MBARRIER_INIT): case OP_(MBARRIER_INVAL): case OP_(MBARRIER_ARRIVE): case OP_(MBARRIER_ARRIVE_DROP):
+    case OP_(MBARRIER_TEST_WAIT): case OP_(MBARRIER_TRY_WAIT): case OP_(MBARRIER_PENDING_COUNT):
+        return fab__ptx_dc_mbarrier(dc, in, x);
     case OP_(MULTIMEM_LD_REDUCE): case OP_(MULTIMEM_ST): case OP_(MULTIMEM_RED):
         return fab__ptx_dc_multimem(dc, in, x);
     case OP_(CP_ASYNC): case OP_(CP_ASYNC_COMMIT_GROUP): case OP_(CP_ASYNC_WAIT_GROUP): case OP_(CP_ASYNC_WAIT_ALL):

@@ -536,3 +536,9 @@ int fab__ptx_x_cp_async(W_ARGS)
     }
     return R_NEXT;
 }
+
+/* Lane l's host address for n bytes at a in space (mbar.c), or NULL. */
+unsigned char *fab__ptx_addr_of(const fab__ptx_warp_t *w, unsigned space, unsigned l, uint64_t a, uint32_t n)
+{
+    return fab__ptx_where(w, space, l, a, n);
+}

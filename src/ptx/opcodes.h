@@ -147,13 +147,13 @@
     X(REDUX_SYNC, "redux.sync", "sync", 1)                    \
     X(GRIDDEPCONTROL, "griddepcontrol", "sync", 1)            \
     X(ELECT_SYNC, "elect.sync", "sync", 1)                    \
-    X(MBARRIER_INIT, "mbarrier.init", "sync", 0)              \
-    X(MBARRIER_INVAL, "mbarrier.inval", "sync", 0)            \
-    X(MBARRIER_ARRIVE, "mbarrier.arrive", "sync", 0)          \
-    X(MBARRIER_ARRIVE_DROP, "mbarrier.arrive_drop", "sync", 0) \
-    X(MBARRIER_TEST_WAIT, "mbarrier.test_wait", "sync", 0)    \
-    X(MBARRIER_TRY_WAIT, "mbarrier.try_wait", "sync", 0)      \
-    X(MBARRIER_PENDING_COUNT, "mbarrier.pending_count", "sync", 0) \
+    X(MBARRIER_INIT, "mbarrier.init", "sync", 1)              \
+    X(MBARRIER_INVAL, "mbarrier.inval", "sync", 1)            \
+    X(MBARRIER_ARRIVE, "mbarrier.arrive", "sync", 1)          \
+    X(MBARRIER_ARRIVE_DROP, "mbarrier.arrive_drop", "sync", 1) \
+    X(MBARRIER_TEST_WAIT, "mbarrier.test_wait", "sync", 1)    \
+    X(MBARRIER_TRY_WAIT, "mbarrier.try_wait", "sync", 1)      \
+    X(MBARRIER_PENDING_COUNT, "mbarrier.pending_count", "sync", 1) \
     X(MBARRIER_EXPECT_TX, "mbarrier.expect_tx", "sync", 0)    \
     X(MBARRIER_COMPLETE_TX, "mbarrier.complete_tx", "sync", 0) \
     /* 9.7.13-9.7.16 warp-level and warpgroup matrix, tensor   \

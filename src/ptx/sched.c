@@ -53,8 +53,11 @@ static void fab__ptx_on_fault(int sig, siginfo_t *info, void *uc)
     }
 }
 
+static void fab__ptx_pool_atfork_child(void);
+
 static void fab__ptx_sig_install(void)
 {
+    pthread_atfork(NULL, NULL, fab__ptx_pool_atfork_child);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = fab__ptx_on_fault;
@@ -197,7 +200,6 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
         w->stored = false;
         w->yields = 0;
         w->spin_yield = false;
-        w->spin_streak = 0;
         if (!w->regs || !w->st || !w->fr)
             return FAB__PTX_E_NOMEM;
         w->st[0] = (fab__ptx_simt_t){0, FAB__PTX_NONE, w->lanes};
@@ -338,18 +340,6 @@ static void *fab__ptx_worker(void *arg)
             run->qtail = NULL;
         pthread_mutex_unlock(&run->mu);
         int r = fab__ptx_quantum(w);
-        /* A warp that keeps spinning waits on something slow (another process, a
-         * block on another worker): give the core away, more so the longer it waits. */
-        if (r == R_YIELD && w->spin_yield && FAB__PTX_QUANTUM - w->left < 256) {
-            if (++w->spin_streak > 4096) {
-                struct timespec ts = {0, 50000};
-                nanosleep(&ts, NULL);
-            } else if (w->spin_streak > 64) {
-                sched_yield();
-            }
-        } else {
-            w->spin_streak = 0;
-        }
         pthread_mutex_lock(&run->mu);
         switch (r) {
         case R_YIELD: {
@@ -400,8 +390,91 @@ static void *fab__ptx_worker(void *arg)
             break;
         }
     }
+    /* the last worker out tells the launching thread, which frees the run */
+    if (--run->workers_live == 0)
+        pthread_cond_broadcast(&run->done_cv);
     pthread_mutex_unlock(&run->mu);
     return NULL;
+}
+
+/* ---- the thread cache ------------------------------------------------------------------ */
+
+/* Worker threads outlive their run: an idle one waits up to 10 s for another
+ * run to join, so a launch costs no thread creation. A run still gets
+ * workers of its own (an idle one, else a new one): runs may wait on each
+ * other, so none may wait for another's worker. */
+typedef struct fab__ptx_idle {
+    pthread_cond_t cv;
+    fab__ptx_run_t *run;
+    struct fab__ptx_idle *next;
+} fab__ptx_idle_t;
+
+static pthread_mutex_t fab__ptx_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static fab__ptx_idle_t *fab__ptx_idle_list;
+
+static void fab__ptx_pool_atfork_child(void)
+{
+    /* the idle threads are the parent's: the child has none */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    fab__ptx_pool_mu = fresh;
+    fab__ptx_idle_list = NULL;
+}
+
+static void *fab__ptx_pool_thread(void *arg)
+{
+    fab__ptx_run_t *run = arg;
+    fab__ptx_idle_t me = {.run = NULL};
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&me.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    for (;;) {
+        fab__ptx_worker(run);
+        pthread_mutex_lock(&fab__ptx_pool_mu);
+        me.run = NULL;
+        me.next = fab__ptx_idle_list;
+        fab__ptx_idle_list = &me;
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_sec += 10;
+        while (!me.run) {
+            if (pthread_cond_timedwait(&me.cv, &fab__ptx_pool_mu, &dl) == ETIMEDOUT && !me.run) {
+                for (fab__ptx_idle_t **pp = &fab__ptx_idle_list; *pp; pp = &(*pp)->next)
+                    if (*pp == &me) {
+                        *pp = me.next;
+                        break;
+                    }
+                pthread_mutex_unlock(&fab__ptx_pool_mu);
+                pthread_cond_destroy(&me.cv);
+                return NULL;
+            }
+        }
+        run = me.run;
+        pthread_mutex_unlock(&fab__ptx_pool_mu);
+    }
+}
+
+/* One more worker for run: an idle thread, else a new one. */
+static int fab__ptx_pool_start(fab__ptx_run_t *run)
+{
+    pthread_mutex_lock(&fab__ptx_pool_mu);
+    fab__ptx_idle_t *t = fab__ptx_idle_list;
+    if (t) {
+        fab__ptx_idle_list = t->next;
+        t->run = run;
+        pthread_cond_signal(&t->cv);
+        pthread_mutex_unlock(&fab__ptx_pool_mu);
+        return 0;
+    }
+    pthread_mutex_unlock(&fab__ptx_pool_mu);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, fab__ptx_pool_thread, run);
+    pthread_attr_destroy(&attr);
+    return rc;
 }
 
 /* The watchdog's one report: the kernel and where each live warp is. */
@@ -472,16 +545,28 @@ fab__ptx_status_t fab__ptx_run(const fab__ptx_launch_t *la, fab__ptx_fault_t *fa
         nw = (unsigned)warps;
     if (nw > 256)
         nw = 256;
-    pthread_t th[256];
-    unsigned started = 0;
-    for (; started < nw; started++)
-        if (pthread_create(&th[started], NULL, fab__ptx_worker, run) != 0)
+    /* With no watchdog to keep, the launching thread is one of the workers. */
+    bool inline_worker = !la->watch_ms;
+    unsigned started = 0, others = nw - inline_worker;
+    pthread_mutex_lock(&run->mu);
+    run->workers_live = nw;
+    pthread_mutex_unlock(&run->mu);
+    for (; started < others; started++)
+        if (fab__ptx_pool_start(run) != 0)
             break;
+    if (started < others) {
+        pthread_mutex_lock(&run->mu);
+        run->workers_live -= others - started;
+        pthread_mutex_unlock(&run->mu);
+    }
+    started += inline_worker;
     fab__ptx_status_t st = FAB__PTX_OK;
     if (!started) {
         st = FAB__PTX_E_NOMEM;
         atomic_store(&run->stop, true);
     }
+    if (inline_worker)
+        fab__ptx_worker(run);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bool watched = false;
@@ -501,9 +586,9 @@ fab__ptx_status_t fab__ptx_run(const fab__ptx_launch_t *la, fab__ptx_fault_t *fa
             pthread_cond_wait(&run->done_cv, &run->mu);
         }
     }
+    while (run->workers_live)
+        pthread_cond_wait(&run->done_cv, &run->mu);
     pthread_mutex_unlock(&run->mu);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
     if (started && atomic_load(&run->stop)) {
         st = run->status;
         if (fault_out)

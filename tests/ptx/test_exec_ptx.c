@@ -224,9 +224,17 @@ static void half_precision_and_packed_forms(void **state)
               "st.global.b16 [%o+16], %h1;\n"
               "mov.b32 {%h1, %h2}, %r2;\n"
               "st.global.b16 [%o+18], %h2;\n"
+              "cvt.rn.f16x2.f32 %r3, 0f3FC00000, 0f40100000;\n"   /* {1.5 high, 2.25 low} */
+              "st.global.b32 [%o+20], %r3;\n"
+              "cvt.rn.bf16x2.f32 %r3, 0f40490FDB, 0fC0000000;\n"
+              "st.global.b32 [%o+24], %r3;\n"
               "ret;\n}\n");
-    uint16_t out[10] = {0};
+    uint16_t out[14] = {0};
     run1("k", 1, out);
+    assert_int_equal(out[10], 0x4080);
+    assert_int_equal(out[11], 0x3e00);
+    assert_int_equal(out[12], 0xc000);
+    assert_int_equal(out[13], 0x4049);
     assert_int_equal(out[0], 0x4380);                 /* 3.75 */
     assert_int_equal(out[2], 0x4080);                 /* 2.25 */
     assert_int_equal(out[3], 0x4510);                 /* 5.0625 */
@@ -490,6 +498,39 @@ static void a_call_to_an_undefined_function_is_a_link_error(void **state)
     assert_non_null(strstr(d.msg, "nowhere"));
 }
 
+static void mbarrier_arrive_and_wait_orders_shared_memory(void **state)
+{
+    (void)state;
+    load(HEAD ".shared .align 8 .b64 bar;\n.shared .align 4 .b32 data[64];\n"
+              ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o, %st, %a; .reg .u32 %t, %v, %q, %sa, %c; .reg .pred %p, %done;\n"
+              "ld.param.u64 %o, [out];\n"
+              "mov.u32 %t, %tid.x;\n"
+              "setp.ne.u32 %p, %t, 0;\n"
+              "@%p bra SKIP;\n"
+              "mbarrier.init.shared.b64 [bar], 64;\n"
+              "SKIP:\n"
+              "bar.sync 0;\n"
+              "mov.u32 %sa, data; shl.b32 %q, %t, 2; add.u32 %sa, %sa, %q;\n"
+              "mul.lo.u32 %v, %t, 7; st.shared.u32 [%sa], %v;\n"
+              "mbarrier.arrive.shared.b64 %st, [bar];\n"
+              "WAIT:\n"
+              "mbarrier.try_wait.shared.b64 %done, [bar], %st;\n"
+              "@!%done bra WAIT;\n"
+              "add.u32 %c, %t, 32; and.b32 %c, %c, 63; shl.b32 %c, %c, 2; mov.u32 %q, data; add.u32 %c, %c, %q;\n"
+              "ld.shared.u32 %v, [%c];\n"
+              "mbarrier.pending_count.b64 %q, %st;\n"
+              "mul.wide.u32 %a, %t, 8; add.u64 %a, %o, %a;\n"
+              "st.global.v2.u32 [%a], {%v, %q};\n"
+              "ret;\n}\n");
+    uint32_t out[128];
+    run1("k", 64, out);
+    for (uint32_t t = 0; t < 64; t++) {
+        assert_int_equal(out[2 * t], ((t + 32) % 64) * 7);
+        assert_true(out[2 * t + 1] >= 1 && out[2 * t + 1] <= 64);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +544,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(shfl_clamps_and_segments, teardown),
         cmocka_unit_test_teardown(special_registers, teardown),
         cmocka_unit_test_teardown(multimem_goes_through_the_host_callbacks, teardown),
+        cmocka_unit_test_teardown(mbarrier_arrive_and_wait_orders_shared_memory, teardown),
         cmocka_unit_test_teardown(an_instruction_not_run_is_refused_at_load_with_its_line, teardown),
         cmocka_unit_test_teardown(a_modifier_not_taken_is_refused_at_load, teardown),
         cmocka_unit_test_teardown(a_call_to_an_undefined_function_is_a_link_error, teardown),
