@@ -8,8 +8,9 @@
  * the PTX text below, and launches its kernel "stamp" over its own slice of
  * the memory. The parent then checks every slice.
  *
- * With fabmem, "stamp" runs on the CPU: FABMEM_KERNELS names the library
- * built from kernel_ipc_kernels.c, which implements it. */
+ * With fabmem, "stamp" runs on the CPU as written, on the PTX engine; run
+ * with FABMEM_KERNELS naming the library built from kernel_ipc_kernels.c,
+ * its C implementation runs instead. */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +25,8 @@
 
 /* The kernel, as a compiler would emit it for
  *   extern "C" __global__ void stamp(unsigned *out, unsigned worker, unsigned count)
- * (its body is never run by fabmem; kernel_ipc_kernels.c is). */
+ * (the PTX engine runs it as written; with FABMEM_KERNELS naming
+ * kernel_ipc_kernels, that CPU implementation takes its place). */
 static const char stamp_ptx[] =
     ".version 8.0\n"
     ".target sm_80\n"

@@ -27,6 +27,13 @@
  *     size the request's); an IPC_OPEN or IPC_WITHDRAW whose bytes start
  *     with a zero byte presents the last IPC handle this input got (an
  *     IPC_PUBLISH reply), altered by bytes 1 and 2 as a handle is;
+ *   - multicast: an MC_CREATE whose id is 1 names the region of this
+ *     input's last ALLOC reply (0 asks for a token memfd, as a POSIX-only
+ *     team does); any other MC_* request whose id is 0 presents the member
+ *     id of the last MC_JOIN reply; an MC_JOIN and an MC_BIND come with a
+ *     descriptor chosen as an ADOPT's (choice 1, the last memory handed,
+ *     is the token an MC_CREATE or ALLOC reply carried; the size an
+ *     MC_BIND's memory offset and size, an MC_JOIN's one 2 MiB granule);
  *   - peer: a request whose sequence number has bit 3 set goes through a
  *     second connection (another pid, so that IPC_OPEN is not a self-open),
  *     which must say HELLO for itself;
@@ -62,6 +69,9 @@ static fab__registry_t *fuzz_daemon(void)
         unsetenv("FABMEM_CONFIG");
         if (fab_topology_load(NULL, &fuzz_topology) != FAB_SUCCESS)
             abort();
+        /* Small per-uid limits, so that an input reaches their refusals. */
+        fuzz_topology->limits.references = 64;
+        fuzz_topology->limits.ipc_entries = 8;
         daemon = fab__registry_create(fuzz_topology, fuzz_key);
         if (daemon == NULL)
             abort();
@@ -151,6 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fab_handle_t last = {{0}};
     uint8_t last_token[FAB__TOKEN_BYTES] = {0};
     int last_fd = -1; /* our own descriptor of the last memory handed to us */
+    uint64_t last_region = 0, last_member = 0;
     while (size >= 2) {
         size_t len = (size_t)data[0] | (size_t)data[1] << 8;
         data += 2;
@@ -189,6 +200,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             if (request.type == FAB__MSG_IPC_PUBLISH)
                 fd_in = fuzz_adopt_fd(request.seq & 7u, request.u.ipc_publish.size, last_fd);
+            if (request.type >= FAB__MSG_MC_CREATE && request.type <= FAB__MSG_MC_LEAVE) {
+                if (request.type == FAB__MSG_MC_CREATE && request.u.mc.id == 1)
+                    request.u.mc.id = last_region;
+                else if (request.type != FAB__MSG_MC_CREATE && request.u.mc.id == 0)
+                    request.u.mc.id = last_member;
+                if (request.type == FAB__MSG_MC_JOIN)
+                    fd_in = fuzz_adopt_fd(request.seq & 7u, 2u << 20, last_fd);
+                if (request.type == FAB__MSG_MC_BIND)
+                    fd_in = fuzz_adopt_fd(request.seq & 7u,
+                                          request.u.mc.mem_offset + request.u.mc.size, last_fd);
+            }
             if ((request.type == FAB__MSG_IPC_OPEN || request.type == FAB__MSG_IPC_WITHDRAW) &&
                 request.u.ipc.bytes[0] == 0) {
                 uint8_t where = request.u.ipc.bytes[1];
@@ -217,8 +239,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (fds.count != want_fds)
                     abort();
             }
-            if (fds.count > 0) {
-                /* Keep the memory, as a client that maps it does. */
+            if (request.type == FAB__MSG_MC_JOIN && reply.status == FAB_SUCCESS && fds.count != 2)
+                abort(); /* the staging and shadow memfds */
+            if (fds.count > 0 && request.type != FAB__MSG_MC_JOIN) {
+                /* Keep the memory, as a client that maps it does (a team's
+                 * token stays the last memory across its MC_JOINs). */
                 if (last_fd >= 0)
                     close(last_fd);
                 last_fd = dup(fds.fd[fds.count - 1]);
@@ -226,7 +251,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fab__reply_fds_release(&fds);
             if (request.type == FAB__MSG_EXPORT && reply.status == FAB_SUCCESS)
                 last = reply.u.exported.handle;
+            if (request.type == FAB__MSG_MC_JOIN && reply.status == FAB_SUCCESS)
+                last_member = reply.u.mc.id;
             if (request.type == FAB__MSG_ALLOC && reply.status == FAB_SUCCESS) {
+                last_region = reply.u.alloc.memory.region;
                 last = reply.u.alloc.handle;
                 memcpy(last_token, reply.u.alloc.token, FAB__TOKEN_BYTES);
             }

@@ -711,7 +711,35 @@ static int run_rank_env_check(const char *rank, const char *assignment)
         fprintf(stderr, "fabmem run: --rank-env %s %s: want RANK NAME=VALUE\n", rank, assignment);
         return -1;
     }
+    /* --node-per-rank chooses each rank's node and its GPU on it together;
+     * another node for one rank would leave it a GPU index of the first. */
+    if ((size_t)(eq - assignment) == strlen("FABMEM_NODE") &&
+        strncmp(assignment, "FABMEM_NODE", (size_t)(eq - assignment)) == 0) {
+        fprintf(stderr, "fabmem run: --rank-env %s %s: --node-per-rank places every rank "
+                        "(rank r on the r-th GPU of the topology, nodes in the config's order); "
+                        "to put a rank on another node, order the config's nodes so, or run it "
+                        "with fabmem run --node NODE\n", rank, assignment);
+        return -1;
+    }
     return 0;
+}
+
+/* The host identity NCCL gives a process (its host hash, from NCCL_HOSTID,
+ * else the host name and boot id): each emulated node is a host of its own,
+ * as a tray of an NVL72 is, so its ranks get the node's name with the real
+ * host's. Only where the user has not set one. */
+static void run_node_host_id(const char *node)
+{
+    const char *set = getenv("NCCL_HOSTID");
+    if (set != NULL && *set != '\0')
+        return;
+    char host[256] = "localhost";
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        snprintf(host, sizeof(host), "localhost");
+    host[sizeof(host) - 1] = '\0';
+    char id[sizeof(host) + FAB_NAME_MAX + 16];
+    snprintf(id, sizeof(id), "%s/fabmem-node/%s", host, node);
+    setenv("NCCL_HOSTID", id, 1);
 }
 
 /* ---- run --check ------------------------------------------------------------ */
@@ -772,6 +800,7 @@ static int run_per_rank_join(fab__job_t *job, const char *config, bool config_gi
     char device[16];
     snprintf(device, sizeof(device), "%d", job->device);
     setenv("CUDA_VISIBLE_DEVICES", device, 1);
+    run_node_host_id(job->node);
     for (int i = 0; i < nrank_env; i++) {
         if (atoi(rank_env[i][0]) != job->rank)
             continue;

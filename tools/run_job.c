@@ -10,8 +10,13 @@
  * else. Two ways:
  *  - joined: FABMEM_SOCKET is set (an outer `fabmem run -- mpirun ...` set
  *    it): every rank uses that daemon, whose owner starts and stops it.
- *  - own: the job's directory, $TMPDIR/fabmem-job-<uid>-<job id>, named from
- *    the launcher's job id. Its lock file (job.lock, flock) orders the ranks
+ *  - own: the job's directory, $TMPDIR/fabmem-jobs-<uid>/<job id>, named from
+ *    the launcher's job id, in a directory of this user's alone (0700, made
+ *    once and kept), so that no other user can make or lock a file of the
+ *    job: one that could (a lock file of predictable name in /tmp) held
+ *    the ranks forever. Each file is still checked after it is opened (a
+ *    regular file of ours, writable by nobody else), and every wait on a
+ *    lock gives up after FAB__JOB_WAIT_MS, saying which. Its lock file (job.lock, flock) orders the ranks
  *    and holds the count of ranks in the job. The first rank in finds no
  *    daemon, starts one and counts 1; the others count themselves in. Each rank holds a connection to the daemon for as long
  *    as its program runs, so the daemon is never idle while the job lives.
@@ -54,6 +59,12 @@
  * ranks hold connections while the job lives, so only the first rank's
  * moment between the daemon's start and its own connection is exposed. */
 #define FAB__JOB_IDLE_EXIT "3"
+
+/* The longest a rank waits for a lock of its job: other ranks hold job.lock
+ * for a moment (the first one while its daemon starts), and a janitor holds
+ * its lock until its daemon has left (at once when stopped, 3 s after its
+ * last client when its ranks were killed). */
+#define FAB__JOB_WAIT_MS 30000
 
 static const char *const fab__job_files[] = {"fabmemd.sock", "fabmemd.sock.lock",
                                              "fabmemd.sock.key", "job.lock"};
@@ -137,10 +148,55 @@ static fab_client_t *fab__job_connect(const char *socket)
     return fab_client_connect(&options, &client) == FAB_SUCCESS ? client : NULL;
 }
 
-static void fab__job_lock(int fd)
+static long long fab__job_now_ms(void)
 {
-    while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
-        ;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* flock(fd, LOCK_EX), given up after FAB__JOB_WAIT_MS: 0, or -1 (said on
+ * stderr, naming the file at path). Polled: flock has no timeout. */
+static int fab__job_lock(int fd, const char *path)
+{
+    long long deadline = fab__job_now_ms() + FAB__JOB_WAIT_MS;
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            fprintf(stderr, "fabmem run: %s: %s\n", path, strerror(errno));
+            return -1;
+        }
+        if (fab__job_now_ms() >= deadline) {
+            fprintf(stderr, "fabmem run: %s: still locked after %d s; giving up\n", path,
+                    FAB__JOB_WAIT_MS / 1000);
+            return -1;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    }
+    return 0;
+}
+
+/* Open a file of the job (O_NOFOLLOW; flags may add O_CREAT, mode 0600) and
+ * check what was opened: a regular file of this user's that nobody else may
+ * write. -1 with errno (EPERM for a file that fails the check, said on
+ * stderr). */
+static int fab__job_open(const char *path, int flags)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 022) != 0) {
+        fprintf(stderr, "fabmem run: %s is not a file of this user's alone: refusing it\n", path);
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    /* Non-blocking only for the open (a FIFO planted there must not hang it). */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
 }
 
 static void fab__job_remove_dir(const char *dir)
@@ -168,9 +224,11 @@ static void fab__job_janitor(const char *exe, const char *const *argv, const cha
     signal(SIGPIPE, SIG_IGN);
     char lock_path[PATH_MAX + 8];
     snprintf(lock_path, sizeof(lock_path), "%s.lock", dir);
-    int lock = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (lock >= 0)
-        fab__job_lock(lock);
+    int lock = fab__job_open(lock_path, O_RDWR | O_CREAT);
+    if (lock >= 0 && fab__job_lock(lock, lock_path) != 0) {
+        close(lock);
+        lock = -1;
+    }
     pid_t daemon = fork();
     if (daemon == 0) {
         /* An ignored signal stays ignored across exec: the daemon's SIGTERM
@@ -267,37 +325,47 @@ static void fab__job_count_write(int fd, long count)
         fprintf(stderr, "fabmem run: job.lock: %s\n", strerror(errno));
 }
 
-/* The job's directory: made 0700, or an existing one of ours that no one
- * else can enter (a directory someone else made there is refused: -1). 1
- * when it vanished between the two looks (the janitor of the job's previous
- * daemon removed it): the caller starts over. */
+/* path made a directory of mode 0700, or an existing one of ours that no
+ * one else can enter (a directory someone else made there is refused: -1).
+ * 1 when it vanished between the two looks (the janitor of the job's
+ * previous daemon removed it): the caller starts over. */
+static int fab__job_private_dir(const char *path)
+{
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "fabmem run: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return 1;
+        fprintf(stderr, "fabmem run: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
+        fprintf(stderr, "fabmem run: %s is not a private directory of this user\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* The job's directory, in this user's own directory of jobs (both made
+ * private, or refused: -1; 1: it vanished, start over). */
 static int fab__job_dir(fab__job_t *job)
 {
     const char *tmp = getenv("TMPDIR");
-    int n = snprintf(job->dir, sizeof(job->dir), "%s/fabmem-job-%u-%s",
-                     tmp && *tmp ? tmp : "/tmp", (unsigned)getuid(), job->id);
+    char base[PATH_MAX - 80];
+    snprintf(base, sizeof(base), "%s/fabmem-jobs-%u", tmp && *tmp ? tmp : "/tmp",
+             (unsigned)getuid());
+    int n = snprintf(job->dir, sizeof(job->dir), "%s/%s", base, job->id);
     n = snprintf(job->socket, sizeof(job->socket), "%s/fabmemd.sock", job->dir);
     if (n < 0 || n > 107) {
         fprintf(stderr, "fabmem run: %s: too long for a socket (set TMPDIR shorter)\n",
                 job->socket);
         return -1;
     }
-    if (mkdir(job->dir, 0700) != 0 && errno != EEXIST) {
-        fprintf(stderr, "fabmem run: %s: %s\n", job->dir, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    if (lstat(job->dir, &st) != 0) {
-        if (errno == ENOENT)
-            return 1;
-        fprintf(stderr, "fabmem run: %s: %s\n", job->dir, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0) {
-        fprintf(stderr, "fabmem run: %s is not a private directory of this user\n", job->dir);
-        return -1;
-    }
-    return 0;
+    int made = fab__job_private_dir(base);
+    return made != 0 ? (made > 0 ? 1 : -1) : fab__job_private_dir(job->dir);
 }
 
 /* Whether a daemon holds the job's socket (its lock file, which it holds
@@ -306,7 +374,7 @@ static bool fab__job_daemon_alive(const fab__job_t *job)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s.lock", job->socket);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = fab__job_open(path, O_RDONLY);
     if (fd < 0)
         return false;
     bool alive = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -314,18 +382,21 @@ static bool fab__job_daemon_alive(const fab__job_t *job)
     return alive;
 }
 
-/* Wait for the janitor of a previous daemon of this job, if one still runs;
- * true when it has removed the directory (job_fd, our job.lock, is then
- * unlinked), so the caller starts over. */
-static bool fab__job_janitor_wait(const fab__job_t *job, int job_fd)
+/* Wait (at most FAB__JOB_WAIT_MS) for the janitor of a previous daemon of
+ * this job, if one still runs: 1 when it has removed the directory (job_fd,
+ * our job.lock, is then unlinked), so the caller starts over; 0 when there
+ * is none, or it left the directory; -1 when it outlasted the wait (said). */
+static int fab__job_janitor_wait(const fab__job_t *job, int job_fd)
 {
     char path[PATH_MAX + 8];
     snprintf(path, sizeof(path), "%s.lock", job->dir);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = fab__job_open(path, O_RDONLY);
     if (fd < 0)
-        return false;
-    fab__job_lock(fd);
+        return errno == EPERM ? -1 : 0;
+    int locked = fab__job_lock(fd, path);
     close(fd);
+    if (locked != 0)
+        return -1;
     struct stat st;
     return fstat(job_fd, &st) == 0 && st.st_nlink == 0;
 }
@@ -342,14 +413,18 @@ static int fab__job_enter(fab__job_t *job, const char *config)
             continue; /* removed by the janitor of the job's previous daemon */
         char path[PATH_MAX + 16];
         snprintf(path, sizeof(path), "%s/job.lock", job->dir);
-        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = fab__job_open(path, O_RDWR | O_CREAT);
         if (fd < 0 && errno == ENOENT)
             continue; /* the last rank of a job before ours removed it */
         if (fd < 0) {
-            fprintf(stderr, "fabmem run: %s: %s\n", path, strerror(errno));
+            if (errno != EPERM)
+                fprintf(stderr, "fabmem run: %s: %s\n", path, strerror(errno));
             return 1;
         }
-        fab__job_lock(fd);
+        if (fab__job_lock(fd, path) != 0) {
+            close(fd);
+            return 1;
+        }
         struct stat st;
         if (fstat(fd, &st) != 0 || st.st_nlink == 0) {
             close(fd); /* removed while we waited: start over */
@@ -368,8 +443,11 @@ static int fab__job_enter(fab__job_t *job, const char *config)
             }
             /* A daemon on its way out: wait for its janitor, then start over
              * in a fresh directory. */
-            if (fab__job_janitor_wait(job, fd)) {
+            int gone = fab__job_janitor_wait(job, fd);
+            if (gone != 0) {
                 close(fd);
+                if (gone < 0)
+                    return 1;
                 continue;
             }
             /* The first rank, or a directory left by a killed job. */
@@ -491,7 +569,17 @@ void fab__job_leave(fab__job_t *job, bool aborting)
         job->client = NULL;
         return;
     }
-    fab__job_lock(job->lock_fd);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/job.lock", job->dir);
+    if (fab__job_lock(job->lock_fd, path) != 0) {
+        /* Not counted out: the daemon leaves once its last client has. */
+        fab_client_close(job->client);
+        job->client = NULL;
+        close(job->lock_fd);
+        job->lock_fd = -1;
+        job->janitor = 0;
+        return;
+    }
     long count = fab__job_count_read(job->lock_fd) - 1;
     fab__job_count_write(job->lock_fd, count < 0 ? 0 : count);
     if (count <= 0)

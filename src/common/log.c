@@ -76,14 +76,17 @@ void fab__log(fab__log_level_t level, const char *fmt, ...)
     va_end(ap);
 }
 
-void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...)
+void fab__log_rate_v(fab__log_limit_t *limit, unsigned per_second, fab__log_level_t level,
+                     const char *fmt, va_list ap)
 {
-    if (!fab__log_enabled(level))
-        return;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-    if (limit->last_ms != 0 && now - limit->last_ms < 1000) {
+    if (limit->last_ms == 0 || now - limit->last_ms >= 1000) {
+        limit->last_ms = now;
+        limit->printed = 0;
+    }
+    if (limit->printed >= per_second) {
         limit->suppressed++;
         return;
     }
@@ -91,11 +94,29 @@ void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const cha
     if (limit->suppressed != 0)
         snprintf(suffix, sizeof(suffix), " (and %lu more like it in the last second)",
                  limit->suppressed);
-    limit->last_ms = now;
+    limit->printed++;
     limit->suppressed = 0;
+    fab__log_v(level, suffix, fmt, ap);
+}
+
+void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...)
+{
+    if (!fab__log_enabled(level))
+        return;
     va_list ap;
     va_start(ap, fmt);
-    fab__log_v(level, suffix, fmt, ap);
+    fab__log_rate_v(limit, 1, level, fmt, ap);
+    va_end(ap);
+}
+
+void fab__log_rate(fab__log_limit_t *limit, unsigned per_second, fab__log_level_t level,
+                   const char *fmt, ...)
+{
+    if (!fab__log_enabled(level))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fab__log_rate_v(limit, per_second, level, fmt, ap);
     va_end(ap);
 }
 

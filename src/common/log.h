@@ -4,6 +4,8 @@
 #ifndef FABMEM_COMMON_LOG_H
 #define FABMEM_COMMON_LOG_H
 
+#include <stdarg.h>
+
 #include "fabmem/handle.h"
 
 typedef enum fab__log_level {
@@ -31,7 +33,8 @@ void fab__log(fab__log_level_t level, const char *fmt, ...);
  * printed at most once a second per limiter; the next one printed says how
  * many were held back. A limiter starts zeroed. */
 typedef struct fab__log_limit {
-    long long last_ms;
+    long long last_ms; /* when the current one-second window began */
+    unsigned printed;  /* lines printed in it */
     unsigned long suppressed;
 } fab__log_limit_t;
 
@@ -39,6 +42,19 @@ typedef struct fab__log_limit {
 __attribute__((format(printf, 3, 4)))
 #endif
 void fab__log_limited(fab__log_limit_t *limit, fab__log_level_t level, const char *fmt, ...);
+
+/* The same with up to per_second lines a second (the daemon's per-uid
+ * limiter: one user's lines, whatever they say, share one budget). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 5)))
+#endif
+void fab__log_rate(fab__log_limit_t *limit, unsigned per_second, fab__log_level_t level,
+                   const char *fmt, ...);
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 4, 0)))
+#endif
+void fab__log_rate_v(fab__log_limit_t *limit, unsigned per_second, fab__log_level_t level,
+                     const char *fmt, va_list ap);
 
 /* A uuid as 32 lowercase hex digits, the form every message prints. */
 void fab__uuid_hex(const fab_uuid_t *uuid, char out[33]);

@@ -57,6 +57,15 @@ static size_t fab__request_body_len(uint16_t type)
         return 10;
     case FAB__MSG_IMPORT_MANY:
         return 5; /* and 64 handle bytes per handle */
+    case FAB__MSG_MC_CREATE:
+    case FAB__MSG_MC_JOIN:
+    case FAB__MSG_MC_ADD:
+    case FAB__MSG_MC_BIND:
+    case FAB__MSG_MC_UNBIND:
+    case FAB__MSG_MC_SYNC:
+    case FAB__MSG_MC_REDUCE:
+    case FAB__MSG_MC_LEAVE:
+        return FAB__MC_BODY;
     default:
         return 0;
     }
@@ -129,6 +138,22 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         len += (size_t)FAB_HANDLE_BYTES * count;
         break;
     }
+    case FAB__MSG_MC_CREATE:
+    case FAB__MSG_MC_JOIN:
+    case FAB__MSG_MC_ADD:
+    case FAB__MSG_MC_BIND:
+    case FAB__MSG_MC_UNBIND:
+    case FAB__MSG_MC_SYNC:
+    case FAB__MSG_MC_REDUCE:
+    case FAB__MSG_MC_LEAVE:
+        fab__le_put64(b, request->u.mc.id);
+        fab__le_put32(b + 8, (uint32_t)request->u.mc.device);
+        fab__le_put32(b + 12, request->u.mc.count);
+        fab__le_put32(b + 16, request->u.mc.types);
+        fab__le_put64(b + 20, request->u.mc.size);
+        fab__le_put64(b + 28, request->u.mc.mc_offset);
+        fab__le_put64(b + 36, request->u.mc.mem_offset);
+        break;
     default:
         break;
     }
@@ -257,6 +282,26 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
             return FAB_ERROR_INVALID_VALUE;
         r.u.import_many.device = (int32_t)fab__le_get32(b);
         r.u.import_many.count = b[4];
+        break;
+    case FAB__MSG_MC_CREATE:
+    case FAB__MSG_MC_JOIN:
+    case FAB__MSG_MC_ADD:
+    case FAB__MSG_MC_BIND:
+    case FAB__MSG_MC_UNBIND:
+    case FAB__MSG_MC_SYNC:
+    case FAB__MSG_MC_REDUCE:
+    case FAB__MSG_MC_LEAVE:
+        /* The shape only: which team, device and ranges make sense is the
+         * daemon's question (an error reply). */
+        if (body != want)
+            return FAB_ERROR_INVALID_VALUE;
+        r.u.mc.id = fab__le_get64(b);
+        r.u.mc.device = (int32_t)fab__le_get32(b + 8);
+        r.u.mc.count = fab__le_get32(b + 12);
+        r.u.mc.types = fab__le_get32(b + 16);
+        r.u.mc.size = fab__le_get64(b + 20);
+        r.u.mc.mc_offset = fab__le_get64(b + 28);
+        r.u.mc.mem_offset = fab__le_get64(b + 36);
         break;
     default:
         return FAB_ERROR_INVALID_VALUE;
@@ -429,7 +474,11 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *   IPC_WITHDRAW  empty
  *   FAULT     empty
  *   IMPORT_MANY   u8 count, then per handle u32 status and, where it is 0
- *             (success), memory; one fd per successful entry, in order */
+ *             (success), memory; one fd per successful entry, in order
+ *   MC_*      u64 id, u64 size, u64 granularity, u32 devices, u32 handle
+ *             types, i32 creator node, u32 shadow pages (MC_JOIN fills them,
+ *             + the staging and shadow memfds; MC_BIND the id; the rest
+ *             zeros) */
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -505,6 +554,23 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         }
         break;
     }
+    case FAB__MSG_MC_CREATE:
+    case FAB__MSG_MC_JOIN:
+    case FAB__MSG_MC_ADD:
+    case FAB__MSG_MC_BIND:
+    case FAB__MSG_MC_UNBIND:
+    case FAB__MSG_MC_SYNC:
+    case FAB__MSG_MC_REDUCE:
+    case FAB__MSG_MC_LEAVE:
+        fab__le_put64(b, reply->u.mc.id);
+        fab__le_put64(b + 8, reply->u.mc.size);
+        fab__le_put64(b + 16, reply->u.mc.granularity);
+        fab__le_put32(b + 24, reply->u.mc.num_devices);
+        fab__le_put32(b + 28, reply->u.mc.handle_types);
+        fab__le_put32(b + 32, (uint32_t)reply->u.mc.creator_node);
+        fab__le_put32(b + 36, reply->u.mc.shadow_pages);
+        n = FAB__MC_REPLY;
+        break;
     default:
         break;
     }
@@ -628,6 +694,25 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             want = at;
             break;
         }
+        case FAB__MSG_MC_CREATE:
+        case FAB__MSG_MC_JOIN:
+        case FAB__MSG_MC_ADD:
+        case FAB__MSG_MC_BIND:
+        case FAB__MSG_MC_UNBIND:
+        case FAB__MSG_MC_SYNC:
+        case FAB__MSG_MC_REDUCE:
+        case FAB__MSG_MC_LEAVE:
+            want = FAB__MC_REPLY;
+            if (body == want) {
+                r.u.mc.id = fab__le_get64(b);
+                r.u.mc.size = fab__le_get64(b + 8);
+                r.u.mc.granularity = fab__le_get64(b + 16);
+                r.u.mc.num_devices = fab__le_get32(b + 24);
+                r.u.mc.handle_types = fab__le_get32(b + 28);
+                r.u.mc.creator_node = (int32_t)fab__le_get32(b + 32);
+                r.u.mc.shadow_pages = fab__le_get32(b + 36);
+            }
+            break;
         default:
             return FAB_ERROR_INVALID_VALUE;
         }

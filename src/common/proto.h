@@ -33,8 +33,10 @@
  * ADOPT is how a client hands its live memory to a daemon that restarted:
  * the handle proves the uuid was minted under the same key (state file), the
  * memfd travels with it, and a creator proves it is one with the creator
- * token that only the ALLOC reply carried. ADOPT and IPC_PUBLISH are the only
- * requests that may carry an fd.
+ * token that only the ALLOC reply carried. ADOPT, IPC_PUBLISH, MC_JOIN (a
+ * team's token) and MC_BIND (the memory bound) are the only requests that
+ * may carry an fd; MC_JOIN's reply is the only one but IMPORT_MANY's with
+ * more than one (the member's staging and shadow memfds).
  *
  * IPC_PUBLISH, IPC_OPEN and IPC_WITHDRAW are legacy CUDA IPC
  * (cuIpcGetMemHandle and friends): a process publishes the memfd of one
@@ -112,7 +114,19 @@ enum {
     FAB__MSG_FAULT = 13,        /* u8 op, u8 key, u32 target, i32 value (src/daemon/faults.h) */
     FAB__MSG_IMPORT_MANY = 14,  /* i32 device, u8 count (1..FAB__IMPORT_MANY_MAX), count x 64
                                    handle bytes (protocol 6) */
-    FAB__MSG_TYPE_MAX = 14,
+    /* Multicast teams (src/daemon/multicast.h): every MC_* request has the
+     * same 44-byte body, fab__request_t.u.mc, each type reading the fields
+     * it names there. */
+    FAB__MSG_MC_CREATE = 15, /* id: the token region; device, count (devices), types, size,
+                                mc_offset (the granularity) */
+    FAB__MSG_MC_JOIN = 16,   /* nothing; + the token's fd */
+    FAB__MSG_MC_ADD = 17,    /* id (member), device */
+    FAB__MSG_MC_BIND = 18,   /* id, device, size, mc_offset, mem_offset; + the memory's fd */
+    FAB__MSG_MC_UNBIND = 19, /* id, device, size, mc_offset */
+    FAB__MSG_MC_SYNC = 20,   /* id */
+    FAB__MSG_MC_REDUCE = 21, /* id, count (elements), types (FAB__MC_OP_*), mc_offset */
+    FAB__MSG_MC_LEAVE = 22,  /* id */
+    FAB__MSG_TYPE_MAX = 22,
     FAB__MSG_REPLY = 0x8000,
 };
 
@@ -158,6 +172,15 @@ typedef struct fab__request {
             uint8_t count; /* handles[0..count) of the request hold the handles */
         } import_many;
         struct {
+            uint64_t id;         /* the member (MC_CREATE: the token region) */
+            int32_t device;      /* an ordinal on the sender's node */
+            uint32_t count;      /* MC_CREATE: numDevices; MC_REDUCE: elements */
+            uint32_t types;      /* MC_CREATE: handle types; MC_REDUCE: FAB__MC_OP_* */
+            uint64_t size;       /* per device (MC_CREATE), or of the bind */
+            uint64_t mc_offset;  /* MC_CREATE: the granularity */
+            uint64_t mem_offset; /* MC_BIND: in the memory */
+        } mc; /* every MC_* request */
+        struct {
             uint8_t op;      /* FAB__FAULT_OP_* */
             uint8_t key;     /* FAB__FAULT_KEY_* (SET), else 0 */
             uint32_t target; /* node index (SET) or channel number (CHANNEL) */
@@ -187,6 +210,25 @@ enum {
     FAB__FAULT_KEY_GPUS_ISOLATED = 4,  /* 0 no, 1 yes */
     FAB__FAULT_KEY_MAX = 4,
 };
+
+/* MC_REDUCE's operations: a sum over every bind of 32-bit elements. */
+enum {
+    FAB__MC_OP_ADD_F32 = 1,
+    FAB__MC_OP_ADD_U32 = 2,
+};
+#define FAB__MC_BODY 44  /* every MC_* request's body */
+#define FAB__MC_REPLY 40 /* every MC_* reply's body, on success */
+
+/* The first page of a member's shadow memfd (MC_JOIN's second fd), which
+ * only the daemon writes: how far the team is. The member waits on
+ * ndevices as a futex; the daemon wakes it when a device is added and when
+ * a member leaves a team that is not complete (lost). */
+typedef struct fab__mc_state {
+    uint32_t ndevices;    /* added so far */
+    uint32_t num_devices; /* the team's size */
+    uint32_t lost;        /* a member left before the team was complete */
+    uint32_t binds;       /* binds ever made (the team is closed to ADD) */
+} fab__mc_state_t;
 
 /* What ALLOC, IMPORT and ADOPT replies say of the memory they hand out. */
 typedef struct fab__reply_memory {
@@ -245,6 +287,15 @@ typedef struct fab__reply {
                 fab__reply_memory_t memory; /* on success; zeros otherwise */
             } entries[FAB__IMPORT_MANY_MAX];
         } import_many; /* + one fd per successful entry, in order */
+        struct {
+            uint64_t id;           /* MC_JOIN: the member; MC_BIND: the bind */
+            uint64_t size;         /* per device */
+            uint64_t granularity;
+            uint32_t num_devices;
+            uint32_t handle_types;
+            int32_t creator_node;
+            uint32_t shadow_pages; /* pages before the snapshot in the shadow memfd */
+        } mc; /* every MC_* reply; MC_JOIN's + the staging and shadow memfds */
     } u;
 } fab__reply_t;
 

@@ -3,7 +3,8 @@
  *
  *   [driver]        version
  *   [daemon]        socket_mode, idle_exit, state_file, max_connections_per_uid,
- *                   max_allocations_per_uid, max_bytes_per_uid, imex_timeout_ms
+ *                   max_allocations_per_uid, max_bytes_per_uid, max_ipc_entries_per_uid,
+ *                   max_references_per_uid, max_fds_in_flight_per_uid, imex_timeout_ms
  *   [node NAME]     imex_domain, cluster_uuid, clique_id, fabric_state,
  *                   fabric_status, fabric_health, gpus, gpu_name, gpu_memory,
  *                   granularity, handle_types, compute_capability, sm_count,
@@ -82,6 +83,9 @@ static fab_topology_t *fab__topology_new(void)
     t->socket_mode = 0600;
     t->limits.connections = FAB__LIMIT_CONNECTIONS_DEFAULT;
     t->limits.allocations = FAB__LIMIT_ALLOCATIONS_DEFAULT;
+    t->limits.ipc_entries = FAB__LIMIT_IPC_ENTRIES_DEFAULT;
+    t->limits.references = FAB__LIMIT_REFERENCES_DEFAULT;
+    t->limits.fds_in_flight = FAB__LIMIT_FDS_IN_FLIGHT_DEFAULT;
     t->imex_timeout_ms = FAB__IMEX_TIMEOUT_MS_DEFAULT;
     return t;
 }
@@ -532,6 +536,18 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
             if (fab__parse_u64(value, &v) != 0)
                 return FAB__BAD("max_allocations_per_uid: not a number: %s", value);
             t->limits.allocations = v;
+        } else if (strcmp(key, "max_ipc_entries_per_uid") == 0) {
+            if (fab__parse_u64(value, &v) != 0)
+                return FAB__BAD("max_ipc_entries_per_uid: not a number: %s", value);
+            t->limits.ipc_entries = v;
+        } else if (strcmp(key, "max_references_per_uid") == 0) {
+            if (fab__parse_u64(value, &v) != 0)
+                return FAB__BAD("max_references_per_uid: not a number: %s", value);
+            t->limits.references = v;
+        } else if (strcmp(key, "max_fds_in_flight_per_uid") == 0) {
+            if (fab__parse_u64(value, &v) != 0)
+                return FAB__BAD("max_fds_in_flight_per_uid: not a number: %s", value);
+            t->limits.fds_in_flight = v;
         } else if (strcmp(key, "max_bytes_per_uid") == 0) {
             if (fab__parse_bytes(value, &t->limits.bytes) != 0)
                 return FAB__BAD("max_bytes_per_uid: not a size: %s", value);

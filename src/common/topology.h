@@ -55,10 +55,16 @@ typedef struct fab__limits {
     uint64_t connections; /* [daemon] max_connections_per_uid, default 256 */
     uint64_t allocations; /* [daemon] max_allocations_per_uid, default 4096 */
     uint64_t bytes;       /* [daemon] max_bytes_per_uid, default 0 (device memory bounds it) */
+    uint64_t ipc_entries; /* [daemon] max_ipc_entries_per_uid, default 1024 */
+    uint64_t references;  /* [daemon] max_references_per_uid, default 65536 */
+    uint64_t fds_in_flight; /* [daemon] max_fds_in_flight_per_uid, default 256 */
 } fab__limits_t;
 
 #define FAB__LIMIT_CONNECTIONS_DEFAULT 256
 #define FAB__LIMIT_ALLOCATIONS_DEFAULT 4096
+#define FAB__LIMIT_IPC_ENTRIES_DEFAULT 1024
+#define FAB__LIMIT_REFERENCES_DEFAULT 65536
+#define FAB__LIMIT_FDS_IN_FLIGHT_DEFAULT 256
 
 struct fab_topology {
     int nnodes;

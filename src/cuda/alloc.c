@@ -493,10 +493,11 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
             }
         }
     }
-    /* A multicast object's control memory travels as any memory does; its
-     * importer becomes a member of the object rather than a mapper of it. */
+    /* A multicast object's token travels as any memory does; its importer
+     * becomes a member of the object (if the daemon says it is one) rather
+     * than a mapper of it. */
     if (r == CUDA_SUCCESS && fab__cu_alloc_mc_hooks)
-        (void)fab__cu_alloc_mc_hooks->adopt(a);
+        r = fab__cu_alloc_mc_hooks->adopt(a);
     if (r == CUDA_ERROR_INVALID_HANDLE && shHandleType == CU_MEM_HANDLE_TYPE_FABRIC)
         FAB__CU_CHECK(fab__cu_check_import_refused(osHandle, __func__));
     size_t size = a->size;

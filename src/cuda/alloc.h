@@ -68,18 +68,20 @@ uint64_t fab__cu_alloc_new_id(void);
  * copy), cuMemRelease drops their references. alloc.c reaches multicast.c
  * only through these hooks, which multicast.c sets when the library loads, so
  * that includes still point one way. share_fd and share_region give what an
- * export hands out (the object's control memory, not the staging copy);
- * adopt, called on a fresh import with no lock held, turns a into a
- * multicast object if its memory is one's control block (true), taking over
- * its fd and region; destroy frees what a's mc holds, with no lock held. */
+ * export hands out (the object's token, not the staging copy); adopt,
+ * called on a fresh import with no lock held, asks the daemon whether a's
+ * memory is a team's token and if so turns a into a multicast object,
+ * taking over its fd and region (CUDA_SUCCESS either way; an error fails
+ * the import); destroy frees what a's mc holds, with no lock held. */
 typedef struct fab__cu_alloc_mc_hooks {
     int (*share_fd)(const fab__cu_alloc_t *a);
     void *(*share_region)(const fab__cu_alloc_t *a);
-    bool (*adopt)(fab__cu_alloc_t *a);
+    CUresult (*adopt)(fab__cu_alloc_t *a);
     void (*destroy)(fab__cu_alloc_t *a);
     /* cuMemMap's (vmm.c): wait, with no lock held, until the multicast
-     * object h names (if it is one) has every device of its team. */
-    void (*wait_team)(CUmemGenericAllocationHandle h);
+     * object h names (if it is one) has every device of its team; an error
+     * (the team lost a member, or the wait's bound) fails the map. */
+    CUresult (*wait_team)(CUmemGenericAllocationHandle h);
 } fab__cu_alloc_mc_hooks_t;
 extern const fab__cu_alloc_mc_hooks_t *fab__cu_alloc_mc_hooks;
 

@@ -23,7 +23,13 @@
  * says is gone) and from the SIGSEGV/SIGBUS handler, installed only when
  * checking, which reports a fault inside memory it has a record of and then
  * lets the process die of the signal as an unhandled fault would; a fault
- * anywhere else goes to the handler that was there before.
+ * anywhere else goes to the handler that was there before. A SIGSEGV or
+ * SIGBUS that no fault raised (kill, raise, sigqueue, tgkill: si_code <= 0)
+ * is not looked at: it goes to the handler that was there before, and where
+ * that was the default it kills the process, as it would unchecked. The
+ * handler is async-signal-safe: it allocates nothing and writes its stacks
+ * as raw addresses (no backtrace_symbols, which mallocs); backtrace itself
+ * is loaded at start, never first called in the handler.
  *
  * Output: each finding as a block of lines on stderr starting
  * "========= fabmem-check: ", and, when FABMEM_CHECK_FILE names a file, as
@@ -298,12 +304,15 @@ typedef struct fab__cu_check_finding {
     void **frames;
     int nframes;
     const fab__cu_check_rec_t *rec;
+    bool in_signal; /* from the fault handler: nothing that allocates */
 } fab__cu_check_finding_t;
 
+/* A stack, its frames named by backtrace_symbols; raw: as addresses only
+ * (in the signal handler, where backtrace_symbols's malloc may not run). */
 static void fab__cu_check_put_stack(fab__cu_check_buf_t *text, fab__cu_check_buf_t *json,
-                                    const char *title, void *const *frames, int n)
+                                    const char *title, void *const *frames, int n, bool raw_only)
 {
-    char **names = n > 0 ? backtrace_symbols(frames, n) : NULL;
+    char **names = n > 0 && !raw_only ? backtrace_symbols(frames, n) : NULL;
     fab__cu_check_put(text, FAB__CU_CHECK_INDENT "%s\n", title);
     fab__cu_check_put(json, "[");
     for (int i = 0; i < n; i++) {
@@ -352,7 +361,7 @@ static void fab__cu_check_emit(const fab__cu_check_finding_t *f)
     }
     if (f->nframes > 0) {
         fab__cu_check_put(&json, ",\"stack\":");
-        fab__cu_check_put_stack(&text, &json, "found at:", f->frames, f->nframes);
+        fab__cu_check_put_stack(&text, &json, "found at:", f->frames, f->nframes, f->in_signal);
     }
     const fab__cu_check_rec_t *r = f->rec;
     if (r) {
@@ -385,11 +394,12 @@ static void fab__cu_check_emit(const fab__cu_check_finding_t *f)
         char title[128];
         snprintf(title, sizeof(title), "made by %s at:", r->made_by);
         fab__cu_check_put(&json, ",\"made_by\":\"%s\",\"stack\":", r->made_by);
-        fab__cu_check_put_stack(&text, &json, title, r->frames, r->nframes);
+        fab__cu_check_put_stack(&text, &json, title, r->frames, r->nframes, f->in_signal);
         if (r->released_by) {
             snprintf(title, sizeof(title), "released by %s at:", r->released_by);
             fab__cu_check_put(&json, ",\"released_by\":\"%s\",\"release_stack\":", r->released_by);
-            fab__cu_check_put_stack(&text, &json, title, r->rel_frames, r->rel_nframes);
+            fab__cu_check_put_stack(&text, &json, title, r->rel_frames, r->rel_nframes,
+                                    f->in_signal);
         }
         fab__cu_check_put(&json, "}");
     }
@@ -742,7 +752,7 @@ static bool fab__cu_check_fault(int sig, uintptr_t addr)
     fab__cu_check_rec_t *dead = fab__cu_check_holding(addr, false);
     void *frames[FAB__CU_CHECK_FRAMES];
     fab__cu_check_finding_t f = {.id = "fault", .offset = -1, .frames = frames,
-                                 .has_address = true, .address = addr};
+                                 .has_address = true, .address = addr, .in_signal = true};
     f.nframes = fab__cu_check_capture(frames);
     const char *sig_name = sig == SIGBUS ? "SIGBUS" : "SIGSEGV";
     if (live && live->kind != FAB__CU_CHECK_RESERVE) {
@@ -791,6 +801,26 @@ static bool fab__cu_check_fault(int sig, uintptr_t addr)
 static void fab__cu_check_on_fault(int sig, siginfo_t *info, void *uc)
 {
     int saved = errno;
+    const struct sigaction *old = sig == SIGBUS ? &fab__cu_check_old_bus : &fab__cu_check_old_segv;
+    if (info->si_code <= 0) {
+        /* Sent, not raised by a fault: si_addr means nothing, and no
+         * instruction will run again to die of it. What was there before
+         * decides; the default (or our own handler being all there is)
+         * kills the process by the signal, once this handler returns and
+         * the signal, raised again, is no longer blocked. */
+        errno = saved;
+        if (old->sa_flags & SA_SIGINFO) {
+            old->sa_sigaction(sig, info, uc);
+        } else if (old->sa_handler == SIG_IGN) {
+            /* ignored, as it would be unchecked */
+        } else if (old->sa_handler != SIG_DFL) {
+            old->sa_handler(sig);
+        } else {
+            signal(sig, SIG_DFL);
+            raise(sig);
+        }
+        return;
+    }
     if (fab__cu_check_fault(sig, (uintptr_t)info->si_addr)) {
         /* Die of it: with the default action back, the faulting instruction
          * runs again and the kernel ends the process (and dumps core). */
@@ -798,7 +828,6 @@ static void fab__cu_check_on_fault(int sig, siginfo_t *info, void *uc)
         errno = saved;
         return;
     }
-    const struct sigaction *old = sig == SIGBUS ? &fab__cu_check_old_bus : &fab__cu_check_old_segv;
     errno = saved;
     if (old->sa_flags & SA_SIGINFO) {
         old->sa_sigaction(sig, info, uc);

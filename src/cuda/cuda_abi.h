@@ -33,6 +33,7 @@
     XX(ERROR_ALREADY_MAPPED, 208, "resource already mapped")                                \
     XX(ERROR_NOT_MAPPED, 211, "resource not mapped")                                        \
     XX(ERROR_CONTEXT_ALREADY_IN_USE, 216, "context already in use")                         \
+    XX(ERROR_UNSUPPORTED_LIMIT, 215, "limit is not supported on this architecture")         \
     XX(ERROR_PEER_ACCESS_UNSUPPORTED, 217,                                                  \
        "peer access is not supported between these two devices")                          \
     XX(ERROR_OPERATING_SYSTEM, 304, "OS call failed or operation not supported on this OS") \
@@ -190,6 +191,54 @@ typedef enum FAB_CU(CUcigDataType_enum) {
     FAB_CU(CIG_DATA_TYPE_D3D12_COMMAND_QUEUE) = 0x1,
     FAB_CU(CIG_DATA_TYPE_NV_BLOB) = 0x2,
 } FAB_CU(CUcigDataType);
+
+/* cuDeviceGetP2PAttribute's questions (device.c). CUDA_ARRAY_ACCESS_SUPPORTED
+ * shares its value with the deprecated ACCESS_ACCESS_SUPPORTED. */
+#define FAB_CU_P2P_ATTRIBUTE_LIST(XX)                                  \
+    XX(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, 0x01)                 \
+    XX(CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0x02)                 \
+    XX(CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, 0x03)          \
+    XX(CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, 0x04)      \
+    XX(CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED, 0x05)
+typedef enum FAB_CU(CUdevice_P2PAttribute_enum) {
+    FAB_CU_P2P_ATTRIBUTE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUdevice_P2PAttribute);
+
+/* cuFlushGPUDirectRDMAWrites (device.c) and the device attribute saying it
+ * is there. */
+#define FAB_CU_FLUSH_RDMA_LIST(XX)                                    \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST, 1 << 0)           \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS, 1 << 1)
+typedef enum FAB_CU(CUflushGPUDirectRDMAWritesOptions_enum) {
+    FAB_CU_FLUSH_RDMA_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUflushGPUDirectRDMAWritesOptions);
+#define FAB_CU_FLUSH_RDMA_SCOPE_LIST(XX)                              \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER, 100)                 \
+    XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES, 200)
+typedef enum FAB_CU(CUflushGPUDirectRDMAWritesScope_enum) {
+    FAB_CU_FLUSH_RDMA_SCOPE_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUflushGPUDirectRDMAWritesScope);
+#define FAB_CU_FLUSH_RDMA_TARGET_LIST(XX) XX(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, 0)
+typedef enum FAB_CU(CUflushGPUDirectRDMAWritesTarget_enum) {
+    FAB_CU_FLUSH_RDMA_TARGET_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUflushGPUDirectRDMAWritesTarget);
+
+/* cuCtxSetLimit / cuCtxGetLimit's limits (device.c). */
+#define FAB_CU_LIMIT_LIST(XX)                              \
+    XX(CU_LIMIT_STACK_SIZE, 0x00)                          \
+    XX(CU_LIMIT_PRINTF_FIFO_SIZE, 0x01)                    \
+    XX(CU_LIMIT_MALLOC_HEAP_SIZE, 0x02)                    \
+    XX(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH, 0x03)              \
+    XX(CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, 0x04)    \
+    XX(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, 0x05)            \
+    XX(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0x06)            \
+    XX(CU_LIMIT_SHMEM_SIZE, 0x07)                          \
+    XX(CU_LIMIT_CIG_ENABLED, 0x08)                         \
+    XX(CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED, 0x09)
+typedef enum FAB_CU(CUlimit_enum) {
+    FAB_CU_LIMIT_LIST(FAB__CU_ENUMERATOR)
+    FAB_CU(CU_LIMIT_MAX)
+} FAB_CU(CUlimit);
 
 /* Scalars and opaque handles. CUdeviceptr is pointer-sized (LP64 here). */
 typedef unsigned long long FAB_CU(CUdeviceptr);

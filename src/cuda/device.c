@@ -30,6 +30,12 @@ struct CUctx_st {
     int primary_refs; /* cuDevicePrimaryCtxRetain count */
     bool destroyed;   /* a cuCtxCreate context after cuCtxDestroy */
     unsigned long long id; /* cuCtxGetId: unique in the process, never reused */
+    /* The devices whose memory this context has enabled peer access to
+     * (cuCtxEnablePeerAccess, one bit per device: a device's contexts are
+     * not told apart), and the context's limits (cuCtxSetLimit). Both read
+     * and written under fab__cu.lock. */
+    uint64_t peers;
+    size_t limits[CU_LIMIT_MAX];
     struct CUctx_st *next;
 };
 
@@ -210,12 +216,19 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 49152;
     case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 65536;
     case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: return 2147483647; /* cuMemAllocPitch's bound */
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1980000;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: return 512;
+    /* Copies run on their streams' workers while kernels run on others
+     * (stream.c), so they overlap, with ASYNC_ENGINE_COUNT's 3 engines. */
+    case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: return 1;
+    case CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: return 0; /* no watchdog */
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return d->sm_count;
     case CU_DEVICE_ATTRIBUTE_INTEGRATED: return 0;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return 0;
+    case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: return 512;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
     case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: return 1;
     /* The topology's PCI address (docs/fabric.md), as cuDeviceGetPCIBusId
@@ -229,12 +242,31 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 3;
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: return (int)d->pci_domain;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: return 32;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return d->compute_major;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return d->compute_minor;
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 233472;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 0;
+    /* cudaMallocManaged works (host-shared memory, docs/runtime.md); the
+     * host reads it directly. Concurrent access stays 0: programs that see
+     * 1 go on to cudaMemPrefetchAsync and cudaMemAdvise, which the runtime
+     * does not have. */
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
+    case CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: return 1;
+    case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: return 2;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: return 1;
+    /* cuMemHostRegister takes any host memory, READ_ONLY included. */
+    case CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: return 134213632;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: return 1024;
+    /* cuFuncSetAttribute keeps cluster dimensions; a launch runs the whole
+     * grid on the CPU whatever its clusters. */
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: return 1;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: return 1;
     case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: return 0;
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: return 0;
     case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
@@ -251,6 +283,9 @@ static int fab__cu_attribute(const fab__cu_device_t *d, CUdevice_attribute attri
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: return 1;
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1; /* pool.c */
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: return 1;
+    /* cuFlushGPUDirectRDMAWrites is there (a fence: the memory is coherent). */
+    case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS:
+        return CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST;
     case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: /* what cuMemPoolCreate accepts */
         return (int)(d->handle_types &
                      (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC));
@@ -367,6 +402,21 @@ void fab__cu_topology_refresh(void)
 
 /* ---- contexts ----------------------------------------------------------- */
 
+/* What an H100's context starts with (cuCtxGetLimit on one, and CUDA's
+ * documentation of each default); the emulation runs no device code that
+ * any of them would bound, so they are numbers kept for the asker. */
+static void fab__cu_limits_default(struct CUctx_st *ctx)
+{
+    memset(ctx->limits, 0, sizeof(ctx->limits));
+    ctx->limits[CU_LIMIT_STACK_SIZE] = 1024;
+    ctx->limits[CU_LIMIT_PRINTF_FIFO_SIZE] = 1048576;
+    ctx->limits[CU_LIMIT_MALLOC_HEAP_SIZE] = 8388608;
+    ctx->limits[CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2;
+    ctx->limits[CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048;
+    ctx->limits[CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 32;
+    ctx->limits[CU_LIMIT_PERSISTING_L2_CACHE_SIZE] = 0;
+}
+
 static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
                                 struct CUctx_st **ctx_out)
 {
@@ -377,6 +427,7 @@ static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
     ctx->device = dev;
     ctx->flags = flags;
     ctx->primary = primary;
+    fab__cu_limits_default(ctx);
     *ctx_out = ctx;
     /* Ids come from one counter under the lock (callers hold it or, for
      * cuCtxCreate, take it just after): an atomic keeps it simple. */
@@ -409,8 +460,13 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     struct CUctx_st *ctx = fab__cu_primary[dev];
     if (!ctx || ctx->primary_refs == 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
-    else
-        ctx->primary_refs--;
+    else if (--ctx->primary_refs == 0) {
+        /* A GPU's primary context is destroyed here, and its peer access
+         * and limits with it; the emulation keeps the object (its memory
+         * lives on) but starts it afresh. */
+        ctx->peers = 0;
+        fab__cu_limits_default(ctx);
+    }
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
 }
@@ -543,6 +599,24 @@ CUresult cuCtxGetDevice(CUdevice *device)
     return CUDA_SUCCESS;
 }
 
+/* The peer context named by a peer-access call, checked: valid, and of
+ * another device than the current context's. */
+static CUresult fab__cu_peer_of(CUcontext peerContext, struct CUctx_st **cur_out)
+{
+    struct CUctx_st *cur = fab__cu_current();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool ok = fab__cu_ctx_valid(peerContext);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!ok)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (peerContext->device == cur->device)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *cur_out = cur;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 {
     FAB__CU_ENTER();
@@ -551,13 +625,7 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    bool ok = fab__cu_ctx_valid(peerContext);
-    pthread_rwlock_unlock(&fab__cu.lock);
-    if (!ok)
-        return CUDA_ERROR_INVALID_CONTEXT;
-    if (peerContext->device == cur->device)
-        return CUDA_ERROR_INVALID_DEVICE;
+    FAB__CU_TRY(fab__cu_peer_of(peerContext, &cur));
     /* GPUs isolated from each other (gpus_isolated, a field fault) cannot
      * reach each other's memory: what cuDeviceCanAccessPeer says 0 for,
      * cuCtxEnablePeerAccess refuses with PEER_ACCESS_UNSUPPORTED (cuda.h). */
@@ -567,8 +635,152 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
         return r;
     if (!can)
         return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
-    /* Peer access is not tracked: every device already reaches host memory.
-     * Enabling it twice is not reported as PEER_ACCESS_ALREADY_ENABLED. */
+    /* Every device already reaches host memory, so access itself changes
+     * nothing; what is recorded is what CUDA reports: a second enable is
+     * PEER_ACCESS_ALREADY_ENABLED until cuCtxDisablePeerAccess. */
+    uint64_t bit = (uint64_t)1 << peerContext->device;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    bool already = (cur->peers & bit) != 0;
+    cur->peers |= bit;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return already ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
+{
+    FAB__CU_ENTER();
+    struct CUctx_st *cur;
+    FAB__CU_TRY(fab__cu_peer_of(peerContext, &cur));
+    uint64_t bit = (uint64_t)1 << peerContext->device;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    bool enabled = (cur->peers & bit) != 0;
+    cur->peers &= ~bit;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return enabled ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+}
+
+/* What the link between two of the node's GPUs offers, as
+ * cuDeviceCanAccessPeer sees it: where one reaches the other, loads, stores
+ * and every atomic work (one coherent memory), over the NVLink the topology
+ * describes, all links alike (rank 0); where it does not (gpus_isolated),
+ * nothing. The emulation has no CUDA arrays, so none are reached. */
+CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                 CUdevice dstDevice)
+{
+    FAB__CU_ENTER_DEVICE(srcDevice);
+    FAB__CU_ENTER_DEVICE(dstDevice);
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (srcDevice == dstDevice)
+        return CUDA_ERROR_INVALID_DEVICE;
+    int can = 0;
+    FAB__CU_TRY(FAB__CU_INNER(cuDeviceCanAccessPeer(&can, srcDevice, dstDevice)));
+    switch (attrib) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: *value = can; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: *value = can; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 0; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: *value = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* The current context's flags, replaced (cuda.h: as cuDevicePrimaryCtxSetFlags
+ * takes them); cuCtxGetFlags reads them back. */
+CUresult cuCtxSetFlags(unsigned int flags)
+{
+    FAB__CU_ENTER();
+    struct CUctx_st *cur = fab__cu_current();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags & ~(unsigned)FAB_CU_CTX_FLAGS_MASK)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    cur->flags = flags;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+/* Writes a NIC (or another process) made to this GPU's memory are visible
+ * once this returns. Here every device's memory is this host's, coherent:
+ * a full fence is all that remains to do. */
+CUresult cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+                                    CUflushGPUDirectRDMAWritesScope scope)
+{
+    FAB__CU_ENTER();
+    if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX ||
+        (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER &&
+         scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!fab__cu_current())
+        return CUDA_ERROR_INVALID_CONTEXT;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return CUDA_SUCCESS;
+}
+
+/* ---- limits --------------------------------------------------------------- */
+
+CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    FAB__CU_ENTER();
+    struct CUctx_st *cur = fab__cu_current();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    switch (limit) {
+    case CU_LIMIT_STACK_SIZE:
+        /* rounded up to what a thread's stack is made of (16-byte words) */
+        if (value > SIZE_MAX - 15)
+            return CUDA_ERROR_INVALID_VALUE;
+        value = (value + 15) & ~(size_t)15;
+        break;
+    case CU_LIMIT_PRINTF_FIFO_SIZE:
+    case CU_LIMIT_MALLOC_HEAP_SIZE:
+    case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+        break;
+    case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+        /* cuda.h: only below compute capability 9.0. */
+        if (fab__cu.devices[cur->device].compute_major >= 9)
+            return CUDA_ERROR_UNSUPPORTED_LIMIT;
+        if (value > 24)
+            return CUDA_ERROR_INVALID_VALUE;
+        break;
+    case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+        if (value > 128) /* a hint, clamped (cuda.h) */
+            value = 128;
+        break;
+    case CU_LIMIT_PERSISTING_L2_CACHE_SIZE: {
+        int max = 0;
+        FAB__CU_TRY(FAB__CU_INNER(cuDeviceGetAttribute(
+            &max, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, cur->device)));
+        if (value > (size_t)(max > 0 ? max : 0))
+            value = (size_t)(max > 0 ? max : 0);
+        break;
+    }
+    default:
+        /* SHMEM_SIZE and the CIG limits belong to CIG contexts, which the
+         * emulation never makes; anything else is not a limit. */
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    }
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    cur->limits[limit] = value;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+{
+    FAB__CU_ENTER();
+    if (!pvalue)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct CUctx_st *cur = fab__cu_current();
+    if (!cur)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if ((unsigned)limit > (unsigned)CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    *pvalue = cur->limits[limit];
+    pthread_rwlock_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 

@@ -46,6 +46,14 @@ FAB__CU_API cuCtxGetCurrent(CUcontext *pctx);
 FAB__CU_API cuCtxGetDevice(CUdevice *device);
 FAB__CU_API cuCtxSynchronize(void);
 FAB__CU_API cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+FAB__CU_API cuCtxDisablePeerAccess(CUcontext peerContext);
+FAB__CU_API cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                    CUdevice dstDevice);
+FAB__CU_API cuCtxSetLimit(CUlimit limit, size_t value);
+FAB__CU_API cuCtxGetLimit(size_t *pvalue, CUlimit limit);
+FAB__CU_API cuCtxSetFlags(unsigned int flags);
+FAB__CU_API cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target,
+                                       CUflushGPUDirectRDMAWritesScope scope);
 FAB__CU_API cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 FAB__CU_API cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                 cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);

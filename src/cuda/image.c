@@ -13,9 +13,11 @@
  *           `.extern` declares what another module defines, so it adds
  *           nothing. The text must start (after comments) with `.version`.
  *   cubin   an ELF64 little-endian file for EM_CUDA (190): kernels are the
- *           defined global function symbols marked as entries (st_other bit
- *           0x10, as nvcc writes them; if none is marked, every defined global
- *           function); globals are the defined object symbols of the
+ *           defined function symbols marked as entries (st_other bit 0x10, as
+ *           nvcc writes them), whatever their binding: a `static __global__`
+ *           kernel or one in an anonymous namespace is a LOCAL symbol. If no
+ *           function is marked, every defined global (not LOCAL) function is
+ *           a kernel. Globals are the defined object symbols of the
  *           `.nv.global*` and `.nv.constant*` sections, with their initial
  *           values from the section's bytes (`.nv.global.init`), zeros for a
  *           NOBITS section.
@@ -25,6 +27,13 @@
  *           0x8000: a zstd frame); every PTX and cubin entry is read and the
  *           names merged. The decompressors are the system's liblz4.so.1 and
  *           libzstd.so.1, found with dlopen when first needed.
+ *   wrapper nvcc's __fatBinC_Wrapper_t around a fatbin (fab__cu_image_gather):
+ *           version 1 points at the fatbin; version 2 (a -rdc=true build's,
+ *           from nvlink's crt/link.stub) at the device-linked fatbin and a
+ *           NULL-ended list of each translation unit's prelinked fatbin. The
+ *           image is the linked fatbin (where it holds code: its cubins)
+ *           followed by every prelinked one (their PTX, which the PTX engine
+ *           links again), read back to back as one image.
  * The layout of the fatbin container is documented by open-source readers
  * (docs/cuda.md, "Code objects and kernels", names them) and was checked
  * against what nvcc 13 writes. */
@@ -33,6 +42,7 @@
 #include "src/ptx/ptx.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -352,8 +362,8 @@ static CUresult fab__cu_elf_parse(const unsigned char *d, size_t len, fab__cu_im
             continue; /* undefined, absolute or common: not this image's */
         size_t name_len;
         const char *name;
-        if (type == FAB__CU_STT_FUNC && bind != FAB__CU_STB_LOCAL &&
-            (!marked || (s[5] & FAB__CU_STO_ENTRY))) {
+        if (type == FAB__CU_STT_FUNC &&
+            (marked ? (s[5] & FAB__CU_STO_ENTRY) != 0 : bind != FAB__CU_STB_LOCAL)) {
             if (!(name = fab__cu_elf_str(&e, strtab, fab__le_get32(s), &name_len)))
                 return fab__cu_image_fail(img, CUDA_ERROR_INVALID_IMAGE, "cubin: a bad symbol name");
             FAB__CU_IMAGE_TRY(fab__cu_image_add_kernel(img, name, name_len));
@@ -587,4 +597,127 @@ const void *fab__cu_image_unwrap(const void *data)
         return inner;
     }
     return data;
+}
+
+/* Whether the fatbin container at d (its extent len) has a PTX or cubin
+ * entry; a malformed one counts as code, so that its parse reports it. */
+static bool fab__cu_fatbin_has_code(const unsigned char *d, size_t len)
+{
+    if (len < 16 || fab__le_get32(d) != FAB__CU_FATBIN_MAGIC)
+        return true;
+    size_t e = fab__le_get16(d + 6);
+    while (e < len) {
+        if (!fab__cu_in(e, 64, len))
+            return true;
+        unsigned kind = fab__le_get16(d + e);
+        uint64_t ehsize = fab__le_get32(d + e + 4), psize = fab__le_get64(d + e + 8);
+        if (kind == FAB__CU_FATBIN_PTX || kind == FAB__CU_FATBIN_ELF || ehsize < 64 ||
+            !fab__cu_in(e + ehsize, psize, len))
+            return true;
+        e += (size_t)(ehsize + psize);
+    }
+    return false;
+}
+
+/* A -rdc=true build has one prelinked fatbin per translation unit; no
+ * program has anywhere near this many, and a list that runs on is not
+ * nvcc's. */
+#define FAB__CU_WRAPPER_MAX_PRELINKED 65536
+
+CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *len_out,
+                              void **owned_out)
+{
+    *owned_out = NULL;
+    const unsigned char *d = data;
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (fab__le_get32(d) != FAB__CU_FATBIN_WRAPPER_MAGIC) {
+        *image_out = data;
+        *len_out = fab__cu_image_extent(data);
+        return CUDA_SUCCESS;
+    }
+    const void *linked, *list;
+    memcpy(&linked, d + 8, sizeof(linked));
+    memcpy(&list, d + 16, sizeof(list));
+    if (!linked)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t linked_len = fab__cu_image_extent(linked);
+    if (fab__le_get32(d + 4) != 2 || !list) {
+        *image_out = linked;
+        *len_out = linked_len;
+        return CUDA_SUCCESS;
+    }
+    /* The device-linked fatbin (its cubins: names, globals), then the
+     * prelinked fatbins (each translation unit's PTX, which is what runs:
+     * module.c links them again), back to back: the fatbin parse reads one
+     * container after another. */
+    const void *const *prelinked = list;
+    bool linked_code = fab__cu_fatbin_has_code(linked, linked_len);
+    size_t n = 0, total = linked_code ? linked_len : 0;
+    for (; prelinked[n]; n++) {
+        if (n == FAB__CU_WRAPPER_MAX_PRELINKED)
+            return CUDA_ERROR_INVALID_IMAGE;
+        size_t one = fab__cu_image_extent(prelinked[n]);
+        if (fab__le_get32(prelinked[n]) != FAB__CU_FATBIN_MAGIC || one > FAB__CU_IMAGE_MAX_BYTES - total)
+            return CUDA_ERROR_INVALID_IMAGE;
+        total += one;
+    }
+    if (n == 0) {
+        *image_out = linked;
+        *len_out = linked_len;
+        return CUDA_SUCCESS;
+    }
+    unsigned char *buf = malloc(total);
+    if (!buf)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t at = 0;
+    if (linked_code) {
+        memcpy(buf, linked, linked_len);
+        at = linked_len;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t one = fab__cu_image_extent(prelinked[i]);
+        memcpy(buf + at, prelinked[i], one);
+        at += one;
+    }
+    *owned_out = buf;
+    *image_out = buf;
+    *len_out = total;
+    return CUDA_SUCCESS;
+}
+
+CUresult fab__cu_image_read_file(const char *path, unsigned char **data_out, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_FILE_NOT_FOUND;
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            unsigned char *n = ncap > cap ? realloc(data, ncap + 1) : NULL;
+            if (!n) {
+                free(data);
+                fclose(f);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            data = n;
+            cap = ncap;
+        }
+        size_t got = fread(data + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) {
+        free(data);
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    }
+    data[len] = '\0'; /* PTX text read from a file need not end in a NUL */
+    *data_out = data;
+    *len_out = len;
+    return CUDA_SUCCESS;
 }

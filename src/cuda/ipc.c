@@ -233,6 +233,7 @@ CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
         fab_status_t s = fab__client_ipc_publish(client, FAB__IPC_KIND_EVENT, device,
                                                  (uint64_t)sysconf(_SC_PAGESIZE), fd, bytes);
         close(fd);
+        fab__cu_event_ipc_relock(event); /* the close dropped our page lock */
         if (s != FAB_SUCCESS)
             return fab__cu_from_status(s);
         unsigned char mine[FAB__IPC_HANDLE_BYTES];

@@ -54,12 +54,14 @@ typedef struct fab__cu_module {
     fab__cu_image_t img;
     fab__cu_function_t *functions; /* one per img.kernels[i] */
     uintptr_t *global_addr;        /* one per img.globals[i] */
-    /* The PTX the device runs (program.c), or NULL. With a program its
-     * variables are the module's globals, in the program's block, and
-     * img.globals get no memory of their own. */
+    /* The PTX the device runs (program.c), or NULL. A global the program
+     * has lives in the program's block (pmem), where its kernels use it;
+     * the others (a cubin's) in the module's own (mem). */
     fab__cu_program_t *program;
     void *mem;                     /* the globals' block, or NULL */
     size_t mem_len;
+    void *pmem;                    /* the program's variables' block, or NULL */
+    size_t pmem_len;
     int device;                    /* the loading context's device; -1 for a library's */
     bool in_library;
     struct fab__cu_module *next;
@@ -118,45 +120,64 @@ static void fab__cu_module_free(fab__cu_module_t *m)
 {
     if (!m)
         return;
-    if (m->mem && !m->program)
+    if (m->mem)
         munmap(m->mem, m->mem_len);
-    fab__cu_program_free(m->program); /* and with it its block */
+    fab__cu_program_free(m->program); /* and with it pmem */
     fab__cu_image_free(&m->img);
     free(m->functions);
     free(m->global_addr);
     free(m);
 }
 
-/* Lay the globals out in one block and give them their initial values. */
+/* Lay the globals out in one block and give them their initial values;
+ * those the program has are the program's. */
 static CUresult fab__cu_module_map_globals(fab__cu_module_t *m)
 {
     size_t total = 0;
+    if (m->img.nglobals > 0 &&
+        !(m->global_addr = calloc(m->img.nglobals, sizeof(*m->global_addr))))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    bool *theirs = m->img.nglobals ? calloc(m->img.nglobals, sizeof(*theirs)) : NULL;
+    if (m->img.nglobals > 0 && !theirs)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; i < m->img.nglobals; i++) {
+        CUdeviceptr p;
+        if (fab__cu_program_global(m->program, m->img.globals[i].name, &p, NULL) == CUDA_SUCCESS) {
+            m->global_addr[i] = (uintptr_t)p;
+            theirs[i] = true;
+            continue;
+        }
         size_t size = m->img.globals[i].size ? m->img.globals[i].size : 1;
         size_t rounded = (size + FAB__CU_GLOBAL_ALIGN - 1) & ~(size_t)(FAB__CU_GLOBAL_ALIGN - 1);
-        if (rounded < size || total > SIZE_MAX - rounded)
+        if (rounded < size || total > SIZE_MAX - rounded) {
+            free(theirs);
             return CUDA_ERROR_OUT_OF_MEMORY;
+        }
         total += rounded;
     }
-    if (total == 0)
+    if (total == 0) {
+        free(theirs);
         return CUDA_SUCCESS;
-    m->global_addr = calloc(m->img.nglobals, sizeof(*m->global_addr));
-    if (!m->global_addr)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     void *mem = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
+    if (mem == MAP_FAILED) {
+        free(theirs);
         return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     m->mem = mem;
     m->mem_len = total;
     uintptr_t at = (uintptr_t)mem;
     for (size_t i = 0; i < m->img.nglobals; i++) {
         const fab__cu_image_global_t *g = &m->img.globals[i];
+        if (theirs[i])
+            continue;
         m->global_addr[i] = at;
         if (g->init)
             memcpy((void *)at, g->init, g->size);
         size_t size = g->size ? g->size : 1;
         at += (size + FAB__CU_GLOBAL_ALIGN - 1) & ~(size_t)(FAB__CU_GLOBAL_ALIGN - 1);
     }
+    free(theirs);
     return CUDA_SUCCESS;
 }
 
@@ -245,13 +266,15 @@ static CUresult fab__cu_module_load(const void *data, size_t len, int device, bo
     }
     for (size_t i = 0; i < m->img.nkernels; i++)
         m->functions[i].ptx = fab__cu_program_kernel(m->program, m->functions[i].name);
-    if (m->program)
-        fab__cu_program_memory(m->program, &m->mem, &m->mem_len);
-    else if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
+    fab__cu_program_memory(m->program, &m->pmem, &m->pmem_len);
+    if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
         goto fail;
     pthread_rwlock_wrlock(&fab__cu.lock);
     if (m->mem)
         r = fab__cu_owned_add((uintptr_t)m->mem, m->mem_len);
+    if (r == CUDA_SUCCESS && m->pmem &&
+        (r = fab__cu_owned_add((uintptr_t)m->pmem, m->pmem_len)) != CUDA_SUCCESS && m->mem)
+        fab__cu_owned_remove((uintptr_t)m->mem);
     if (r == CUDA_SUCCESS) {
         m->next = fab__cu_modules;
         fab__cu_modules = m;
@@ -281,44 +304,10 @@ static void fab__cu_module_unlink(fab__cu_module_t *m)
     }
     if (m->mem)
         fab__cu_owned_remove((uintptr_t)m->mem);
+    if (m->pmem)
+        fab__cu_owned_remove((uintptr_t)m->pmem);
 }
 
-/* An image's bytes from a file, whole. */
-static CUresult fab__cu_read_file(const char *path, unsigned char **data_out, size_t *len_out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_FILE_NOT_FOUND;
-    unsigned char *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            unsigned char *n = ncap > cap ? realloc(data, ncap + 1) : NULL;
-            if (!n) {
-                free(data);
-                fclose(f);
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            }
-            data = n;
-            cap = ncap;
-        }
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed) {
-        free(data);
-        return CUDA_ERROR_FILE_NOT_FOUND;
-    }
-    data[len] = '\0'; /* PTX text read from a file need not end in a NUL */
-    *data_out = data;
-    *len_out = len;
-    return CUDA_SUCCESS;
-}
 
 /* ---- module entry points ------------------------------------------------------- */
 
@@ -331,13 +320,14 @@ static CUresult fab__cu_module_load_memory(CUmodule *module, const void *image, 
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
     FAB__CU_TRY(fab__cu_jit_check(n, options, values));
-    image = fab__cu_image_unwrap(image);
-    if (!image)
-        return CUDA_ERROR_INVALID_VALUE;
+    const void *bytes;
+    size_t len;
+    void *owned;
+    FAB__CU_TRY(fab__cu_image_gather(image, &bytes, &len, &owned));
     char error[160] = "";
     fab__cu_module_t *m;
-    CUresult r = fab__cu_module_load(image, fab__cu_image_extent(image), dev, false, call, &m,
-                                     error, sizeof(error));
+    CUresult r = fab__cu_module_load(bytes, len, dev, false, call, &m, error, sizeof(error));
+    free(owned);
     fab__cu_jit_log(n, options, values, error);
     if (r == CUDA_SUCCESS)
         *module = (CUmodule)m;
@@ -373,7 +363,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
         return CUDA_ERROR_INVALID_VALUE;
     unsigned char *data;
     size_t len;
-    CUresult r = fab__cu_read_file(fname, &data, &len);
+    CUresult r = fab__cu_image_read_file(fname, &data, &len);
     if (r != CUDA_SUCCESS) {
         fab__log(FAB__LOG_WARN, "cuModuleLoad: cannot read %s", fname);
         return r;
@@ -437,8 +427,6 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 static CUresult fab__cu_module_global(const fab__cu_module_t *m, const char *name, CUdeviceptr *dptr,
                                       size_t *bytes)
 {
-    if (m->program)
-        return fab__cu_program_global(m->program, name, dptr, bytes);
     for (size_t i = 0; i < m->img.nglobals; i++) {
         if (strcmp(m->img.globals[i].name, name) == 0) {
             if (dptr)
@@ -448,7 +436,8 @@ static CUresult fab__cu_module_global(const fab__cu_module_t *m, const char *nam
             return CUDA_SUCCESS;
         }
     }
-    return CUDA_ERROR_NOT_FOUND;
+    /* a variable of the program that the image's list lacks */
+    return fab__cu_program_global(m->program, name, dptr, bytes);
 }
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
@@ -542,11 +531,14 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
     FAB__CU_TRY(fab__cu_jit_check(numJitOptions, jitOptions, jitOptionsValues));
     FAB__CU_TRY(fab__cu_library_options(numLibraryOptions, libraryOptions, libraryOptionValues,
                                         false));
-    code = fab__cu_image_unwrap(code);
-    if (!code)
-        return CUDA_ERROR_INVALID_VALUE;
-    return fab__cu_library_make(library, code, fab__cu_image_extent(code), numJitOptions,
-                                jitOptions, jitOptionsValues, "cuLibraryLoadData");
+    const void *bytes;
+    size_t len;
+    void *owned;
+    FAB__CU_TRY(fab__cu_image_gather(code, &bytes, &len, &owned));
+    CUresult r = fab__cu_library_make(library, bytes, len, numJitOptions, jitOptions,
+                                      jitOptionsValues, "cuLibraryLoadData");
+    free(owned);
+    return r;
 }
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
@@ -562,7 +554,7 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
                                         true));
     unsigned char *data;
     size_t len;
-    CUresult r = fab__cu_read_file(fileName, &data, &len);
+    CUresult r = fab__cu_image_read_file(fileName, &data, &len);
     if (r != CUDA_SUCCESS) {
         fab__log(FAB__LOG_WARN, "cuLibraryLoadFromFile: cannot read %s", fileName);
         return r;

@@ -5,6 +5,9 @@
 #ifndef FAB_CUDA_MULTICAST_H
 #define FAB_CUDA_MULTICAST_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "fabmem/kernel.h"
 
 /* Write the bytes this process stored through its multicast mappings since
@@ -12,6 +15,10 @@
  * mappings from this process's own bound copies. A no-op when the process
  * holds no multicast object. */
 void fab__cu_mc_sync(void);
+
+/* Whether addr lies inside a multicast mapping of this process (the PTX
+ * engine's multimem instructions take only those). */
+bool fab__cu_mc_is(uintptr_t addr);
 
 /* The helpers of fab_launch_t.multicast. */
 extern const fab_multicast_ops_t fab__cu_mc_ops;

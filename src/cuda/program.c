@@ -25,6 +25,7 @@
 #include "src/cuda/device.h"
 #include "src/cuda/check.h"
 #include "src/cuda/stream.h"
+#include "src/cuda/multicast.h"
 #include "src/cuda/program.h"
 #include "src/cuda/entry.h"
 
@@ -160,7 +161,7 @@ CUresult fab__cu_program_build(const fab__cu_image_t *img, unsigned cc, fab__cu_
     for (size_t i = 0; i < k; i++)
         fab__ptx_module_free(mods[i]);
     free(mods);
-    if (s == FAB__PTX_OK) {
+    if (s == FAB__PTX_OK && linked) {
         s = fab__ptx_program_load(linked, &p->ptx, &diag);
         if (s != FAB__PTX_OK)
             fab__ptx_module_free(linked);
@@ -256,8 +257,77 @@ static void fab__cu_program_print(void *ctx, const char *text, size_t len)
     funlockfile(stdout);
 }
 
+static void fab__cu_program_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    fab__log(FAB__LOG_WARN, "%s", line);
+}
+
+/* multimem.* (docs/ptx.md): on a multicast mapping only. */
+static bool fab__cu_program_mc_is(void *ctx, uintptr_t addr)
+{
+    (void)ctx;
+    return fab__cu_mc_is(addr);
+}
+
+static size_t fab__cu_program_type_size(unsigned type)
+{
+    switch (type) {
+    case FAB__PTX_T_B16: case FAB__PTX_T_U16: case FAB__PTX_T_S16: case FAB__PTX_T_F16:
+    case FAB__PTX_T_BF16: return 2;
+    case FAB__PTX_T_B64: case FAB__PTX_T_U64: case FAB__PTX_T_S64: case FAB__PTX_T_F64: return 8;
+    case FAB__PTX_T_B8: case FAB__PTX_T_U8: case FAB__PTX_T_S8: return 1;
+    default: return 4;
+    }
+}
+
+/* The sums the daemon makes over every bound buffer: 32-bit adds, float or
+ * integer (two's complement makes .s32 and .u32 the same sum). Other
+ * reductions stop the kernel with a line saying so. */
+static int fab__cu_program_mc_ld_reduce(void *ctx, uintptr_t addr, unsigned type, unsigned op,
+                                        void *out, size_t count)
+{
+    (void)ctx;
+    if (op == FAB__PTX_W_ADD && type == FAB__PTX_T_F32)
+        return fab__cu_mc_ops.reduce_add_f32((const void *)addr, out, count) == CUDA_SUCCESS
+                   ? FAB__PTX_OK : FAB__PTX_E_FAULT;
+    if (op == FAB__PTX_W_ADD && (type == FAB__PTX_T_U32 || type == FAB__PTX_T_S32))
+        return fab__cu_mc_ops.reduce_add_u32((const void *)addr, out, count) == CUDA_SUCCESS
+                   ? FAB__PTX_OK : FAB__PTX_E_FAULT;
+    fab__log(FAB__LOG_ERROR, "multimem.ld_reduce%s%s: only .add of .f32, .u32 and .s32 is "
+             "emulated", fab__ptx_word_name(op), fab__ptx_type_name(type));
+    return FAB__PTX_E_TRAP;
+}
+
+/* A store through the multicast mapping lands in this process's staging
+ * copy and reaches every bound buffer at the kernel's end (multicast.c). */
+static int fab__cu_program_mc_st(void *ctx, uintptr_t addr, unsigned type, const void *in,
+                                 size_t count)
+{
+    (void)ctx;
+    memcpy((void *)addr, in, count * fab__cu_program_type_size(type));
+    return FAB__PTX_OK;
+}
+
+static int fab__cu_program_mc_red(void *ctx, uintptr_t addr, unsigned type, unsigned op,
+                                  const void *in, size_t count)
+{
+    (void)ctx;
+    (void)addr;
+    (void)in;
+    (void)count;
+    fab__log(FAB__LOG_ERROR, "multimem.red%s%s: reductions into every bound buffer are not "
+             "emulated yet", fab__ptx_word_name(op), fab__ptx_type_name(type));
+    return FAB__PTX_E_TRAP;
+}
+
 static const fab__ptx_host_t fab__cu_program_host = {
     .print = fab__cu_program_print,
+    .log = fab__cu_program_log,
+    .mc_is = fab__cu_program_mc_is,
+    .mc_ld_reduce = fab__cu_program_mc_ld_reduce,
+    .mc_st = fab__cu_program_mc_st,
+    .mc_red = fab__cu_program_mc_red,
 };
 
 static void fab__cu_program_work(void *arg)
@@ -268,6 +338,9 @@ static void fab__cu_program_work(void *arg)
     fab__ptx_fault_t fault;
     memset(&fault, 0, sizeof(fault));
     fab__ptx_status_t s = fab__ptx_run(&run->launch, &fault);
+    /* The end of a kernel is a synchronisation point for multicast stores,
+     * as its completion is on a GPU. */
+    fab__cu_mc_sync();
     if (s == FAB__PTX_OK)
         return;
     CUresult r = fab__cu_from_ptx(s);

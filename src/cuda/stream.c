@@ -60,6 +60,18 @@
  * (no lock is held meanwhile); a record completing in this process also
  * wakes local waiters through the condition variable as before.
  *
+ * Who may still complete a record. Any holder of the page can write it: one
+ * that sets recorded to 2^62 would have every wait last forever. So each
+ * process that has the event holds a POSIX read lock on the page's first
+ * byte (fcntl F_SETLK: the kernel drops it when that process exits or
+ * closes the page), and counts its own records still queued. A wait, and a
+ * query, whose count is not reached ends as complete once this process has
+ * no record queued and no other process holds the lock (F_GETLK): nobody is
+ * left who could raise completed, so what remains was never a record. A
+ * holder can thus hold a wait as long as it lives and keeps the page, as it
+ * could under the driver by recording on a stream that never gets there,
+ * and no longer.
+ *
  * Process exit: workers are detached and never joined; exit() ends them
  * wherever they are (waiting, or polling in cuStreamWaitValue32), so work
  * still queued at exit neither hangs nor crashes the process; it is not run. */
@@ -139,7 +151,8 @@ struct CUevent_st {
     bool timed;                 /* time holds when that point was reached */
     struct timespec time;
     uint64_t *shared; /* interprocess: {recorded, completed}, shared; else NULL */
-    int shared_fd;    /* its memfd (-1: none) */
+    int shared_fd;    /* its memfd (-1: none), its first byte read-locked by us */
+    unsigned queued;  /* interprocess: our records not run yet (atomic) */
     bool published;   /* handle holds its IPC handle (ipc.c) */
     unsigned char handle[64];
 };
@@ -956,6 +969,18 @@ CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, v
 
 /* ---- events ---------------------------------------------------------------- */
 
+/* Say that this process has e's page (the rule at the top of this file): a read lock
+ * on its first byte, held until the process exits or closes a descriptor
+ * of the page (POSIX locks are the process's, not the descriptor's), so it
+ * is taken again after any such close. Best effort: without it, others
+ * stop waiting for this process's records once they have none of their
+ * own queued. */
+static void fab__cu_event_lock(const struct CUevent_st *e)
+{
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    (void)fcntl(e->shared_fd, F_SETLK, &fl);
+}
+
 /* Give e its shared page: fd's (another process's, which e then owns), or
  * a new one (fd < 0). 0, or -1. */
 static int fab__cu_event_share(struct CUevent_st *e, int fd)
@@ -972,24 +997,42 @@ static int fab__cu_event_share(struct CUevent_st *e, int fd)
     }
     e->shared = p;
     e->shared_fd = fd;
+    fab__cu_event_lock(e);
     return 0;
 }
 
-static bool fab__cu_shared_done(const uint64_t *sh, uint64_t target)
+/* Whether a record of e's page may still complete where its count says it
+ * has not: one of ours is queued, or another process holds the page (its
+ * read lock: it lives and has the page). */
+static bool fab__cu_shared_may_complete(struct CUevent_st *e)
 {
-    return __atomic_load_n(&sh[1], __ATOMIC_ACQUIRE) >= target;
+    if (__atomic_load_n(&e->queued, __ATOMIC_ACQUIRE) != 0)
+        return true;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    if (fcntl(e->shared_fd, F_GETLK, &fl) != 0)
+        return true; /* cannot tell: keep waiting, as before */
+    return fl.l_type != F_UNLCK;
+}
+
+static bool fab__cu_shared_done(struct CUevent_st *e, uint64_t target)
+{
+    return __atomic_load_n(&e->shared[1], __ATOMIC_ACQUIRE) >= target ||
+           !fab__cu_shared_may_complete(e);
 }
 
 /* Wait, with no lock held, until the shared page's completed count reaches
- * target: another process's stream gets there, so poll, backing off. */
-static void fab__cu_shared_wait(const uint64_t *sh, uint64_t target)
+ * target: another process's stream gets there, so poll, backing off; or
+ * until nobody is left who could get it there. */
+static void fab__cu_shared_wait(struct CUevent_st *e, uint64_t target)
 {
     long ns = 1000;
-    while (!fab__cu_shared_done(sh, target)) {
+    while (__atomic_load_n(&e->shared[1], __ATOMIC_ACQUIRE) < target) {
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
         if (ns < 1000000)
             ns *= 2;
+        else if (!fab__cu_shared_may_complete(e))
+            return;
     }
 }
 
@@ -1001,7 +1044,7 @@ typedef struct fab__cu_shared_waiter {
 static void fab__cu_shared_wait_run(void *arg)
 {
     fab__cu_shared_waiter_t *w = arg;
-    fab__cu_shared_wait(w->event->shared, w->target);
+    fab__cu_shared_wait(w->event, w->target);
     pthread_mutex_lock(&fab__cu_sq.mu);
     fab__cu_event_put(w->event);
     pthread_mutex_unlock(&fab__cu_sq.mu);
@@ -1060,6 +1103,7 @@ static void fab__cu_record_run(void *arg)
                !__atomic_compare_exchange_n(&sh[1], &have, rec->shared_seq, true,
                                             __ATOMIC_RELEASE, __ATOMIC_RELAXED))
             ;
+        __atomic_sub_fetch(&rec->event->queued, 1, __ATOMIC_ACQ_REL);
     }
     pthread_mutex_lock(&fab__cu_sq.mu);
     if (rec->event->point == rec->point) { /* not recorded again since */
@@ -1089,11 +1133,16 @@ static CUresult fab__cu_event_record(CUevent ev, CUstream h, bool per_thread, un
         /* The point is known only once queued; the record reads it then,
          * under mu, which this thread holds until the event names it. */
         rec->point = s->submitted + 1;
+        if (e->shared)
+            __atomic_add_fetch(&e->queued, 1, __ATOMIC_ACQ_REL);
         rec->shared_seq = e->shared ? __atomic_add_fetch(&e->shared[0], 1, __ATOMIC_ACQ_REL) : 0;
         e->refs++;
         r = fab__cu_submit_locked(s, 0, fab__cu_record_run, rec, NULL, NULL, &point);
-        if (r != CUDA_SUCCESS)
+        if (r != CUDA_SUCCESS) {
             e->refs--;
+            if (e->shared) /* its number stays taken: a count nobody reaches */
+                __atomic_sub_fetch(&e->queued, 1, __ATOMIC_ACQ_REL);
+        }
     }
     if (r == CUDA_SUCCESS) {
         fab__cu_stream_get(s);
@@ -1136,7 +1185,8 @@ CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned 
 static bool fab__cu_event_done(const struct CUevent_st *e)
 {
     if (e->shared)
-        return fab__cu_shared_done(e->shared, __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE));
+        return fab__cu_shared_done((struct CUevent_st *)e,
+                                   __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE));
     return !e->stream || e->stream->completed >= e->point;
 }
 
@@ -1161,7 +1211,7 @@ CUresult cuEventSynchronize(CUevent hEvent)
         uint64_t target = __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE);
         e->refs++;
         pthread_mutex_unlock(&fab__cu_sq.mu);
-        fab__cu_shared_wait(e->shared, target);
+        fab__cu_shared_wait(e, target);
         pthread_mutex_lock(&fab__cu_sq.mu);
         fab__cu_event_put(e);
     } else if (e && e->stream) {
@@ -1241,7 +1291,7 @@ static CUresult fab__cu_stream_wait_event(CUstream h, bool per_thread, CUevent e
         /* Maybe recorded in another process: wait on the page. */
         uint64_t target = __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE);
         fab__cu_shared_waiter_t *w = NULL;
-        if (!fab__cu_shared_done(e->shared, target) && !(w = malloc(sizeof(*w))))
+        if (!fab__cu_shared_done(e, target) && !(w = malloc(sizeof(*w))))
             r = CUDA_ERROR_OUT_OF_MEMORY;
         if (w) {
             w->event = e;
@@ -1342,6 +1392,15 @@ CUresult fab__cu_event_ipc_source(CUevent ev, int *fd_out, bool *cached, unsigne
         r = CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_unlock(&fab__cu_sq.mu);
     return r;
+}
+
+void fab__cu_event_ipc_relock(CUevent ev)
+{
+    pthread_mutex_lock(&fab__cu_sq.mu);
+    const struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)ev);
+    if (e && e->shared)
+        fab__cu_event_lock(e);
+    pthread_mutex_unlock(&fab__cu_sq.mu);
 }
 
 bool fab__cu_event_ipc_cache(CUevent ev, unsigned char handle[64])

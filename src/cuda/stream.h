@@ -49,6 +49,11 @@ CUresult fab__cu_stream_check(CUstream s);
  * CUDA_ERROR_INVALID_VALUE (not created CU_EVENT_INTERPROCESS). */
 CUresult fab__cu_event_ipc_source(CUevent ev, int *fd_out, bool *cached, unsigned char handle[64]);
 
+/* Take ev's page lock again (stream.c: who may still complete a record)
+ * after a descriptor of the page that fab__cu_event_ipc_source gave was
+ * closed, which drops this process's POSIX locks on it. */
+void fab__cu_event_ipc_relock(CUevent ev);
+
 /* Cache handle in ev; false when ev is gone or has one already (copied into
  * handle): the caller withdraws what it published. */
 bool fab__cu_event_ipc_cache(CUevent ev, unsigned char handle[64]);

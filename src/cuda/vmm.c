@@ -311,8 +311,11 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     if (flags != 0 || offset != 0 || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     /* A multicast object maps once its team is complete (cuda.h). */
-    if (fab__cu_alloc_mc_hooks)
-        fab__cu_alloc_mc_hooks->wait_team(handle);
+    if (fab__cu_alloc_mc_hooks) {
+        CUresult waited = fab__cu_alloc_mc_hooks->wait_team(handle);
+        if (waited != CUDA_SUCCESS)
+            return waited;
+    }
     uintptr_t addr = (uintptr_t)ptr;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);

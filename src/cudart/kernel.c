@@ -25,7 +25,9 @@
 #include <string.h>
 
 /* nvcc's wrapper around a fatbin (the .nvFatBinSegment record); version 1
- * points at the fatbin itself. */
+ * points at the fatbin itself, version 2 (a -rdc=true build) at the
+ * device-linked fatbin and the list of prelinked ones, which the driver
+ * reads from the wrapper itself (cuLibraryLoadData takes it). */
 #define FAB__RT_FATBINC_MAGIC 0x466243B1
 typedef struct fab__rt_fatbin_wrapper {
     int magic;
@@ -86,7 +88,7 @@ FAB__RT_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
     if (!fb)
         return NULL;
     const fab__rt_fatbin_wrapper_t *w = fatCubin;
-    fb->image = w && w->magic == FAB__RT_FATBINC_MAGIC ? w->data : fatCubin;
+    fb->image = w && w->magic == FAB__RT_FATBINC_MAGIC && w->version == 1 ? w->data : fatCubin;
     pthread_mutex_lock(&fab__rt_lock);
     fb->next = fab__rt_fatbins;
     fab__rt_fatbins = fb;
@@ -299,6 +301,32 @@ FAB__RT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hos
     fab__rt_entity_t e;
     FAB__RT_TRY(fab__rt_entity_find(hostFun, false, &e));
     *kernel = (cudaKernel_t)e.kernel;
+    return cudaSuccess;
+}
+
+FAB__RT_API cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+    if (!kernelPtr)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    fab__rt_entity_t e;
+    FAB__RT_TRY(fab__rt_entity_find(entryFuncAddr, false, &e));
+    *kernelPtr = (cudaKernel_t)e.kernel;
+    return cudaSuccess;
+}
+
+/* The kernel's function in the current context: what NCCL hands to
+ * cuLaunchKernelEx. A kernel is one per process, a function one per context
+ * (cuKernelGetFunction). */
+FAB__RT_API cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
+{
+    if (!functionPtr)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    fab__rt_entity_t e;
+    FAB__RT_TRY(fab__rt_entity_find(symbolPtr, false, &e));
+    CUfunction f;
+    FAB__RT_TRY(fab__rt_cu(cuKernelGetFunction(&f, e.kernel)));
+    *functionPtr = (cudaFunction_t)f;
     return cudaSuccess;
 }
 

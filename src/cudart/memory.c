@@ -281,6 +281,107 @@ FAB__RT_API cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
     return fab__rt_memcpy(dst, src, count, kind, stream, true, true);
 }
 
+/* A source read "during the API call" is copied aside now, on a stream of
+ * the batch's own that waits for nothing (a legacy-stream copy would wait
+ * for the work of every blocking stream, the batch's included), and the
+ * copy from there runs in stream order; the aside buffer is freed by a host
+ * function queued after it. */
+static void fab__rt_free_host_fn(void *p)
+{
+    free(p);
+}
+
+static CUresult fab__rt_batch_one(void *dst, const void *src, size_t size,
+                                  enum cudaMemcpySrcAccessOrder order, CUstream s,
+                                  CUstream *now)
+{
+    if (size == 0)
+        return CUDA_SUCCESS;
+    if (order != cudaMemcpySrcAccessOrderDuringApiCall)
+        return cuMemcpyAsync(fab__rt_dptr(dst), fab__rt_dptr(src), size, s);
+    CUresult r = *now ? CUDA_SUCCESS : cuStreamCreate(now, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        return r;
+    void *aside = malloc(size);
+    if (!aside)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    r = cuMemcpyAsync(fab__rt_dptr(aside), fab__rt_dptr(src), size, *now);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(*now);
+    if (r == CUDA_SUCCESS)
+        r = cuMemcpyAsync(fab__rt_dptr(dst), fab__rt_dptr(aside), size, s);
+    if (r == CUDA_SUCCESS)
+        r = cuLaunchHostFunc(s, fab__rt_free_host_fn, aside);
+    if (r != CUDA_SUCCESS) {
+        /* a copy already queued may still read it: wait for the stream */
+        (void)cuStreamSynchronize(s);
+        free(aside);
+    }
+    return r;
+}
+
+/* The copies run one after another in stream order (CUDA promises no order
+ * within a batch, so this is one of the allowed ones). Every argument is
+ * checked before the first copy is queued; the legacy stream is refused, as
+ * CUDA documents. */
+static cudaError_t fab__rt_memcpy_batch(void *const *dsts, const void *const *srcs,
+                                        const size_t *sizes, size_t count,
+                                        const struct cudaMemcpyAttributes *attrs,
+                                        const size_t *attrsIdxs, size_t numAttrs,
+                                        cudaStream_t stream, bool per_thread)
+{
+    if (!dsts || !srcs || !sizes || count == 0 || !attrs || !attrsIdxs || numAttrs == 0 ||
+        numAttrs > count || attrsIdxs[0] != 0)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    if (stream == cudaStreamLegacy || (!stream && !per_thread))
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    for (size_t k = 0; k < numAttrs; k++) {
+        enum cudaMemcpySrcAccessOrder o = attrs[k].srcAccessOrder;
+        if ((k > 0 && attrsIdxs[k] <= attrsIdxs[k - 1]) || attrsIdxs[k] >= count ||
+            (o != cudaMemcpySrcAccessOrderStream && o != cudaMemcpySrcAccessOrderDuringApiCall &&
+             o != cudaMemcpySrcAccessOrderAny) ||
+            (attrs[k].flags & ~(unsigned)cudaMemcpyFlagPreferOverlapWithCompute))
+            FAB__RT_RETURN(cudaErrorInvalidValue);
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (sizes[i] > 0 && (!dsts[i] || !srcs[i]))
+            FAB__RT_RETURN(cudaErrorInvalidValue);
+    }
+    FAB__RT_ENTER();
+    CUstream s = fab__rt_stream(stream, per_thread), now = NULL;
+    CUresult r = CUDA_SUCCESS;
+    size_t k = 0;
+    for (size_t i = 0; i < count && r == CUDA_SUCCESS; i++) {
+        while (k + 1 < numAttrs && attrsIdxs[k + 1] <= i)
+            k++;
+        r = fab__rt_batch_one(dsts[i], srcs[i], sizes[i], attrs[k].srcAccessOrder, s, &now);
+    }
+    if (now)
+        (void)cuStreamDestroy_v2(now); /* its copies are done: each was waited for */
+    return r == CUDA_SUCCESS ? cudaSuccess : fab__rt_cu(r);
+}
+
+FAB__RT_API cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                 size_t count, struct cudaMemcpyAttributes *attrs,
+                                 size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
+{
+    return fab__rt_memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream,
+                                false);
+}
+
+FAB__RT_API cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
+                                      const size_t *sizes, size_t count,
+                                      struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                                      size_t numAttrs, cudaStream_t stream);
+FAB__RT_API cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
+                                      const size_t *sizes, size_t count,
+                                      struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs,
+                                      size_t numAttrs, cudaStream_t stream)
+{
+    return fab__rt_memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream,
+                                true);
+}
+
 static cudaError_t fab__rt_memcpy2d(void *dst, size_t dpitch, const void *src, size_t spitch,
                                     size_t width, size_t height, enum cudaMemcpyKind kind,
                                     cudaStream_t stream, bool async, bool per_thread)

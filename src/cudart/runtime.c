@@ -350,7 +350,39 @@ FAB__RT_API cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     prop->maxBlocksPerMultiProcessor = fab__rt_attr(device, 106);
     prop->memoryPoolsSupported = fab__rt_attr(device, 115);
     prop->gpuDirectRDMASupported = fab__rt_attr(device, 116);
-    prop->hostRegisterSupported = 1; /* cuMemHostRegister works on any host memory */
+    prop->hostRegisterSupported = fab__rt_attr(device, 99);
+    prop->texturePitchAlignment = (size_t)fab__rt_attr(device, 51);
+    prop->surfaceAlignment = (size_t)fab__rt_attr(device, 30);
+    prop->tccDriver = fab__rt_attr(device, 35);
+    prop->persistingL2CacheMaxSize = fab__rt_attr(device, 108);
+    prop->globalL1CacheSupported = fab__rt_attr(device, 79);
+    prop->localL1CacheSupported = fab__rt_attr(device, 80);
+    prop->multiGpuBoardGroupID = fab__rt_attr(device, 85);
+    prop->hostNativeAtomicSupported = fab__rt_attr(device, 86);
+    prop->pageableMemoryAccess = fab__rt_attr(device, 88);
+    prop->computePreemptionSupported = fab__rt_attr(device, 90);
+    prop->canUseHostPointerForRegisteredMem = fab__rt_attr(device, 91);
+    prop->pageableMemoryAccessUsesHostPageTables = fab__rt_attr(device, 100);
+    prop->directManagedMemAccessFromHost = fab__rt_attr(device, 101);
+    prop->accessPolicyMaxWindowSize = fab__rt_attr(device, 109);
+    prop->reservedSharedMemPerBlock = (size_t)fab__rt_attr(device, 111);
+    prop->sparseCudaArraySupported = fab__rt_attr(device, 112);
+    prop->hostRegisterReadOnlySupported = fab__rt_attr(device, 113);
+    prop->timelineSemaphoreInteropSupported = fab__rt_attr(device, 114);
+    prop->gpuDirectRDMAFlushWritesOptions = (unsigned)fab__rt_attr(device, 117);
+    prop->gpuDirectRDMAWritesOrdering = fab__rt_attr(device, 118);
+    prop->memoryPoolSupportedHandleTypes = (unsigned)fab__rt_attr(device, 119);
+    prop->deferredMappingCudaArraySupported = fab__rt_attr(device, 121);
+    prop->ipcEventSupported = fab__rt_attr(device, 125);
+    prop->clusterLaunch = fab__rt_attr(device, 120);
+    prop->unifiedFunctionPointers = fab__rt_attr(device, 129);
+    prop->deviceNumaConfig = fab__rt_attr(device, 130);
+    prop->deviceNumaId = fab__rt_attr(device, 131);
+    prop->mpsEnabled = fab__rt_attr(device, 133);
+    prop->hostNumaId = fab__rt_attr(device, 134);
+    prop->gpuPciDeviceID = (unsigned)fab__rt_attr(device, 139);
+    prop->gpuPciSubsystemID = (unsigned)fab__rt_attr(device, 140);
+    prop->hostNumaMultinodeIpcSupported = fab__rt_attr(device, 143);
     return cudaSuccess;
 }
 
@@ -437,13 +469,41 @@ FAB__RT_API cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     return fab__rt_cu(cuCtxEnablePeerAccess(peer, flags));
 }
 
-/* libcuda has no cuCtxDisablePeerAccess: every emulated device reaches every
- * other's memory, so disabling records nothing and succeeds. */
 FAB__RT_API cudaDeviceDisablePeerAccess(int peerDevice)
 {
     FAB__RT_ENTER();
     FAB__RT_TRY(fab__rt_check_device(peerDevice));
-    return cudaSuccess;
+    CUcontext peer;
+    FAB__RT_TRY(fab__rt_primary_of(peerDevice, &peer));
+    return fab__rt_cu(cuCtxDisablePeerAccess(peer));
+}
+
+/* The driver's answer: the runtime's attribute numbers are the driver's. */
+FAB__RT_API cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice,
+                                      int dstDevice)
+{
+    if (!value)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_TRY(fab__rt_check_device(srcDevice));
+    FAB__RT_TRY(fab__rt_check_device(dstDevice));
+    return fab__rt_cu(
+        cuDeviceGetP2PAttribute(value, (CUdevice_P2PAttribute)attr, srcDevice, dstDevice));
+}
+
+/* Limits are the current context's (the driver keeps them); the runtime's
+ * numbers are the driver's. */
+FAB__RT_API cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
+{
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuCtxSetLimit((CUlimit)limit, value));
+}
+
+FAB__RT_API cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
+{
+    if (!pValue)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuCtxGetLimit(pValue, (CUlimit)limit));
 }
 
 FAB__RT_API cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)

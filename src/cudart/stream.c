@@ -10,6 +10,7 @@
  * frees it. */
 #include "src/cudart/runtime.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,20 @@ FAB__RT_API cudaStreamGetPriority(cudaStream_t hStream, int *priority)
     return fab__rt_cu(cuStreamGetPriority((CUstream)hStream, priority));
 }
 
+FAB__RT_API cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)
+{
+    if (!streamId)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuStreamGetId((CUstream)hStream, streamId));
+}
+
+FAB__RT_API cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *streamId);
+FAB__RT_API cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *streamId)
+{
+    return cudaStreamGetId((cudaStream_t)fab__rt_stream(hStream, true), streamId);
+}
+
 /* ---- capture: never on ---- */
 
 FAB__RT_API cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
@@ -199,6 +214,178 @@ FAB__RT_API cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
     (void)graphExec;
     FAB__RT_RETURN(cudaErrorNotSupported);
+}
+
+/* A stream that is not capturing has no capture dependencies to update:
+ * CUDA answers cudaErrorIllegalState, and here no stream ever captures. */
+static cudaError_t fab__rt_update_capture(CUstream stream, cudaGraphNode_t *dependencies,
+                                          size_t numDependencies, unsigned int flags)
+{
+    if (flags > (unsigned)cudaStreamSetCaptureDependencies ||
+        (numDependencies > 0 && !dependencies))
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_ENTER();
+    CUstreamCaptureStatus status;
+    FAB__RT_TRY(fab__rt_cu(cuStreamIsCapturing(stream, &status)));
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        FAB__RT_RETURN(cudaErrorIllegalState);
+    FAB__RT_RETURN(cudaErrorNotSupported); /* unreachable while capture is never on */
+}
+
+FAB__RT_API cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
+                                                cudaGraphNode_t *dependencies,
+                                                const cudaGraphEdgeData *dependencyData,
+                                                size_t numDependencies, unsigned int flags)
+{
+    (void)dependencyData;
+    return fab__rt_update_capture((CUstream)stream, dependencies, numDependencies, flags);
+}
+
+FAB__RT_API cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream,
+                                                     cudaGraphNode_t *dependencies,
+                                                     const cudaGraphEdgeData *dependencyData,
+                                                     size_t numDependencies, unsigned int flags);
+FAB__RT_API cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream,
+                                                     cudaGraphNode_t *dependencies,
+                                                     const cudaGraphEdgeData *dependencyData,
+                                                     size_t numDependencies, unsigned int flags)
+{
+    (void)dependencyData;
+    return fab__rt_update_capture(fab__rt_stream(stream, true), dependencies, numDependencies,
+                                  flags);
+}
+
+/* The calls that edit a graph: no graph can exist (cudaGraphCreate and
+ * capture are refused), so a NULL graph is cudaErrorInvalidValue, as CUDA
+ * says, and any other is refused as cudaGraphCreate is. */
+static cudaError_t fab__rt_graph_edit(cudaGraph_t graph)
+{
+    FAB__RT_RETURN(graph ? cudaErrorNotSupported : cudaErrorInvalidValue);
+}
+
+FAB__RT_API cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from,
+                                     const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData,
+                                     size_t numDependencies)
+{
+    (void)from;
+    (void)to;
+    (void)edgeData;
+    (void)numDependencies;
+    return fab__rt_graph_edit(graph);
+}
+
+FAB__RT_API cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                        const cudaGraphNode_t *pDependencies,
+                                        size_t numDependencies, cudaEvent_t event)
+{
+    (void)pGraphNode;
+    (void)pDependencies;
+    (void)numDependencies;
+    (void)event;
+    return fab__rt_graph_edit(graph);
+}
+
+FAB__RT_API cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object,
+                                      unsigned int count, unsigned int flags)
+{
+    (void)object;
+    (void)count;
+    (void)flags;
+    return fab__rt_graph_edit(graph);
+}
+
+FAB__RT_API cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object,
+                                       unsigned int count)
+{
+    (void)object;
+    (void)count;
+    return fab__rt_graph_edit(graph);
+}
+
+/* ---- user objects ---- */
+
+/* A user object: a reference count and a destructor, run when the count
+ * reaches zero. CUDA runs it on a thread of its own, at some time after the
+ * last release, and forbids it to call CUDA; the emulation runs it in the
+ * call that releases the last reference, which that contract allows. Live
+ * objects are on one list (fab__rt_lock), so that a stale or forged handle
+ * is refused rather than followed. */
+struct CUuserObject_st {
+    void *ptr;
+    cudaHostFn_t destroy;
+    unsigned refs;
+    struct CUuserObject_st *next;
+};
+static struct CUuserObject_st *fab__rt_user_objects;
+
+/* Caller holds fab__rt_lock. */
+static struct CUuserObject_st **fab__rt_user_object_at(cudaUserObject_t object)
+{
+    for (struct CUuserObject_st **p = &fab__rt_user_objects; *p; p = &(*p)->next) {
+        if (*p == object)
+            return p;
+    }
+    return NULL;
+}
+
+FAB__RT_API cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy,
+                                 unsigned int initialRefcount, unsigned int flags)
+{
+    if (!object_out || !destroy || initialRefcount == 0 ||
+        flags != (unsigned)cudaUserObjectNoDestructorSync)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    FAB__RT_TRY(fab__rt_init());
+    struct CUuserObject_st *o = calloc(1, sizeof *o);
+    if (!o)
+        FAB__RT_RETURN(cudaErrorMemoryAllocation);
+    o->ptr = ptr;
+    o->destroy = destroy;
+    o->refs = initialRefcount;
+    pthread_mutex_lock(&fab__rt_lock);
+    o->next = fab__rt_user_objects;
+    fab__rt_user_objects = o;
+    pthread_mutex_unlock(&fab__rt_lock);
+    *object_out = o;
+    return cudaSuccess;
+}
+
+FAB__RT_API cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
+{
+    if (count == 0)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = cudaSuccess;
+    pthread_mutex_lock(&fab__rt_lock);
+    struct CUuserObject_st **at = fab__rt_user_object_at(object);
+    if (!at || (*at)->refs > UINT_MAX - count)
+        e = cudaErrorInvalidValue;
+    else
+        (*at)->refs += count;
+    pthread_mutex_unlock(&fab__rt_lock);
+    FAB__RT_RETURN(e);
+}
+
+/* Releasing more references than are held is the caller's bug in CUDA
+ * (undefined); here it is refused and changes nothing. */
+FAB__RT_API cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
+{
+    if (count == 0)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    struct CUuserObject_st *dead = NULL;
+    cudaError_t e = cudaSuccess;
+    pthread_mutex_lock(&fab__rt_lock);
+    struct CUuserObject_st **at = fab__rt_user_object_at(object);
+    if (!at || (*at)->refs < count) {
+        e = cudaErrorInvalidValue;
+    } else if (((*at)->refs -= count) == 0) {
+        dead = *at;
+        *at = dead->next;
+    }
+    pthread_mutex_unlock(&fab__rt_lock);
+    if (dead) {
+        dead->destroy(dead->ptr);
+        free(dead);
+    }
+    FAB__RT_RETURN(e);
 }
 
 /* ---- events ---- */

@@ -27,7 +27,22 @@
  * to the registry again) or when imex_timeout_ms has passed (IMEX's
  * failure); epoll_wait's timeout is cut to the nearest such deadline. An
  * IMPORT_MANY is held whole in the same way (registry.h), and a pending
- * reply holds all the fds of its batch. */
+ * reply holds all the fds of its batch.
+ *
+ * Fds in flight per uid. The kernel charges every fd in a message not read
+ * yet to the sender, the daemon, and refuses more once they pass its
+ * RLIMIT_NOFILE: a uid whose connections leave fd replies unread could
+ * take that from every other uid. So each client keeps the replies it was
+ * sent and may not have read (their sizes as the socket counts them, in
+ * its send queue, and their fds), and the loop learns which were read from
+ * SIOCOUTQ: the socket's unread bytes are the newest replies' (a client
+ * reads in order). A reply with fds goes out only while its uid's unread
+ * fds stay within max_fds_in_flight_per_uid; else it is undone and
+ * answered OUT_OF_MEMORY. The queue is looked at only when the count
+ * would pass the limit or the record is full, so an import costs no system
+ * call for it. A client that the daemon closes with fds still unread
+ * (a malformed message) lingers: its references go, but the socket and its
+ * count stay until the peer reads them or goes away. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -65,6 +80,9 @@
  * than a client that reads them ever leaves unread (eight deferred RELEASE
  * replies and the one it waits for). */
 #define FAB__CONN_SNDBUF 6144
+/* Replies a client may have unread that the loop keeps a record of: more
+ * than its send buffer ever holds (sixteen of the smallest). */
+#define FAB__SENT_MAX 64
 
 typedef struct fab__client {
     struct fab__client *prev, *next; /* the loop's list, for shutdown */
@@ -73,6 +91,15 @@ typedef struct fab__client {
     size_t pending_len; /* a reply waiting for the socket to drain */
     fab__reply_fds_t pending_fds; /* and the fds it carries */
     uint8_t pending[FAB__PROTO_MAX];
+    /* Replies sent that it may not have read, oldest first (a ring). */
+    struct {
+        uint32_t bytes; /* as the send queue counts them */
+        uint8_t fds;
+    } sent[FAB__SENT_MAX];
+    unsigned sent_head, sent_count;
+    uint64_t sent_bytes; /* over the ring */
+    unsigned sent_fds;   /* over the ring; in its uid's count too */
+    int lingering;       /* closed by the daemon, waiting for its fds to be read */
     int held;                 /* a request held for a hung IMEX (faults.h) */
     int64_t held_deadline;    /* CLOCK_MONOTONIC ms: then it fails */
     uint64_t held_generation; /* the faults it was last tried under */
@@ -88,7 +115,8 @@ typedef struct fab__loop {
     int idle_exit; /* seconds; 0: never */
     int accept_paused; /* out of fds: the listener is off epoll for a moment */
     fab__log_limit_t pause_log;
-    fab__log_limit_t unread_log; /* batches refused while replies are unread */
+    int probe[2];     /* a socket pair: how many bytes of the send queue a message takes */
+    uint32_t *queue_bytes; /* by message length: those bytes (0: not known yet) */
     struct timespec idle_since;
     int running;
     size_t nheld; /* clients with a held request */
@@ -208,6 +236,95 @@ static int fab__client_watch(fab__loop_t *loop, fab__client_t *client, uint32_t 
     return -1;
 }
 
+/* How many bytes of a socket's send queue a message of len bytes takes
+ * (the kernel's own size of it, which SIOCOUTQ sums: fds add nothing):
+ * learned once per length by sending one through the probe pair. 0 when
+ * unknown. */
+static uint32_t fab__queue_bytes(fab__loop_t *loop, size_t len)
+{
+    if (len > FAB__PROTO_MAX || loop->queue_bytes == NULL)
+        return 0;
+    if (loop->queue_bytes[len] != 0)
+        return loop->queue_bytes[len];
+    uint8_t buf[FAB__PROTO_MAX] = {0};
+    int before = 0, after = 0;
+    if (ioctl(loop->probe[0], SIOCOUTQ, &before) != 0 ||
+        send(loop->probe[0], buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)len)
+        return 0;
+    int ok = ioctl(loop->probe[0], SIOCOUTQ, &after) == 0 && after > before;
+    (void)!recv(loop->probe[1], buf, sizeof(buf), MSG_DONTWAIT);
+    if (ok)
+        loop->queue_bytes[len] = (uint32_t)(after - before);
+    return ok ? (uint32_t)(after - before) : 0;
+}
+
+/* Forget the oldest record of client's ring, its fds with it. */
+static void fab__sent_pop(fab__client_t *client)
+{
+    unsigned i = client->sent_head;
+    client->sent_bytes -= client->sent[i].bytes;
+    client->sent_fds -= client->sent[i].fds;
+    *fab__registry_conn_fds_in_flight(client->conn) -= client->sent[i].fds;
+    client->sent_head = (i + 1) % FAB__SENT_MAX;
+    client->sent_count--;
+}
+
+/* Forget the replies client has read: all but the newest whose bytes are
+ * still in its socket's send queue (SIOCOUTQ). */
+static void fab__sent_prune(fab__client_t *client)
+{
+    if (client->sent_count == 0)
+        return;
+    int unread = 0;
+    if (ioctl(client->sock, SIOCOUTQ, &unread) != 0)
+        return; /* cannot tell: keep counting them */
+    while (client->sent_count != 0 && client->sent_bytes > (uint64_t)(unread > 0 ? unread : 0))
+        fab__sent_pop(client);
+}
+
+/* A reply of len bytes with nfds fds went out to client: keep its record. */
+static void fab__sent_push(fab__loop_t *loop, fab__client_t *client, size_t len, unsigned nfds)
+{
+    if (client->sent_count == FAB__SENT_MAX)
+        fab__sent_prune(client);
+    if (client->sent_count == FAB__SENT_MAX) {
+        /* Cannot happen with the small send buffer; if it did, the two
+         * oldest become one, read when both are (counted, never lost). */
+        unsigned a = client->sent_head, b = (a + 1) % FAB__SENT_MAX;
+        client->sent[b].bytes += client->sent[a].bytes;
+        client->sent[b].fds = (uint8_t)(client->sent[b].fds + client->sent[a].fds);
+        client->sent_head = b;
+        client->sent_count--;
+    }
+    uint32_t bytes = fab__queue_bytes(loop, len);
+    if (bytes == 0 && nfds == 0)
+        return; /* unknown size and nothing to count: the ring stays exact */
+    unsigned i = (client->sent_head + client->sent_count) % FAB__SENT_MAX;
+    client->sent[i].bytes = bytes;
+    client->sent[i].fds = (uint8_t)nfds;
+    client->sent_count++;
+    client->sent_bytes += bytes;
+    client->sent_fds += nfds;
+    *fab__registry_conn_fds_in_flight(client->conn) += nfds;
+}
+
+/* Whether nfds more fds may go to client's uid: within
+ * max_fds_in_flight_per_uid once what its clients have read is forgotten
+ * (this client first; every client of the uid only if that is not enough). */
+static int fab__fds_may_fly(fab__loop_t *loop, fab__client_t *client, unsigned nfds)
+{
+    uint64_t limit = fab__registry_fds_in_flight_limit(loop->daemon);
+    uint64_t *count = fab__registry_conn_fds_in_flight(client->conn);
+    if (limit == 0 || nfds == 0 || *count + nfds <= limit)
+        return 1;
+    fab__sent_prune(client);
+    for (fab__client_t *c = loop->clients; c != NULL && *count + nfds > limit; c = c->next) {
+        if (c != client && fab__registry_conn_fds_in_flight(c->conn) == count)
+            fab__sent_prune(c);
+    }
+    return *count + nfds <= limit;
+}
+
 static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
 {
     /* Closing the socket takes it off epoll: nothing to check here. */
@@ -221,10 +338,45 @@ static void fab__client_close(fab__loop_t *loop, fab__client_t *client)
     fab__reply_fds_release(&client->pending_fds);
     if (client->held)
         loop->nheld--;
-    fab__log(FAB__LOG_DEBUG, "client pid %ld left", (long)client->conn->pid);
+    while (client->sent_count != 0)
+        fab__sent_pop(client); /* the socket is closed: its queue goes with it */
+    fab__registry_conn_log(client->conn, FAB__LOG_DEBUG, "client pid %ld left",
+                           (long)client->conn->pid);
     fab__registry_conn_close(loop->daemon, client->conn);
     free(client);
     clock_gettime(CLOCK_MONOTONIC, &loop->idle_since);
+}
+
+/* The daemon ends client (a malformed message): at once if it has read
+ * every fd it was sent, else it lingers (see the top of this file): its
+ * references and IPC entries go now, the socket when the peer has read its
+ * fds or gone (its hang-up, or the wakeup a read gives the sender). */
+static void fab__client_end(fab__loop_t *loop, fab__client_t *client)
+{
+    fab__sent_prune(client);
+    if (client->sent_fds == 0) {
+        fab__client_close(loop, client);
+        return;
+    }
+    client->lingering = 1;
+    fab__reply_fds_release(&client->pending_fds);
+    client->pending_len = 0;
+    if (client->held) {
+        client->held = 0;
+        loop->nheld--;
+    }
+    fab__registry_conn_reset(loop->daemon, client->conn);
+    if (fab__client_watch(loop, client, EPOLLOUT | EPOLLET) != 0)
+        fab__client_close(loop, client);
+}
+
+/* A lingering client woke: its peer read, or went. */
+static void fab__client_linger(fab__loop_t *loop, fab__client_t *client, uint32_t events)
+{
+    if (!(events & (EPOLLHUP | EPOLLERR)))
+        fab__sent_prune(client);
+    if ((events & (EPOLLHUP | EPOLLERR)) || client->sent_fds == 0)
+        fab__client_close(loop, client);
 }
 
 static char fab__listener_tag, fab__signal_tag;
@@ -298,27 +450,38 @@ static int fab__client_flush(fab__loop_t *loop, fab__client_t *client)
 {
     fab__reply_fds_t *fds = &client->pending_fds;
     int unread = fds->count > 1 ? fab__client_unread(client->sock) : 0;
-    if (unread == 0 && fab__proto_send_fds(client->sock, client->pending, client->pending_len,
-                                           fds->fd, fds->count) == 0) {
+    int over = unread == 0 && !fab__fds_may_fly(loop, client, fds->count);
+    if (unread == 0 && !over &&
+        fab__proto_send_fds(client->sock, client->pending, client->pending_len, fds->fd,
+                            fds->count) == 0) {
+        fab__sent_push(loop, client, client->pending_len, fds->count);
         fab__reply_fds_release(fds);
         client->pending_len = 0;
         return 1;
     }
-    if (unread == 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    if (unread == 0 && !over && (errno == EAGAIN || errno == EWOULDBLOCK))
         return 0;
     fab__reply_t reply;
-    if ((unread == 0 && (fds->count == 0 || errno == EPIPE || errno == ECONNRESET)) ||
+    if ((unread == 0 && !over && (fds->count == 0 || errno == EPIPE || errno == ECONNRESET)) ||
         fab__reply_decode(client->pending, client->pending_len, &reply) != FAB_SUCCESS) {
         fab__client_close(loop, client);
         return -1;
     }
-    if (unread > 0)
-        fab__log_limited(&loop->unread_log, FAB__LOG_WARN,
+    if (over)
+        fab__registry_conn_log(client->conn, FAB__LOG_WARN,
+                               "reply to pid %ld (uid %lu) would carry %u fds while %llu it was "
+                               "sent are unread, max_fds_in_flight_per_uid is %llu: refused "
+                               "instead", (long)client->conn->pid,
+                               (unsigned long)client->conn->uid, fds->count,
+                               (unsigned long long)*fab__registry_conn_fds_in_flight(client->conn),
+                               (unsigned long long)fab__registry_fds_in_flight_limit(loop->daemon));
+    else if (unread > 0)
+        fab__registry_conn_log(client->conn, FAB__LOG_WARN,
                          "reply to pid %ld would carry %u fds while %d bytes of its earlier "
                          "replies are unread: refused instead",
                          (long)client->conn->pid, fds->count, unread);
     else
-        fab__log_limited(&loop->pause_log, FAB__LOG_WARN,
+        fab__registry_conn_log(client->conn, FAB__LOG_WARN,
                          "reply to pid %ld could not carry its fd%s (%s): refused instead",
                          (long)client->conn->pid, fds->count > 1 ? "s" : "", strerror(errno));
     fab__registry_undo(loop->daemon, client->conn, &reply);
@@ -422,28 +585,32 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
             return;
         if (n <= 0) {
             if (n < 0)
-                fab__log(FAB__LOG_INFO, "client pid %ld: %s, closing", (long)client->conn->pid,
-                         strerror(errno));
+                fab__registry_conn_log(client->conn, FAB__LOG_INFO, "client pid %ld: %s, closing",
+                                       (long)client->conn->pid, strerror(errno));
             fab__client_close(loop, client);
             return;
         }
         fab__request_t request;
         fab_status_t status = fab__request_decode(buf, (size_t)n, &request);
         if (status != FAB_SUCCESS || (fd != -1 && request.type != FAB__MSG_ADOPT &&
-                                      request.type != FAB__MSG_IPC_PUBLISH)) {
-            /* Only ADOPT and IPC_PUBLISH bring an fd, and a message that does not decode
+                                      request.type != FAB__MSG_IPC_PUBLISH &&
+                                      request.type != FAB__MSG_MC_JOIN &&
+                                      request.type != FAB__MSG_MC_BIND)) {
+            /* Only ADOPT, IPC_PUBLISH, MC_JOIN and MC_BIND bring an fd, and a message that does not decode
              * leaves nothing to trust about the stream. */
-            fab__log(FAB__LOG_WARN, "client pid %ld sent %s, closing", (long)client->conn->pid,
-                     fd != -1 ? "a file descriptor" : "a malformed message");
+            fab__registry_conn_log(client->conn, FAB__LOG_WARN, "client pid %ld sent %s, closing",
+                                   (long)client->conn->pid,
+                                   fd != -1 ? "a file descriptor" : "a malformed message");
             if (fd >= 0)
                 close(fd);
             if (status == FAB_SUCCESS) {
                 fab__reply_t reply = {.type = request.type, .seq = request.seq,
                                       .status = FAB_ERROR_INVALID_VALUE};
                 size_t len = fab__reply_encode(&reply, buf);
-                (void)fab__proto_send(client->sock, buf, len, -1);
+                if (fab__proto_send(client->sock, buf, len, -1) == 0)
+                    fab__sent_push(loop, client, len, 0);
             }
-            fab__client_close(loop, client);
+            fab__client_end(loop, client);
             return;
         }
         fab__reply_t reply;
@@ -530,7 +697,9 @@ static int fab__loop_run(fab__loop_t *loop)
                 loop->running = 0;
             } else {
                 fab__client_t *client = tag;
-                if (client->held) {
+                if (client->lingering) {
+                    fab__client_linger(loop, client, events[i].events);
+                } else if (client->held) {
                     /* Only a hang-up wakes a held client: it is gone. */
                     if (events[i].events & (EPOLLHUP | EPOLLERR))
                         fab__client_close(loop, client);
@@ -676,7 +845,7 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    fab__loop_t loop = {.epoll = -1, .listener = -1, .signals = -1};
+    fab__loop_t loop = {.epoll = -1, .listener = -1, .signals = -1, .probe = {-1, -1}};
     loop.idle_exit = idle_exit >= 0 ? idle_exit : topology->idle_exit;
     if (autostarted && loop.idle_exit <= 0)
         loop.idle_exit = FAB__AUTOSTART_IDLE_S;
@@ -691,6 +860,11 @@ int main(int argc, char **argv)
     loop.listener = fab__listen(path, topology->socket_mode);
     if (loop.listener < 0)
         goto out_loop;
+    /* Without the probe, replies' sizes are unknown and fds in flight are
+     * counted until the client's whole queue is read. */
+    loop.queue_bytes = calloc(FAB__PROTO_MAX + 1, sizeof(*loop.queue_bytes));
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, loop.probe) != 0)
+        loop.probe[0] = loop.probe[1] = -1;
 
     /* Memory for a million allocations means a million memfds. */
     struct rlimit rl;
@@ -714,6 +888,11 @@ int main(int argc, char **argv)
 out_loop:
     if (loop.listener >= 0)
         close(loop.listener);
+    if (loop.probe[0] >= 0) {
+        close(loop.probe[0]);
+        close(loop.probe[1]);
+    }
+    free(loop.queue_bytes);
     if (loop.signals >= 0)
         close(loop.signals);
     if (loop.epoll >= 0)

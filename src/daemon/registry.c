@@ -18,10 +18,13 @@
  *          holder showed
  *   alloc  first ref .. last ref; live (memfd) or pending (parked importers
  *          only, waiting for the creator); the last ref of a live one closes
- *          the memfd and leaves a tombstone */
+ *          the memfd and leaves a tombstone
+ *   team   multicast teams and their members and binds: multicast.c's, which
+ *          this file hands the MC_* requests and each closing connection */
 #include "src/daemon/registry.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <sodium.h>
@@ -37,6 +40,7 @@
 #include "src/common/memfd.h"
 #include "src/common/topology.h"
 #include "src/daemon/faults.h"
+#include "src/daemon/multicast.h"
 
 typedef struct fab__ref fab__ref_t;
 
@@ -86,7 +90,58 @@ struct fab__user {
     uint64_t allocations;
     uint64_t bytes;
     uint64_t references;
+    uint64_t ipcs;          /* IPC entries its connections published */
+    uint64_t fds_in_flight; /* fds sent to it not read yet (main.c counts them) */
+    /* Every log line one of its peers can trigger is limited per uid and
+     * per kind of line (its format, hashed into FAB__USER_LOG_SLOTS
+     * limiters): a refusal over a [daemon] limit once a second, any other
+     * warning or error FAB__USER_LOG_WARN_PER_SECOND a second, an info or
+     * debug line FAB__USER_LOG_INFO_PER_SECOND; then a count of the rest.
+     * A user that logged is kept (logged), so that reconnecting starts no
+     * fresh budget: one record per uid that ever logged. */
+    fab__log_limit_t log_limit;
+    fab__log_limit_t logs[8];
+    bool logged;
 };
+
+#define FAB__USER_LOG_SLOTS 8
+#define FAB__USER_LOG_WARN_PER_SECOND 5
+#define FAB__USER_LOG_INFO_PER_SECOND 100
+
+/* One line a peer of user triggered, under the uid's budget for its kind. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 0)))
+#endif
+static void fab__user_vlog(fab__user_t *user, fab__log_level_t level, const char *fmt, va_list ap)
+{
+    if (!fab__log_enabled(level))
+        return;
+    user->logged = true;
+    uintptr_t h = (uintptr_t)fmt;
+    fab__log_limit_t *limit = &user->logs[(h ^ (h >> 4) ^ (h >> 9)) % FAB__USER_LOG_SLOTS];
+    fab__log_rate_v(limit, level <= FAB__LOG_WARN ? FAB__USER_LOG_WARN_PER_SECOND
+                                                  : FAB__USER_LOG_INFO_PER_SECOND,
+                    level, fmt, ap);
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void fab__user_log(fab__user_t *user, fab__log_level_t level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fab__user_vlog(user, level, fmt, ap);
+    va_end(ap);
+}
+
+/* A refusal over a [daemon] limit: once a second per uid. */
+#define fab__user_log_refusal(user, ...)                                                 \
+    do {                                                                                 \
+        fab__user_t *user_ = (user);                                                     \
+        user_->logged = true;                                                            \
+        fab__log_limited(&user_->log_limit, FAB__LOG_WARN, __VA_ARGS__);                 \
+    } while (0)
 
 struct fab__registry {
     const fab_topology_t *topology;
@@ -97,17 +152,28 @@ struct fab__registry {
     int *device_base;     /* per node: its first entry in used */
     fab__map_t allocs;    /* uuid word -> fab__alloc_t */
     fab__map_t users;     /* uid + 1 -> fab__user_t */
-    fab__set_t tombstones; /* uuid words of freed allocations */
+    fab__set_t tombstones; /* uuid words of freed allocations adopted from an earlier daemon */
+    uint32_t epoch;        /* in bytes 8..11 of every uuid this daemon mints */
     fab__map_t ipcs;       /* IPC handle id -> fab__ipc_t, all publishers' */
     size_t nconns;
     uint64_t bytes;
-    fab__log_limit_t limit_log;
     fab__faults_t *faults; /* field faults: IMEX, isolation, withdrawn channels */
+    fab__mcs_t *mcs;       /* multicast teams (multicast.h) */
 };
 
 static uint64_t fab__uuid_key(const fab_uuid_t *uuid)
 {
     return fab__le_get64(uuid->bytes);
+}
+
+/* Whether this daemon minted uuid: its epoch in bytes 8..11. One that did
+ * and that it does not hold live was freed (an authentic handle carries a
+ * uuid this key minted; another daemon of this key picked another epoch,
+ * but for a chance of 2^-32 per restart). So an allocation this daemon
+ * made needs no tombstone: only those adopted from an earlier daemon do. */
+static bool fab__uuid_ours(const fab__registry_t *daemon, const fab_uuid_t *uuid)
+{
+    return fab__le_get32(uuid->bytes + 8) == daemon->epoch;
 }
 
 /* The tag: keyed BLAKE2b over the bytes it covers, cut to 16 bytes. */
@@ -139,6 +205,9 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
     daemon->topology = topology;
     daemon->uid = geteuid();
     memcpy(daemon->key, key, FAB__KEY_BYTES);
+    do
+        randombytes_buf(&daemon->epoch, sizeof(daemon->epoch));
+    while (daemon->epoch == 0);
     int n = topology->nnodes, total = 0;
     daemon->domain_ids = calloc((size_t)n, sizeof(*daemon->domain_ids));
     daemon->device_base = calloc((size_t)n, sizeof(*daemon->device_base));
@@ -149,8 +218,9 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
      * alone): field faults are written into it, so that every rule and
      * every TOPOLOGY reply sees them (faults.h). */
     daemon->faults = fab__faults_create((fab_topology_t *)topology);
+    daemon->mcs = fab__mcs_create(topology);
     if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL ||
-        daemon->faults == NULL) {
+        daemon->faults == NULL || daemon->mcs == NULL) {
         fab__registry_destroy(daemon);
         return NULL;
     }
@@ -192,7 +262,8 @@ static fab__user_t *fab__user_get(fab__registry_t *daemon, uid_t uid)
 /* Forget a user that holds nothing any more. */
 static void fab__user_put(fab__registry_t *daemon, fab__user_t *user)
 {
-    if (user->connections != 0 || user->allocations != 0 || user->references != 0)
+    if (user->connections != 0 || user->allocations != 0 || user->references != 0 ||
+        user->logged)
         return;
     fab__map_remove(&daemon->users, (uint64_t)user->uid + 1);
     free(user);
@@ -239,15 +310,29 @@ static void fab__alloc_unref(fab__registry_t *daemon, fab__alloc_t *alloc)
     fab__uuid_hex(&uuid, hex);
     /* A pending allocation was never brought back: its creator may still
      * come, so it leaves no tombstone. */
-    if (fab__alloc_live(alloc) && fab__set_add(&daemon->tombstones, alloc->key) != 0)
+    if (fab__alloc_live(alloc) && !fab__uuid_ours(daemon, &uuid) &&
+        fab__set_add(&daemon->tombstones, alloc->key) != 0)
         fab__log(FAB__LOG_WARN, "allocation %s: no memory to remember it was freed", hex);
-    fab__log(FAB__LOG_DEBUG, "allocation %s freed", hex);
+    if (alloc->owner != NULL)
+        fab__user_log(alloc->owner, FAB__LOG_DEBUG, "allocation %s freed", hex);
     fab__alloc_free(daemon, alloc);
 }
 
-static fab_status_t fab__ref_add(fab__conn_t *conn, fab__alloc_t *alloc, bool creator,
-                                 fab__ref_t **ref_out)
+/* A reference for conn on alloc; OUT_OF_MEMORY (logged) when conn's uid
+ * holds max_references_per_uid already: each costs the daemon memory (a
+ * record and a map slot), so the count bounds what one uid's references
+ * can take, whatever it imports (IMPORT_MANY of its own handle, say). */
+static fab_status_t fab__ref_add(fab__registry_t *daemon, fab__conn_t *conn, fab__alloc_t *alloc,
+                                 bool creator, fab__ref_t **ref_out)
 {
+    uint64_t max = daemon->topology->limits.references;
+    if (max != 0 && conn->user->references >= max) {
+        fab__user_log_refusal(conn->user,
+                      "uid %lu (pid %ld) refused a reference: it holds %llu, "
+                      "max_references_per_uid is %llu", (unsigned long)conn->uid, (long)conn->pid,
+                      (unsigned long long)conn->user->references, (unsigned long long)max);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
     fab__ref_t *ref = conn->spare_refs;
     if (ref != NULL) {
         conn->spare_refs = ref->next_parked;
@@ -301,6 +386,7 @@ static void fab__ref_drop(fab__registry_t *daemon, fab__ref_t *ref)
 
 static void fab__ipc_drop(fab__registry_t *daemon, fab__ipc_t *ipc)
 {
+    ipc->conn->user->ipcs--;
     fab__map_remove(&daemon->ipcs, ipc->id);
     fab__map_remove(&ipc->conn->ipcs, ipc->id);
     close(ipc->fd);
@@ -322,7 +408,7 @@ static void fab__ipc_drop_all(fab__registry_t *daemon, fab__conn_t *conn)
     }
     fab__map_free(&conn->ipcs);
     if (n != 0)
-        fab__log(FAB__LOG_INFO, "client pid %ld left with %zu IPC handles: withdrawn",
+        fab__user_log(conn->user, FAB__LOG_INFO, "client pid %ld left with %zu IPC handles: withdrawn",
                  (long)conn->pid, n);
 }
 
@@ -335,7 +421,7 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
         return NULL;
     uint64_t max = daemon->topology->limits.connections;
     if (max != 0 && user->connections >= max) {
-        fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+        fab__user_log_refusal(user,
                          "uid %lu (pid %ld) refused: it holds %llu connections, "
                          "max_connections_per_uid is %llu", (unsigned long)uid, (long)pid,
                          (unsigned long long)user->connections, (unsigned long long)max);
@@ -359,10 +445,34 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
     return conn;
 }
 
+void fab__registry_conn_reset(fab__registry_t *daemon, fab__conn_t *conn)
+{
+    while (conn->refs.count != 0) {
+        for (size_t i = 0; i < conn->refs.cap; i++) {
+            if (conn->refs.slots[i].key != 0) {
+                fab__ref_drop(daemon, conn->refs.slots[i].value);
+                break;
+            }
+        }
+    }
+    fab__ipc_drop_all(daemon, conn);
+}
+
+uint64_t *fab__registry_conn_fds_in_flight(fab__conn_t *conn)
+{
+    return &conn->user->fds_in_flight;
+}
+
+uint64_t fab__registry_fds_in_flight_limit(const fab__registry_t *daemon)
+{
+    return daemon->topology->limits.fds_in_flight;
+}
+
 void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn)
 {
     if (conn == NULL)
         return;
+    fab__mcs_conn_close(daemon->mcs, conn);
     /* Dropping shrinks the map under us: take the first entry each time. */
     while (conn->refs.count != 0) {
         for (size_t i = 0; i < conn->refs.cap; i++) {
@@ -421,6 +531,7 @@ void fab__registry_destroy(fab__registry_t *daemon)
     free(daemon->used);
     free(daemon->device_base);
     fab__faults_destroy(daemon->faults);
+    fab__mcs_destroy(daemon->mcs);
     free(daemon);
 }
 
@@ -432,6 +543,19 @@ size_t fab__registry_conn_count(const fab__registry_t *daemon)
 size_t fab__registry_alloc_count(const fab__registry_t *daemon)
 {
     return daemon->allocs.count;
+}
+
+void fab__registry_conn_log(fab__conn_t *conn, fab__log_level_t level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fab__user_vlog(conn->user, level, fmt, ap);
+    va_end(ap);
+}
+
+size_t fab__registry_tombstone_count(const fab__registry_t *daemon)
+{
+    return daemon->tombstones.count;
 }
 
 size_t fab__registry_ipc_count(const fab__registry_t *daemon)
@@ -459,6 +583,15 @@ void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__r
         fab__ref_drop_id(daemon, conn, reply->u.alloc.memory.region);
     else if (reply->type == FAB__MSG_IMPORT)
         fab__ref_drop_id(daemon, conn, reply->u.import.region);
+    else if (reply->type == FAB__MSG_MC_JOIN) {
+        /* Its memfds never reached the member: it leaves again. */
+        fab__request_t leave = {.type = FAB__MSG_MC_LEAVE};
+        fab__reply_t ignored;
+        fab__reply_fds_t none = {0};
+        int no_fd = -1;
+        leave.u.mc.id = reply->u.mc.id;
+        (void)fab__mcs_answer(daemon->mcs, conn, &leave, &no_fd, -1, &ignored, &none);
+    }
     else if (reply->type == FAB__MSG_IMPORT_MANY) {
         for (unsigned i = 0; i < reply->u.import_many.count; i++) {
             if (reply->u.import_many.entries[i].status == FAB_SUCCESS)
@@ -479,11 +612,11 @@ void fab__reply_fds_release(fab__reply_fds_t *fds)
 
 /* Whether user may hold one more live allocation of size bytes; says why
  * not in the log. */
-static bool fab__user_may_allocate(fab__registry_t *daemon, const fab__user_t *user, uint64_t size)
+static bool fab__user_may_allocate(fab__registry_t *daemon, fab__user_t *user, uint64_t size)
 {
     const fab__limits_t *limits = &daemon->topology->limits;
     if (limits->allocations != 0 && user->allocations >= limits->allocations) {
-        fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+        fab__user_log_refusal(user,
                          "uid %lu refused an allocation: it holds %llu, "
                          "max_allocations_per_uid is %llu", (unsigned long)user->uid,
                          (unsigned long long)user->allocations,
@@ -491,7 +624,7 @@ static bool fab__user_may_allocate(fab__registry_t *daemon, const fab__user_t *u
         return false;
     }
     if (limits->bytes != 0 && size > limits->bytes - user->bytes) {
-        fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+        fab__user_log_refusal(user,
                          "uid %lu refused %llu bytes: it holds %llu, max_bytes_per_uid is %llu",
                          (unsigned long)user->uid, (unsigned long long)size,
                          (unsigned long long)user->bytes, (unsigned long long)limits->bytes);
@@ -557,7 +690,7 @@ static fab_status_t fab__request_hello(fab__registry_t *daemon, fab__conn_t *con
     conn->channels = fab__topology_channels(daemon->topology, conn->uid, conn->gid);
     reply->u.hello.node = node;
     reply->u.hello.driver_version = (uint32_t)fab_topology_driver_version(daemon->topology);
-    fab__log(FAB__LOG_INFO, "client pid %ld uid %lu on node %s, channels %#llx", (long)conn->pid,
+    fab__user_log(conn->user, FAB__LOG_INFO, "client pid %ld uid %lu on node %s, channels %#llx", (long)conn->pid,
              (unsigned long)conn->uid, daemon->topology->nodes[node].info.name,
              (unsigned long long)conn->channels);
     return FAB_SUCCESS;
@@ -587,6 +720,7 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
     uint64_t key;
     do {
         randombytes_buf(uuid.bytes, sizeof(uuid.bytes));
+        fab__le_put32(uuid.bytes + 8, daemon->epoch);
         key = fab__uuid_key(&uuid);
     } while (key == 0 || fab__map_get(&daemon->allocs, key) != NULL ||
              fab__set_has(&daemon->tombstones, key));
@@ -612,7 +746,7 @@ static fab_status_t fab__request_alloc(fab__registry_t *daemon, fab__conn_t *con
         goto fail_fd;
     fab__alloc_bring_live(daemon, alloc, conn, fd);
     fab__ref_t *ref;
-    if (fab__ref_add(conn, alloc, true, &ref) != FAB_SUCCESS) {
+    if (fab__ref_add(daemon, conn, alloc, true, &ref) != FAB_SUCCESS) {
         fab__alloc_free(daemon, alloc); /* closes the fd */
         return FAB_ERROR_OUT_OF_MEMORY;
     }
@@ -774,14 +908,14 @@ static fab_status_t fab__import(fab__registry_t *daemon, fab__conn_t *conn, int 
          * blocks: the memfd is ours, and a lease on it makes this fail. */
         fd = fab__memfd_reopen_read_only(alloc->fd);
         if (fd < 0) {
-            fab__log(FAB__LOG_WARN, "read-only descriptor for pid %ld: %s", (long)conn->pid,
+            fab__user_log(conn->user, FAB__LOG_WARN, "read-only descriptor for pid %ld: %s", (long)conn->pid,
                      strerror(errno));
             return FAB_ERROR_OUT_OF_MEMORY;
         }
         owned = 1;
     }
     fab__ref_t *ref;
-    status = fab__ref_add(conn, alloc, false, &ref);
+    status = fab__ref_add(daemon, conn, alloc, false, &ref);
     if (status != FAB_SUCCESS) {
         if (owned)
             close(fd);
@@ -873,7 +1007,7 @@ static fab_status_t fab__release_id(fab__registry_t *daemon, fab__conn_t *conn, 
         /* The model refuses this release; the driver allows it. Say so. */
         char hex[33];
         fab__uuid_hex(&reply->u.release.uuid, hex);
-        fab__log(FAB__LOG_WARN, "allocation %s released by pid %ld with %u exported handles "
+        fab__user_log(conn->user, FAB__LOG_WARN, "allocation %s released by pid %ld with %u exported handles "
                  "never imported", hex, (long)conn->pid, pending);
         reply->u.release.unimported = pending;
     }
@@ -900,7 +1034,7 @@ static void fab__parked_settle(fab__registry_t *daemon, fab__alloc_t *alloc, con
         ref->next_parked = NULL;
         if (ref->dev != st->st_dev || ref->ino != st->st_ino ||
             (ref->conn->channels & alloc->channels) == 0) {
-            fab__log(FAB__LOG_WARN, "pid %ld held other memory than the creator brought back, "
+            fab__user_log(ref->conn->user, FAB__LOG_WARN, "pid %ld held other memory than the creator brought back, "
                      "or shares no channel with it: its reference is dropped", (long)ref->conn->pid);
             fab__ref_drop(daemon, ref);
         }
@@ -938,14 +1072,15 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
     fab__uuid_hex(&uuid, hex);
     if (fab_handle_domain(handle) != daemon->domain_ids[conn->node] || key == 0)
         return FAB_ERROR_INVALID_HANDLE;
-    if (fab__set_has(&daemon->tombstones, key)) {
-        fab__log(FAB__LOG_WARN, "pid %ld tried to bring back allocation %s, freed before",
+    if (fab__set_has(&daemon->tombstones, key) ||
+        (fab__uuid_ours(daemon, &uuid) && (alloc == NULL || !fab__alloc_live(alloc)))) {
+        fab__user_log(conn->user, FAB__LOG_WARN, "pid %ld tried to bring back allocation %s, freed before",
                  (long)conn->pid, hex);
         return FAB_ERROR_INVALID_HANDLE;
     }
     char why[160];
     if (fab__memfd_check(*fd_in, fab_handle_size(handle), creator, why, sizeof(why)) != FAB_SUCCESS) {
-        fab__log(FAB__LOG_WARN, "ADOPT of %s by pid %ld refused: %s", hex, (long)conn->pid, why);
+        fab__user_log(conn->user, FAB__LOG_WARN, "ADOPT of %s by pid %ld refused: %s", hex, (long)conn->pid, why);
         return FAB_ERROR_INVALID_VALUE;
     }
     if (conn->channels == 0)
@@ -954,7 +1089,7 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
         uint8_t token[FAB__TOKEN_BYTES];
         fab__creator_token(daemon, &uuid, token);
         if (sodium_memcmp(token, request->u.import.token, sizeof(token)) != 0) {
-            fab__log(FAB__LOG_WARN, "pid %ld claimed to have created %s without its token",
+            fab__user_log(conn->user, FAB__LOG_WARN, "pid %ld claimed to have created %s without its token",
                      (long)conn->pid, hex);
             return FAB_ERROR_NOT_PERMITTED;
         }
@@ -969,7 +1104,7 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
             return FAB_ERROR_INVALID_HANDLE;
         if (!creator && (conn->channels & alloc->channels) == 0)
             return FAB_ERROR_NOT_PERMITTED;
-        status = fab__ref_add(conn, alloc, creator, &ref);
+        status = fab__ref_add(daemon, conn, alloc, creator, &ref);
         if (status != FAB_SUCCESS)
             return status;
     } else {
@@ -1009,7 +1144,7 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
             if (status != FAB_SUCCESS)
                 goto fail_made;
         }
-        status = fab__ref_add(conn, alloc, creator, &ref);
+        status = fab__ref_add(daemon, conn, alloc, creator, &ref);
         if (status != FAB_SUCCESS)
             goto fail_made;
         if (creator) {
@@ -1028,7 +1163,7 @@ static fab_status_t fab__request_adopt(fab__registry_t *daemon, fab__conn_t *con
             ref->ino = st.st_ino;
             ref->next_parked = alloc->parked;
             alloc->parked = ref;
-            fab__log(FAB__LOG_INFO, "pid %ld holds %s before its creator is back: parked",
+            fab__user_log(conn->user, FAB__LOG_INFO, "pid %ld holds %s before its creator is back: parked",
                      (long)conn->pid, hex);
         }
         goto adopted;
@@ -1178,9 +1313,20 @@ static fab_status_t fab__request_ipc_publish(fab__registry_t *daemon, fab__conn_
         return *fd_in == FAB__FD_LOST ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_INVALID_VALUE;
     if (device < 0 || device >= node->info.device_count)
         return FAB_ERROR_INVALID_DEVICE;
+    /* Each entry holds a descriptor of the daemon's: counted against the
+     * publisher's uid, so that one uid cannot take them all from the
+     * others, channel or none. */
+    uint64_t max = daemon->topology->limits.ipc_entries;
+    if (max != 0 && conn->user->ipcs >= max) {
+        fab__user_log_refusal(conn->user,
+                      "IPC_PUBLISH by pid %ld (uid %lu) refused: it holds %llu IPC entries, "
+                      "max_ipc_entries_per_uid is %llu", (long)conn->pid, (unsigned long)conn->uid,
+                      (unsigned long long)conn->user->ipcs, (unsigned long long)max);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
     char why[160];
     if (size == 0 || fab__memfd_check(*fd_in, size, 1, why, sizeof(why)) != FAB_SUCCESS) {
-        fab__log(FAB__LOG_WARN, "IPC_PUBLISH by pid %ld refused: %s", (long)conn->pid,
+        fab__user_log(conn->user, FAB__LOG_WARN, "IPC_PUBLISH by pid %ld refused: %s", (long)conn->pid,
                  size == 0 ? "size 0" : why);
         return FAB_ERROR_INVALID_VALUE;
     }
@@ -1205,6 +1351,7 @@ static fab_status_t fab__request_ipc_publish(fab__registry_t *daemon, fab__conn_
         return FAB_ERROR_OUT_OF_MEMORY;
     }
     *fd_in = -1; /* kept */
+    conn->user->ipcs++;
     fab__ipc_mint(daemon, ipc, conn->node, reply->u.ipc_publish.bytes);
     return FAB_SUCCESS;
 }
@@ -1240,19 +1387,19 @@ static fab_status_t fab__request_ipc_open(fab__registry_t *daemon, fab__conn_t *
     fab_status_t status;
     fab__ipc_t *ipc = fab__ipc_find(daemon, bytes, &status);
     if (ipc == NULL) {
-        fab__log(FAB__LOG_INFO, "IPC_OPEN by pid %ld: %s handle", (long)conn->pid,
+        fab__user_log(conn->user, FAB__LOG_INFO, "IPC_OPEN by pid %ld: %s handle", (long)conn->pid,
                  fab__le_get32(bytes) == FAB__IPC_MAGIC ? "a forged, altered or withdrawn"
                                                         : "not an IPC");
         return status;
     }
     if ((int)fab__le_get32(bytes + 16) != conn->node) {
-        fab__log(FAB__LOG_INFO, "IPC_OPEN by pid %ld on node %s: the handle is of node %s",
+        fab__user_log(conn->user, FAB__LOG_INFO, "IPC_OPEN by pid %ld on node %s: the handle is of node %s",
                  (long)conn->pid, daemon->topology->nodes[conn->node].info.name,
                  daemon->topology->nodes[ipc->conn->node].info.name);
         return FAB_ERROR_INVALID_VALUE;
     }
     if (ipc->conn->pid == conn->pid) {
-        fab__log(FAB__LOG_INFO, "IPC_OPEN by pid %ld of its own handle", (long)conn->pid);
+        fab__user_log(conn->user, FAB__LOG_INFO, "IPC_OPEN by pid %ld of its own handle", (long)conn->pid);
         return FAB_ERROR_INVALID_CONTEXT;
     }
     /* A descriptor of the reply's own: the publisher may withdraw (and the
@@ -1292,7 +1439,7 @@ static void fab__releases_apply(fab__registry_t *daemon, fab__conn_t *conn,
     for (unsigned i = 0; i < request->nreleases; i++) {
         fab__reply_t ignored;
         if (fab__release_id(daemon, conn, request->releases[i], &ignored) != FAB_SUCCESS)
-            fab__log_limited(&daemon->limit_log, FAB__LOG_WARN,
+            fab__user_log(conn->user, FAB__LOG_WARN,
                              "pid %ld released region %llu, which it does not hold",
                              (long)conn->pid, (unsigned long long)request->releases[i]);
     }
@@ -1306,7 +1453,7 @@ static size_t fab__reply_small_size(void)
     size_t most = sizeof(r->u.hello);
     size_t sizes[] = {sizeof(r->u.alloc), sizeof(r->u.exported), sizeof(r->u.import),
                       sizeof(r->u.release), sizeof(r->u.stats), sizeof(r->u.verify),
-                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open)};
+                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open), sizeof(r->u.mc)};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         most = sizes[i] > most ? sizes[i] : most;
     return offsetof(fab__reply_t, u) + most;
@@ -1366,6 +1513,20 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         reply->status = (uint32_t)fab__request_ipc_publish(daemon, conn, request, &fd_in, reply);
         if (fd_in >= 0)
             close(fd_in);
+        return;
+    }
+    if (request->type >= FAB__MSG_MC_CREATE && request->type <= FAB__MSG_MC_LEAVE) {
+        /* MC_CREATE names its token by the sender's reference: one it
+         * allocated, that nobody else holds, live. */
+        int token_fd = -1;
+        if (request->type == FAB__MSG_MC_CREATE) {
+            fab__ref_t *ref = fab__ref_get(conn, request->u.mc.id);
+            if (ref != NULL && ref->creator && !ref->parked && ref->alloc->refs == 1 &&
+                fab__alloc_live(ref->alloc))
+                token_fd = ref->alloc->fd;
+        }
+        reply->status = (uint32_t)fab__mcs_answer(daemon->mcs, conn, request, &fd_in, token_fd,
+                                                  reply, fds_out);
         return;
     }
     if (fd_in >= 0)

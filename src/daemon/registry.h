@@ -9,10 +9,13 @@
  * memfd and forgets the uuid, so the allocation's handles become stale. Pages
  * that clients still map live on in the kernel without the daemon.
  *
- * A freed allocation's uuid is remembered (a tombstone: 8 to 16 bytes of a
- * hash set that is at most half full and doubles as it grows) for the
- * daemon's lifetime, so that nothing can bring it back: its handles stay
- * stale.
+ * A freed allocation stays freed for the daemon's lifetime, so that nothing
+ * can bring it back: its handles stay stale. Every uuid this daemon mints
+ * carries its epoch (random at start, bytes 8..11), so one of its own that
+ * it does not hold live was freed, and costs nothing to remember; only an
+ * allocation adopted from an earlier daemon (after a restart) leaves a
+ * tombstone when freed (8 to 16 bytes of a hash set at most half full),
+ * so the set is bounded by what clients brought back.
  *
  * After a restart the registry is empty, but the key (state file) is the
  * same: clients ADOPT their live regions back, each with its handle and its
@@ -25,8 +28,10 @@
  * an entry is a published memfd, owned by the publishing connection from
  * PUBLISH until WITHDRAW or its disconnection; an open hands out the memfd
  * and keeps nothing (the opener's mapping holds the pages). Entries are not
- * allocations: they count against no limit, since the memory is the
- * publisher's own (cuMemAlloc), already made.
+ * allocations: they count against no allocation limit, since the memory is the
+ * publisher's own (cuMemAlloc), already made, but each keeps a descriptor
+ * of the daemon's, so they count against the publisher's uid
+ * (max_ipc_entries_per_uid).
  *
  * Per uid, the daemon counts connections, live allocations, their bytes and
  * references, and refuses what goes over the [daemon] limits. */
@@ -39,6 +44,7 @@
 #include "fabmem/fabric.h"
 #include "fabmem/model.h"
 #include "src/daemon/map.h"
+#include "src/common/log.h"
 #include "src/common/proto.h"
 
 #define FAB__KEY_BYTES 32
@@ -80,6 +86,18 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
 /* The client went away: drop all its references. */
 void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn);
 
+/* The client is being closed but its connection lingers (main.c: fds it
+ * has not read are still in flight): drop every reference and IPC entry it
+ * holds, as a close would, but keep the connection counted against its
+ * uid until fab__registry_conn_close. */
+void fab__registry_conn_reset(fab__registry_t *daemon, fab__conn_t *conn);
+
+/* The count of fds sent to conn's uid and not read yet, which main.c keeps
+ * (the registry only stores it, per uid), and its limit
+ * (max_fds_in_flight_per_uid; 0: none). */
+uint64_t *fab__registry_conn_fds_in_flight(fab__conn_t *conn);
+uint64_t fab__registry_fds_in_flight_limit(const fab__registry_t *daemon);
+
 /* The fds a reply carries, in order: IMPORT_MANY's one per successful
  * import, every other reply's at most one. */
 typedef struct fab__reply_fds {
@@ -118,6 +136,16 @@ void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__r
 /* Counters for STATS and the idle check. */
 size_t fab__registry_conn_count(const fab__registry_t *daemon);
 size_t fab__registry_alloc_count(const fab__registry_t *daemon);
+/* Log a line that conn's peer made the daemon write, under its uid's
+ * budget (every such line is rate-limited per uid, with a count of what was
+ * held back). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void fab__registry_conn_log(fab__conn_t *conn, fab__log_level_t level, const char *fmt, ...);
+
+/* Tombstones kept (freed allocations adopted from an earlier daemon). */
+size_t fab__registry_tombstone_count(const fab__registry_t *daemon);
 /* Live IPC entries (published, not withdrawn), over all connections. */
 size_t fab__registry_ipc_count(const fab__registry_t *daemon);
 

@@ -20,7 +20,8 @@
  * NOT_PERMITTED, and the log names the path and the rule.
  *
  * Deadlines: every wait for the daemon ends after FABMEM_TIMEOUT_MS
- * (default 10000; 0: never) with SYSTEM_NOT_READY. The connection stays: the
+ * (default 10000; 0: never) with SYSTEM_NOT_READY, the connect itself
+ * included (a daemon whose listen backlog is full). The connection stays: the
  * late reply is read with a later one and undone (a region it handed out is
  * released), as a RELEASE reply is.
  *
@@ -42,6 +43,7 @@
 #include "fabmem/fabric.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/ipc.h"
+#include "src/fabric/multicast.h"
 #include "src/fabric/fault.h"
 
 #include <dlfcn.h>
@@ -57,6 +59,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,7 +131,31 @@ struct fab_region {
 
 /* ---- connecting ------------------------------------------------------------ */
 
-static int fab__connect_once(const char *path)
+static int64_t fab__deadline(const fab_client_t *client)
+{
+    return client->timeout_ms > 0 ? fab__now_ms() + client->timeout_ms : -1;
+}
+
+
+/* Set how long a send on sock (connect included) may block: ms, at least 1;
+ * 0 leaves it unbounded. */
+static int fab__send_timeout(int sock, int64_t ms)
+{
+    if (ms <= 0)
+        return 0;
+    struct timeval tv = {.tv_sec = (time_t)(ms / 1000), .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    return setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+/* One connection to the socket at path, given up at deadline (-1: none)
+ * with ETIMEDOUT. A daemon whose listen backlog is full (a hung one, or one
+ * another user floods) leaves an AF_UNIX connect() waiting for room, and
+ * poll cannot wait for that on a non-blocking socket (connect answers
+ * EAGAIN at once, with nothing in progress), so the wait is bounded by
+ * SO_SNDTIMEO, which the kernel applies to that wait. It stays set to
+ * timeout_ms: a send that blocks as long breaks the connection
+ * (SYSTEM_NOT_READY) rather than hanging the call. */
+static int fab__connect_once(const char *path, int64_t deadline, int timeout_ms)
 {
     int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (sock < 0)
@@ -138,15 +165,26 @@ static int fab__connect_once(const char *path)
         close(sock);
         return -1;
     }
-    while (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-        if (errno == EINTR)
-            continue;
-        int saved = errno;
-        close(sock);
-        errno = saved;
-        return -1;
+    for (;;) {
+        int64_t left = deadline >= 0 ? deadline - fab__now_ms() : 0;
+        if (deadline >= 0 && (left <= 0 || fab__send_timeout(sock, left) != 0)) {
+            errno = ETIMEDOUT;
+            break;
+        }
+        if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+            if (fab__send_timeout(sock, timeout_ms) != 0)
+                break;
+            return sock;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            errno = ETIMEDOUT; /* the backlog stayed full until the deadline */
+        if (errno != EINTR)
+            break;
     }
-    return sock;
+    int saved = errno;
+    close(sock);
+    errno = saved;
+    return -1;
 }
 
 static int fab__is_executable(const char *path)
@@ -308,18 +346,26 @@ static int fab__connect(const fab_client_t *client, fab_status_t *status_out)
             return -1;
         }
     }
-    int sock = fab__connect_once(path);
+    int64_t deadline = fab__deadline(client);
+    int sock = fab__connect_once(path, deadline, client->timeout_ms);
     if (sock < 0 && client->autostart && (errno == ENOENT || errno == ECONNREFUSED) &&
         fab__fabmemd_start(path, client->timeout_ms) == 0) {
-        /* The daemon that won a start race may still be binding: retry briefly. */
-        for (int i = 0; i < 500 && sock < 0 && (errno == ENOENT || errno == ECONNREFUSED); i++) {
+        /* The daemon that won a start race may still be binding: retry
+         * briefly, within the deadline. */
+        for (int i = 0; i < 500 && sock < 0 && (errno == ENOENT || errno == ECONNREFUSED) &&
+                        (deadline < 0 || fab__now_ms() < deadline);
+             i++) {
             struct timespec ts = {0, 10 * 1000 * 1000};
             nanosleep(&ts, NULL);
-            sock = fab__connect_once(path);
+            sock = fab__connect_once(path, deadline, client->timeout_ms);
         }
     }
-    if (sock < 0)
+    if (sock < 0) {
+        if (errno == ETIMEDOUT)
+            fab__log(FAB__LOG_WARN, "fabmemd at %s did not take the connection within %d ms "
+                     "(its listen backlog is full)", path, client->timeout_ms);
         return -1;
+    }
     if (!fab__peer_trusted(sock, path)) {
         close(sock);
         *status_out = FAB_ERROR_NOT_PERMITTED;
@@ -367,11 +413,6 @@ static uint64_t fab__reply_region(const fab__reply_t *reply)
     if (reply->type == FAB__MSG_ALLOC)
         return reply->u.alloc.memory.region;
     return reply->type == FAB__MSG_IMPORT ? reply->u.import.region : 0;
-}
-
-static int64_t fab__deadline(const fab_client_t *client)
-{
-    return client->timeout_ms > 0 ? fab__now_ms() + client->timeout_ms : -1;
 }
 
 /* Encode request with the released ids that wait (they leave the queue
@@ -478,15 +519,19 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
         return fab__reply_read(client, deadline, reply_out, fds);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
         return fab__reply_read(client, deadline, reply_out, fds); /* 0 once past it */
-    if (n <= 0 || fab__reply_decode(buf, (size_t)n, reply_out) != FAB_SUCCESS ||
-        (reply_out->type != FAB__MSG_IMPORT_MANY && fds->lost && fds->count > 0)) {
+    bool decoded = n > 0 && fab__reply_decode(buf, (size_t)n, reply_out) == FAB_SUCCESS;
+    /* Only IMPORT_MANY and MC_JOIN (the staging and shadow memfds) carry
+     * more than one fd. */
+    bool several = decoded && (reply_out->type == FAB__MSG_IMPORT_MANY ||
+                               reply_out->type == FAB__MSG_MC_JOIN);
+    if (!decoded || (!several && fds->lost && fds->count > 0)) {
         if (n > 0)
             fab__fds_close(fds);
         fds->count = 0;
         fab__connection_lost(client);
         return -1;
     }
-    while (reply_out->type != FAB__MSG_IMPORT_MANY && fds->count > 1)
+    while (!several && fds->count > 1)
         close(fds->fd[--fds->count]);
     return 1;
 }
@@ -1491,6 +1536,50 @@ fab_status_t fab__client_ipc_withdraw(fab_client_t *client,
     memcpy(request.u.ipc.bytes, handle, FAB__IPC_HANDLE_BYTES);
     fab__reply_t reply;
     return fab__ipc_call(client, &request, -1, &reply, NULL);
+}
+
+/* ---- multicast teams (multicast.h) ------------------------------------------------ */
+
+fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_region_t *region,
+                            int fd_in, fab__reply_t *reply_out, int fds_out[2],
+                            unsigned *nfds_out)
+{
+    if (client == NULL || request == NULL || reply_out == NULL || fds_out == NULL ||
+        nfds_out == NULL)
+        return FAB_ERROR_INVALID_VALUE;
+    *nfds_out = 0;
+    if (!fab__owned(client))
+        return FAB_ERROR_ILLEGAL_STATE;
+    pthread_mutex_lock(&client->lock);
+    fab_status_t status = FAB_SUCCESS;
+    /* A team is the connection's: reconnecting would not bring it back,
+     * and resending could join or bind twice. */
+    if (client->sock < 0)
+        status = fab__reconnect(client);
+    if (status == FAB_SUCCESS && region != NULL) {
+        request->u.mc.id = region->id;
+        if (region->id == 0)
+            status = FAB_ERROR_INVALID_VALUE;
+    }
+    fab__fds_t fds = {0};
+    if (status == FAB_SUCCESS) {
+        fab__drain(client);
+        if (fab__request_send(client, request, fd_in, FAB__REQUEST_WAITS) != 0)
+            status = FAB_ERROR_SYSTEM_NOT_READY;
+        else
+            status = fab__reply_await_fds(client, request, reply_out, &fds);
+    }
+    pthread_mutex_unlock(&client->lock);
+    if (status == FAB_SUCCESS && fds.lost)
+        status = FAB_ERROR_OUT_OF_MEMORY; /* the member's memfds did not all come */
+    if (status != FAB_SUCCESS || fds.count > 2) {
+        fab__fds_close(&fds);
+        return status == FAB_SUCCESS ? FAB_ERROR_SYSTEM_NOT_READY : status;
+    }
+    for (unsigned i = 0; i < fds.count; i++)
+        fds_out[i] = fds.fd[i];
+    *nfds_out = fds.count;
+    return FAB_SUCCESS;
 }
 
 /* ---- field faults (src/fabric/fault.h) ------------------------------------------- */

@@ -389,19 +389,26 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
     return fab__nvml_text(d->info.name, name, length);
 }
 
+/* The current record, written as NVIDIA's library writes it: the legacy
+ * bus id, the five numbers, and the long bus id's characters with their NUL,
+ * nothing after. A caller with the first ABI's 52-byte record that calls
+ * this version (NCCL 2.30's does) then gets one byte past its record, the
+ * NUL of the 16-character id, as from NVIDIA's library, and no more. */
 static void fab__nvml_pci(const fab_device_info_t *info, nvmlPciInfo_t *pci)
 {
-    memset(pci, 0, sizeof(*pci));
+    char legacy[sizeof(pci->busIdLegacy)] = {0};
+    snprintf(legacy, sizeof(legacy), "%04X:%02X:%02X.0", (unsigned)(info->pci_domain & 0xffff),
+             (unsigned)(info->pci_bus & 0xff), (unsigned)(info->pci_device & 0x1f));
+    memcpy(pci->busIdLegacy, legacy, sizeof(legacy));
     pci->domain = info->pci_domain;
     pci->bus = info->pci_bus;
     pci->device = info->pci_device;
     pci->pciDeviceId = info->pci_device_id;
     pci->pciSubSystemId = 0;
-    snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0",
-             (unsigned)(info->pci_domain & 0xffff), (unsigned)info->pci_bus,
-             (unsigned)info->pci_device);
-    snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.0", (unsigned)info->pci_domain,
-             (unsigned)info->pci_bus, (unsigned)info->pci_device);
+    char id[sizeof(pci->busId)];
+    int n = snprintf(id, sizeof(id), "%08X:%02X:%02X.0", (unsigned)info->pci_domain,
+                     (unsigned)(info->pci_bus & 0xff), (unsigned)(info->pci_device & 0x1f));
+    memcpy(pci->busId, id, (size_t)n + 1);
 }
 
 /* The first two versions' record: the legacy bus id and the five numbers, then
@@ -411,6 +418,7 @@ static void fab__nvml_pci(const fab_device_info_t *info, nvmlPciInfo_t *pci)
 static void fab__nvml_pci_old(const fab_device_info_t *info, nvmlPciInfo_t *pci)
 {
     nvmlPciInfo_t full;
+    memset(&full, 0, sizeof(full));
     fab__nvml_pci(info, &full);
     memset(full.busId, 0, 16);
     memcpy(pci, &full, FAB__NVML_PCI_OLD_BYTES);
@@ -439,6 +447,110 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
 nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
     return nvmlDeviceGetPciInfo_v2(device, pci);
+}
+
+/* The PCI record with the device's class: a 3D controller (base class
+ * 0x03, sub-class 0x02), as data-centre GPUs are. */
+nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t device, nvmlPciInfoExt_t *pci)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_device(device, &d));
+    if (pci == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (pci->version != FAB_NVML_PCI_INFO_EXT_V1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    nvmlPciInfoExt_v1_t out;
+    memset(&out, 0, sizeof(out));
+    out.version = FAB_NVML_PCI_INFO_EXT_V1;
+    out.domain = d->info.pci_domain;
+    out.bus = d->info.pci_bus;
+    out.device = d->info.pci_device;
+    out.pciDeviceId = d->info.pci_device_id;
+    out.pciSubSystemId = 0;
+    out.baseClass = 0x03;
+    out.subClass = 0x02;
+    snprintf(out.busId, sizeof(out.busId), "%08X:%02X:%02X.0", (unsigned)d->info.pci_domain,
+             (unsigned)(d->info.pci_bus & 0xff), (unsigned)(d->info.pci_device & 0x1f));
+    memcpy(pci, &out, sizeof(out));
+    return NVML_SUCCESS;
+}
+
+/* The PCIe link to the host: x16 at the generation the GPU class has
+ * (Hopper gen 5, Blackwell gen 6), trained at its best, so the current
+ * values are the maximum ones. The emulation has no PCIe and no /sys
+ * device, so these are what such a GPU reports, not a measurement. */
+static unsigned fab__nvml_pcie_gen(const struct nvmlDevice_st *d)
+{
+    return d->info.compute_major >= 10 ? 6u : 5u;
+}
+
+static nvmlReturn_t fab__nvml_pcie(nvmlDevice_t device, unsigned int *out, bool width)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_device(device, &d));
+    if (out == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *out = width ? 16u : fab__nvml_pcie_gen(d);
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t device, unsigned int *currLinkGen)
+{
+    return fab__nvml_pcie(device, currLinkGen, false);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t device, unsigned int *maxLinkGen)
+{
+    return fab__nvml_pcie(device, maxLinkGen, false);
+}
+
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t device, unsigned int *currLinkWidth)
+{
+    return fab__nvml_pcie(device, currLinkWidth, true);
+}
+
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t device, unsigned int *maxLinkWidth)
+{
+    return fab__nvml_pcie(device, maxLinkWidth, true);
+}
+
+/* One of the NVML_PCIE_LINK_MAX_SPEED_* codes (not MB/s): generation g runs
+ * at code g - 1 from gen 2 (5000 MBPS is code 2). */
+nvmlReturn_t nvmlDeviceGetPcieLinkMaxSpeed(nvmlDevice_t device, unsigned int *maxSpeed)
+{
+    unsigned gen;
+    FAB__NVML_TRY(fab__nvml_pcie(device, maxSpeed ? &gen : NULL, false));
+    *maxSpeed = gen == 6 ? NVML_PCIE_LINK_MAX_SPEED_64000MBPS : NVML_PCIE_LINK_MAX_SPEED_32000MBPS;
+    return NVML_SUCCESS;
+}
+
+/* No confidential computing: the environment is unavailable, the feature
+ * off, as on a machine without it. */
+nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state)
+{
+    if (!fab__nvml_initialized())
+        return NVML_ERROR_UNINITIALIZED;
+    if (state == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    state->environment = NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE;
+    state->ccFeature = NVML_CC_SYSTEM_FEATURE_DISABLED;
+    state->devToolsMode = NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t *settings)
+{
+    if (!fab__nvml_initialized())
+        return NVML_ERROR_UNINITIALIZED;
+    if (settings == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    if (settings->version != FAB_NVML_CONF_COMPUTE_SETTINGS_V1)
+        return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    settings->environment = NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE;
+    settings->ccFeature = NVML_CC_SYSTEM_FEATURE_DISABLED;
+    settings->devToolsMode = NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF;
+    settings->multiGpuMode = NVML_CC_SYSTEM_MULTIGPU_NONE;
+    return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
@@ -717,9 +829,22 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int 
     if (pci == NULL)
         return NVML_ERROR_INVALID_ARGUMENT;
     nvmlPciInfo_t full;
+    memset(&full, 0, sizeof(full));
     fab__nvml_remote(d, link, &full);
     memset(full.busId, 0, 16);
     memcpy(pci, &full, FAB__NVML_PCI_OLD_BYTES);
+    return NVML_SUCCESS;
+}
+
+/* Every link ends at an NVSwitch (nvmlDeviceGetNvLinkRemotePciInfo). */
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+                                                 nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_link(device, link, &d));
+    if (pNvLinkDeviceType == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *pNvLinkDeviceType = NVML_NVLINK_DEVICE_TYPE_SWITCH;
     return NVML_SUCCESS;
 }
 
@@ -805,6 +930,41 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
         }
     }
     return NVML_SUCCESS;
+}
+
+/* Which processes hold a context on a GPU is not known here: the driver
+ * emulation lives in each process and tells no one. The list is empty, the
+ * answer NVML gives for a GPU no process uses; every ABI's record is the
+ * same for an empty list. */
+static nvmlReturn_t fab__nvml_processes(nvmlDevice_t device, unsigned int *infoCount)
+{
+    const struct nvmlDevice_st *d;
+    FAB__NVML_TRY(fab__nvml_device(device, &d));
+    if (infoCount == NULL)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    *infoCount = 0;
+    return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                  nvmlProcessInfo_v1_t *infos)
+{
+    (void)infos;
+    return fab__nvml_processes(device, infoCount);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos)
+{
+    (void)infos;
+    return fab__nvml_processes(device, infoCount);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_t *infos)
+{
+    (void)infos;
+    return fab__nvml_processes(device, infoCount);
 }
 
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2,

@@ -294,4 +294,78 @@ typedef FAB_NVML(nvmlPlatformInfo_v2_t) FAB_NVML(nvmlPlatformInfo_t);
 #define FAB_NVML_PLATFORM_INFO_V1 FAB_NVML_STRUCT_VERSION(sizeof(FAB_NVML(nvmlPlatformInfo_v1_t)), 1)
 #define FAB_NVML_PLATFORM_INFO_V2 FAB_NVML_STRUCT_VERSION(sizeof(FAB_NVML(nvmlPlatformInfo_v2_t)), 2)
 
+/* The PCI record with the device's class (nvmlDeviceGetPciInfoExt). */
+typedef struct FAB_NVML(nvmlPciInfoExt_v1_st) {
+    unsigned int version;
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;
+    unsigned int pciSubSystemId;
+    unsigned int baseClass;
+    unsigned int subClass;
+    char busId[32];
+} FAB_NVML(nvmlPciInfoExt_v1_t);
+typedef FAB_NVML(nvmlPciInfoExt_v1_t) FAB_NVML(nvmlPciInfoExt_t);
+#define FAB_NVML_PCI_INFO_EXT_V1 FAB_NVML_STRUCT_VERSION(sizeof(FAB_NVML(nvmlPciInfoExt_v1_t)), 1)
+
+/* Confidential computing: the system's state, and its settings record. */
+typedef struct FAB_NVML(nvmlConfComputeSystemState_st) {
+    unsigned int environment;
+    unsigned int ccFeature;
+    unsigned int devToolsMode;
+} FAB_NVML(nvmlConfComputeSystemState_t);
+typedef struct FAB_NVML(nvmlSystemConfComputeSettings_v1_st) {
+    unsigned int version;
+    unsigned int environment;
+    unsigned int ccFeature;
+    unsigned int devToolsMode;
+    unsigned int multiGpuMode;
+} FAB_NVML(nvmlSystemConfComputeSettings_v1_t);
+typedef FAB_NVML(nvmlSystemConfComputeSettings_v1_t) FAB_NVML(nvmlSystemConfComputeSettings_t);
+#define FAB_NVML_CONF_COMPUTE_SETTINGS_V1 \
+    FAB_NVML_STRUCT_VERSION(sizeof(FAB_NVML(nvmlSystemConfComputeSettings_v1_t)), 1)
+
+#define FAB_NVML_PCIE_CONSTANT_LIST(XX)                                \
+    XX(NVML_PCIE_LINK_MAX_SPEED_INVALID, 0x0)                          \
+    XX(NVML_PCIE_LINK_MAX_SPEED_2500MBPS, 0x1)                         \
+    XX(NVML_PCIE_LINK_MAX_SPEED_5000MBPS, 0x2)                         \
+    XX(NVML_PCIE_LINK_MAX_SPEED_8000MBPS, 0x3)                         \
+    XX(NVML_PCIE_LINK_MAX_SPEED_16000MBPS, 0x4)                        \
+    XX(NVML_PCIE_LINK_MAX_SPEED_32000MBPS, 0x5)                        \
+    XX(NVML_PCIE_LINK_MAX_SPEED_64000MBPS, 0x6)                        \
+    XX(NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE, 0)                      \
+    XX(NVML_CC_SYSTEM_ENVIRONMENT_SIM, 1)                              \
+    XX(NVML_CC_SYSTEM_ENVIRONMENT_PROD, 2)                             \
+    XX(NVML_CC_SYSTEM_FEATURE_DISABLED, 0)                             \
+    XX(NVML_CC_SYSTEM_FEATURE_ENABLED, 1)                              \
+    XX(NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF, 0)                            \
+    XX(NVML_CC_SYSTEM_DEVTOOLS_MODE_ON, 1)                             \
+    XX(NVML_CC_SYSTEM_MULTIGPU_NONE, 0)                                \
+    XX(NVML_CC_SYSTEM_MULTIGPU_PROTECTED_PCIE, 1)
+enum { FAB_NVML_PCIE_CONSTANT_LIST(FAB__NVML_CONSTANT_ENUMERATOR) };
+
+/* What is at the far end of an NVLink (nvmlDeviceGetNvLinkRemoteDeviceType). */
+#define FAB_NVML_NVLINK_DEVICE_TYPE_LIST(XX)  \
+    XX(NVML_NVLINK_DEVICE_TYPE_GPU, 0x00)     \
+    XX(NVML_NVLINK_DEVICE_TYPE_IBMNPU, 0x01)  \
+    XX(NVML_NVLINK_DEVICE_TYPE_SWITCH, 0x02)  \
+    XX(NVML_NVLINK_DEVICE_TYPE_UNKNOWN, 0xFF)
+typedef enum FAB_NVML(nvmlIntNvLinkDeviceType_enum) {
+    FAB_NVML_NVLINK_DEVICE_TYPE_LIST(FAB__NVML_ENUMERATOR)
+} FAB_NVML(nvmlIntNvLinkDeviceType_t);
+
+/* A process with a context on a device: the first ABI's record and the
+ * current one (nvmlDeviceGetComputeRunningProcesses, _v2, _v3). */
+typedef struct FAB_NVML(nvmlProcessInfo_v1_st) {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+} FAB_NVML(nvmlProcessInfo_v1_t);
+typedef struct FAB_NVML(nvmlProcessInfo_st) {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} FAB_NVML(nvmlProcessInfo_t);
+
 #endif /* FAB_NVML_ABI_H */

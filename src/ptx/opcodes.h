@@ -16,92 +16,92 @@
 
 #define FAB__PTX_OPCODES(X)                                   \
     /* 9.7.1 integer arithmetic */                            \
-    X(ADD, "add", "integer", 0)                               \
-    X(SUB, "sub", "integer", 0)                               \
-    X(MUL, "mul", "integer", 0)                               \
-    X(MAD, "mad", "integer", 0)                               \
-    X(MUL24, "mul24", "integer", 0)                           \
-    X(MAD24, "mad24", "integer", 0)                           \
-    X(SAD, "sad", "integer", 0)                               \
-    X(DIV, "div", "integer", 0)                               \
-    X(REM, "rem", "integer", 0)                               \
-    X(ABS, "abs", "integer", 0)                               \
-    X(NEG, "neg", "integer", 0)                               \
-    X(MIN, "min", "integer", 0)                               \
-    X(MAX, "max", "integer", 0)                               \
-    X(POPC, "popc", "integer", 0)                             \
-    X(CLZ, "clz", "integer", 0)                               \
-    X(BFIND, "bfind", "integer", 0)                           \
+    X(ADD, "add", "integer", 1)                               \
+    X(SUB, "sub", "integer", 1)                               \
+    X(MUL, "mul", "integer", 1)                               \
+    X(MAD, "mad", "integer", 1)                               \
+    X(MUL24, "mul24", "integer", 1)                           \
+    X(MAD24, "mad24", "integer", 1)                           \
+    X(SAD, "sad", "integer", 1)                               \
+    X(DIV, "div", "integer", 1)                               \
+    X(REM, "rem", "integer", 1)                               \
+    X(ABS, "abs", "integer", 1)                               \
+    X(NEG, "neg", "integer", 1)                               \
+    X(MIN, "min", "integer", 1)                               \
+    X(MAX, "max", "integer", 1)                               \
+    X(POPC, "popc", "integer", 1)                             \
+    X(CLZ, "clz", "integer", 1)                               \
+    X(BFIND, "bfind", "integer", 1)                           \
     X(FNS, "fns", "integer", 0)                               \
-    X(BREV, "brev", "integer", 0)                             \
-    X(BFE, "bfe", "integer", 0)                               \
-    X(BFI, "bfi", "integer", 0)                               \
-    X(SZEXT, "szext", "integer", 0)                           \
-    X(BMSK, "bmsk", "integer", 0)                             \
-    X(DP4A, "dp4a", "integer", 0)                             \
-    X(DP2A, "dp2a", "integer", 0)                             \
+    X(BREV, "brev", "integer", 1)                             \
+    X(BFE, "bfe", "integer", 1)                               \
+    X(BFI, "bfi", "integer", 1)                               \
+    X(SZEXT, "szext", "integer", 1)                           \
+    X(BMSK, "bmsk", "integer", 1)                             \
+    X(DP4A, "dp4a", "integer", 1)                             \
+    X(DP2A, "dp2a", "integer", 1)                             \
     /* 9.7.2 extended-precision integer arithmetic */         \
-    X(ADD_CC, "add.cc", "extended", 0)                        \
-    X(ADDC, "addc", "extended", 0)                            \
-    X(SUB_CC, "sub.cc", "extended", 0)                        \
-    X(SUBC, "subc", "extended", 0)                            \
-    X(MAD_CC, "mad.cc", "extended", 0)                        \
-    X(MADC, "madc", "extended", 0)                            \
+    X(ADD_CC, "add.cc", "extended", 1)                        \
+    X(ADDC, "addc", "extended", 1)                            \
+    X(SUB_CC, "sub.cc", "extended", 1)                        \
+    X(SUBC, "subc", "extended", 1)                            \
+    X(MAD_CC, "mad.cc", "extended", 1)                        \
+    X(MADC, "madc", "extended", 1)                            \
     /* 9.7.3 floating point (and 9.7.4 half precision: the    \
      * same mnemonics with .f16/.bf16 types) */               \
-    X(TESTP, "testp", "float", 0)                             \
-    X(COPYSIGN, "copysign", "float", 0)                       \
-    X(FMA, "fma", "float", 0)                                 \
-    X(RCP, "rcp", "float", 0)                                 \
-    X(SQRT, "sqrt", "float", 0)                               \
-    X(RSQRT, "rsqrt", "float", 0)                             \
-    X(SIN, "sin", "float", 0)                                 \
-    X(COS, "cos", "float", 0)                                 \
-    X(LG2, "lg2", "float", 0)                                 \
-    X(EX2, "ex2", "float", 0)                                 \
-    X(TANH, "tanh", "float", 0)                               \
+    X(TESTP, "testp", "float", 1)                             \
+    X(COPYSIGN, "copysign", "float", 1)                       \
+    X(FMA, "fma", "float", 1)                                 \
+    X(RCP, "rcp", "float", 1)                                 \
+    X(SQRT, "sqrt", "float", 1)                               \
+    X(RSQRT, "rsqrt", "float", 1)                             \
+    X(SIN, "sin", "float", 1)                                 \
+    X(COS, "cos", "float", 1)                                 \
+    X(LG2, "lg2", "float", 1)                                 \
+    X(EX2, "ex2", "float", 1)                                 \
+    X(TANH, "tanh", "float", 1)                               \
     /* 9.7.6 comparison and selection */                      \
-    X(SET, "set", "compare", 0)                               \
-    X(SETP, "setp", "compare", 0)                             \
-    X(SELP, "selp", "compare", 0)                             \
-    X(SLCT, "slct", "compare", 0)                             \
+    X(SET, "set", "compare", 1)                               \
+    X(SETP, "setp", "compare", 1)                             \
+    X(SELP, "selp", "compare", 1)                             \
+    X(SLCT, "slct", "compare", 1)                             \
     /* 9.7.7 logic and shift */                               \
-    X(AND, "and", "logic", 0)                                 \
-    X(OR, "or", "logic", 0)                                   \
-    X(XOR, "xor", "logic", 0)                                 \
-    X(NOT, "not", "logic", 0)                                 \
-    X(CNOT, "cnot", "logic", 0)                               \
-    X(LOP3, "lop3", "logic", 0)                               \
-    X(SHF, "shf", "logic", 0)                                 \
-    X(SHL, "shl", "logic", 0)                                 \
-    X(SHR, "shr", "logic", 0)                                 \
+    X(AND, "and", "logic", 1)                                 \
+    X(OR, "or", "logic", 1)                                   \
+    X(XOR, "xor", "logic", 1)                                 \
+    X(NOT, "not", "logic", 1)                                 \
+    X(CNOT, "cnot", "logic", 1)                               \
+    X(LOP3, "lop3", "logic", 1)                               \
+    X(SHF, "shf", "logic", 1)                                 \
+    X(SHL, "shl", "logic", 1)                                 \
+    X(SHR, "shr", "logic", 1)                                 \
     /* 9.7.8 data movement and conversion */                  \
-    X(MOV, "mov", "data", 0)                                  \
-    X(SHFL, "shfl", "data", 0)                                \
-    X(SHFL_SYNC, "shfl.sync", "data", 0)                      \
-    X(PRMT, "prmt", "data", 0)                                \
-    X(LD, "ld", "data", 0)                                    \
-    X(LDU, "ldu", "data", 0)                                  \
-    X(ST, "st", "data", 0)                                    \
+    X(MOV, "mov", "data", 1)                                  \
+    X(SHFL, "shfl", "data", 1)                                \
+    X(SHFL_SYNC, "shfl.sync", "data", 1)                      \
+    X(PRMT, "prmt", "data", 1)                                \
+    X(LD, "ld", "data", 1)                                    \
+    X(LDU, "ldu", "data", 1)                                  \
+    X(ST, "st", "data", 1)                                    \
     X(ST_ASYNC, "st.async", "data", 0)                        \
-    X(MULTIMEM_LD_REDUCE, "multimem.ld_reduce", "data", 0)    \
-    X(MULTIMEM_ST, "multimem.st", "data", 0)                  \
-    X(MULTIMEM_RED, "multimem.red", "data", 0)                \
-    X(PREFETCH, "prefetch", "data", 0)                        \
-    X(PREFETCHU, "prefetchu", "data", 0)                      \
-    X(APPLYPRIORITY, "applypriority", "data", 0)              \
-    X(DISCARD, "discard", "data", 0)                          \
+    X(MULTIMEM_LD_REDUCE, "multimem.ld_reduce", "data", 1)    \
+    X(MULTIMEM_ST, "multimem.st", "data", 1)                  \
+    X(MULTIMEM_RED, "multimem.red", "data", 1)                \
+    X(PREFETCH, "prefetch", "data", 1)                        \
+    X(PREFETCHU, "prefetchu", "data", 1)                      \
+    X(APPLYPRIORITY, "applypriority", "data", 1)              \
+    X(DISCARD, "discard", "data", 1)                          \
     X(CREATEPOLICY, "createpolicy", "data", 0)                \
-    X(ISSPACEP, "isspacep", "data", 0)                        \
-    X(CVTA, "cvta", "data", 0)                                \
-    X(CVT, "cvt", "data", 0)                                  \
+    X(ISSPACEP, "isspacep", "data", 1)                        \
+    X(CVTA, "cvta", "data", 1)                                \
+    X(CVT, "cvt", "data", 1)                                  \
     X(CVT_PACK, "cvt.pack", "data", 0)                        \
     X(MAPA, "mapa", "data", 0)                                \
     X(GETCTARANK, "getctarank", "data", 0)                    \
-    X(CP_ASYNC, "cp.async", "data", 0)                        \
-    X(CP_ASYNC_COMMIT_GROUP, "cp.async.commit_group", "data", 0) \
-    X(CP_ASYNC_WAIT_GROUP, "cp.async.wait_group", "data", 0)  \
-    X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "data", 0)      \
+    X(CP_ASYNC, "cp.async", "data", 1)                        \
+    X(CP_ASYNC_COMMIT_GROUP, "cp.async.commit_group", "data", 1) \
+    X(CP_ASYNC_WAIT_GROUP, "cp.async.wait_group", "data", 1)  \
+    X(CP_ASYNC_WAIT_ALL, "cp.async.wait_all", "data", 1)      \
     X(CP_ASYNC_BULK, "cp.async.bulk", "data", 0)              \
     X(CP_REDUCE_ASYNC_BULK, "cp.reduce.async.bulk", "data", 0) \
     X(TENSORMAP_REPLACE, "tensormap.replace", "data", 0)      \
@@ -114,39 +114,39 @@
     X(SURED, "sured", "surface", 0)                           \
     X(SUQ, "suq", "surface", 0)                               \
     /* 9.7.11 control flow */                                 \
-    X(BRA, "bra", "control", 0)                               \
+    X(BRA, "bra", "control", 1)                               \
     X(BRX_IDX, "brx.idx", "control", 0)                       \
-    X(CALL, "call", "control", 0)                             \
-    X(RET, "ret", "control", 0)                               \
-    X(EXIT, "exit", "control", 0)                             \
+    X(CALL, "call", "control", 1)                             \
+    X(RET, "ret", "control", 1)                               \
+    X(EXIT, "exit", "control", 1)                             \
     /* 9.7.12 parallel synchronization and communication */   \
-    X(BAR_SYNC, "bar.sync", "sync", 0)                        \
-    X(BAR_ARRIVE, "bar.arrive", "sync", 0)                    \
-    X(BAR_RED, "bar.red", "sync", 0)                          \
-    X(BAR_CTA_SYNC, "bar.cta.sync", "sync", 0)                \
-    X(BAR_CTA_ARRIVE, "bar.cta.arrive", "sync", 0)            \
-    X(BAR_CTA_RED, "bar.cta.red", "sync", 0)                  \
-    X(BARRIER_SYNC, "barrier.sync", "sync", 0)                \
-    X(BARRIER_ARRIVE, "barrier.arrive", "sync", 0)            \
-    X(BARRIER_RED, "barrier.red", "sync", 0)                  \
-    X(BARRIER_CTA_SYNC, "barrier.cta.sync", "sync", 0)        \
-    X(BARRIER_CTA_ARRIVE, "barrier.cta.arrive", "sync", 0)    \
-    X(BARRIER_CTA_RED, "barrier.cta.red", "sync", 0)          \
+    X(BAR_SYNC, "bar.sync", "sync", 1)                        \
+    X(BAR_ARRIVE, "bar.arrive", "sync", 1)                    \
+    X(BAR_RED, "bar.red", "sync", 1)                          \
+    X(BAR_CTA_SYNC, "bar.cta.sync", "sync", 1)                \
+    X(BAR_CTA_ARRIVE, "bar.cta.arrive", "sync", 1)            \
+    X(BAR_CTA_RED, "bar.cta.red", "sync", 1)                  \
+    X(BARRIER_SYNC, "barrier.sync", "sync", 1)                \
+    X(BARRIER_ARRIVE, "barrier.arrive", "sync", 1)            \
+    X(BARRIER_RED, "barrier.red", "sync", 1)                  \
+    X(BARRIER_CTA_SYNC, "barrier.cta.sync", "sync", 1)        \
+    X(BARRIER_CTA_ARRIVE, "barrier.cta.arrive", "sync", 1)    \
+    X(BARRIER_CTA_RED, "barrier.cta.red", "sync", 1)          \
     X(BARRIER_CLUSTER_ARRIVE, "barrier.cluster.arrive", "sync", 0) \
     X(BARRIER_CLUSTER_WAIT, "barrier.cluster.wait", "sync", 0) \
-    X(BAR_WARP_SYNC, "bar.warp.sync", "sync", 0)              \
-    X(MEMBAR, "membar", "sync", 0)                            \
-    X(FENCE, "fence", "sync", 0)                              \
-    X(ATOM, "atom", "sync", 0)                                \
-    X(RED, "red", "sync", 0)                                  \
+    X(BAR_WARP_SYNC, "bar.warp.sync", "sync", 1)              \
+    X(MEMBAR, "membar", "sync", 1)                            \
+    X(FENCE, "fence", "sync", 1)                              \
+    X(ATOM, "atom", "sync", 1)                                \
+    X(RED, "red", "sync", 1)                                  \
     X(RED_ASYNC, "red.async", "sync", 0)                      \
-    X(VOTE, "vote", "sync", 0)                                \
-    X(VOTE_SYNC, "vote.sync", "sync", 0)                      \
-    X(MATCH_SYNC, "match.sync", "sync", 0)                    \
-    X(ACTIVEMASK, "activemask", "sync", 0)                    \
-    X(REDUX_SYNC, "redux.sync", "sync", 0)                    \
-    X(GRIDDEPCONTROL, "griddepcontrol", "sync", 0)            \
-    X(ELECT_SYNC, "elect.sync", "sync", 0)                    \
+    X(VOTE, "vote", "sync", 1)                                \
+    X(VOTE_SYNC, "vote.sync", "sync", 1)                      \
+    X(MATCH_SYNC, "match", "sync", 1) /* written match.any.sync, match.all.sync */                    \
+    X(ACTIVEMASK, "activemask", "sync", 1)                    \
+    X(REDUX_SYNC, "redux.sync", "sync", 1)                    \
+    X(GRIDDEPCONTROL, "griddepcontrol", "sync", 1)            \
+    X(ELECT_SYNC, "elect.sync", "sync", 1)                    \
     X(MBARRIER_INIT, "mbarrier.init", "sync", 0)              \
     X(MBARRIER_INVAL, "mbarrier.inval", "sync", 0)            \
     X(MBARRIER_ARRIVE, "mbarrier.arrive", "sync", 0)          \
@@ -182,11 +182,11 @@
     X(VMAD, "vmad", "video", 0)                               \
     X(VSET, "vset", "video", 0)                               \
     /* 9.7.19 miscellaneous */                                \
-    X(BRKPT, "brkpt", "misc", 0)                              \
-    X(NANOSLEEP, "nanosleep", "misc", 0)                      \
-    X(PMEVENT, "pmevent", "misc", 0)                          \
-    X(TRAP, "trap", "misc", 0)                                \
-    X(SETMAXNREG, "setmaxnreg", "misc", 0)                    \
+    X(BRKPT, "brkpt", "misc", 1)                              \
+    X(NANOSLEEP, "nanosleep", "misc", 1)                      \
+    X(PMEVENT, "pmevent", "misc", 1)                          \
+    X(TRAP, "trap", "misc", 1)                                \
+    X(SETMAXNREG, "setmaxnreg", "misc", 1)                    \
     /* rows the front end added after the ISA's order: what    \
      * the sections above lack and nvcc or inline PTX writes   \
      * (stack and alloca, istypep, bulk copies and tensor maps, \

@@ -81,7 +81,9 @@ typedef struct fab__ptx_kernel fab__ptx_kernel_t;
  * against what its opcode takes: FAB__PTX_E_UNSUPPORTED names the first
  * instruction, type or modifier the engine does not run, and its line;
  * FAB__PTX_E_LINK a call to an undefined function that is no built-in. The
- * program keeps module (it takes ownership). */
+ * program keeps module (it takes ownership) when the load succeeds; a failed
+ * load leaves it the caller's. A NULL module gives FAB__PTX_OK and a NULL
+ * program. */
 fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_program_t **program_out,
                                         fab__ptx_diag_t *diag);
 
@@ -147,6 +149,9 @@ typedef struct fab__ptx_host {
     int (*mc_ld_reduce)(void *ctx, uintptr_t addr, unsigned type, unsigned op, void *out, size_t count);
     int (*mc_st)(void *ctx, uintptr_t addr, unsigned type, const void *in, size_t count);
     int (*mc_red)(void *ctx, uintptr_t addr, unsigned type, unsigned op, const void *in, size_t count);
+    /* One line (no newline) the engine wants logged: the watchdog's report
+     * of a kernel still running after launch->watch_ms. NULL: stderr. */
+    void (*log)(void *ctx, const char *line);
 } fab__ptx_host_t;
 
 typedef struct fab__ptx_launch {

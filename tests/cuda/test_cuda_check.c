@@ -11,6 +11,9 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cuda_test.h"
@@ -245,6 +248,32 @@ static int helper_pool(int argc, char **argv, int sock)
     return 0;
 }
 
+/* helper "sent_segv" HOW: a SIGSEGV that no fault raised, in a process
+ * that holds memory the checker knows: HOW "raise" raises it, "kill" sends
+ * it to itself with kill(), "wait" says "ready" and waits for the parent to
+ * send it. Unchecked, each kills the process; the checker must not swallow
+ * it. */
+static int helper_sent_segv(int argc, char **argv, int sock)
+{
+    HELPER_START(argc, argv);
+    CUdeviceptr m;
+    HELPER_CU(cuMemAlloc(&m, 8192), 30);
+    const char *how = argc > 2 ? argv[2] : "raise";
+    if (strcmp(how, "raise") == 0) {
+        raise(SIGSEGV);
+    } else if (strcmp(how, "kill") == 0) {
+        kill(getpid(), SIGSEGV);
+    } else {
+        if (fab_test_send_word(sock, "ready") != 0)
+            return 31;
+        char byte;
+        while (read(sock, &byte, 1) > 0)
+            ;
+    }
+    HELPER_CU(cuMemFree(m), 32);
+    return 0; /* the signal was swallowed */
+}
+
 #ifdef HAVE_DAEMON
 /* helper "import_released": a FABRIC allocation exported, released, then
  * its handle imported. */
@@ -301,8 +330,17 @@ static void read_file(const char *path, char *buf, size_t cap)
     fclose(f);
 }
 
-/* Run helper name with the checker on. */
-static run_t *run_checked(const char *name)
+static run_t *run_helper(const char *name, const char *arg, bool send_segv, bool checked);
+
+/* Run helper name (with arg, NULL: none) with the checker on; with
+ * send_segv, send it SIGSEGV once it says "ready". */
+static run_t *run_checked_with(const char *name, const char *arg, bool send_segv)
+{
+    return run_helper(name, arg, send_segv, true);
+}
+
+/* The same, checked or not. */
+static run_t *run_helper(const char *name, const char *arg, bool send_segv, bool checked)
 {
     char *dir = fab_test_tempdir();
     assert_non_null(dir);
@@ -310,10 +348,14 @@ static run_t *run_checked(const char *name)
     snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
     snprintf(json_path, sizeof(json_path), "%s/check.jsonl", dir);
     snprintf(json_env, sizeof(json_env), "FABMEM_CHECK_FILE=%s", json_path);
-    const char *args[] = {err_path, NULL};
-    const char *env[] = {"FABMEM_CHECK=1", json_env, NULL};
+    const char *args[] = {err_path, arg, NULL};
+    const char *env[] = {checked ? "FABMEM_CHECK=1" : "FABMEM_CHECK=0", json_env, NULL};
     fab_test_child_t child;
     assert_int_equal(fab_test_spawn(name, args, env, &child), 0);
+    if (send_segv) {
+        assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+        assert_int_equal(kill(child.pid, SIGSEGV), 0);
+    }
     run_t *r = calloc(1, sizeof(*r));
     assert_non_null(r);
     r->status = fab_test_reap(&child);
@@ -322,6 +364,11 @@ static run_t *run_checked(const char *name)
     fab_test_rmtree(dir);
     free(dir);
     return r;
+}
+
+static run_t *run_checked(const char *name)
+{
+    return run_checked_with(name, NULL, false);
 }
 
 static int count_of(const char *text, const char *needle)
@@ -466,6 +513,47 @@ static void store_after_free_is_reported_and_fatal(void **state)
     free(r);
 }
 
+/* A SIGSEGV that no fault raised ends the checked process as it ends the
+ * same program unchecked (killed by the signal, 139; under a sanitizer,
+ * whatever its handler does, which the checker hands it to), and is no
+ * finding. */
+static void expect_killed_by_a_sent_segv(const char *how, bool from_parent)
+{
+    run_t *plain = run_helper("sent_segv", how, from_parent, false);
+    int want = plain->status;
+    free(plain);
+    assert_int_not_equal(want, 0);
+    run_t *r = run_checked_with("sent_segv", how, from_parent);
+    int got = r->status, findings = count_of(r->json, "\"finding\"");
+    if (got != want) {
+        static char err[sizeof(r->err)];
+        memcpy(err, r->err, sizeof(err));
+        free(r);
+        fail_msg("a SIGSEGV sent with %s: exit status %d checked, %d unchecked:\n%s", how, got,
+                 want, err);
+    }
+    free(r);
+    assert_int_equal(findings, 0);
+}
+
+static void a_segv_sent_by_raise_kills_the_checked_process(void **state)
+{
+    (void)state;
+    expect_killed_by_a_sent_segv("raise", false);
+}
+
+static void a_segv_sent_by_kill_kills_the_checked_process(void **state)
+{
+    (void)state;
+    expect_killed_by_a_sent_segv("kill", false);
+}
+
+static void a_segv_sent_by_another_process_kills_the_checked_process(void **state)
+{
+    (void)state;
+    expect_killed_by_a_sent_segv("wait", true);
+}
+
 static void pool_allocations_are_checked_too(void **state)
 {
     (void)state;
@@ -527,6 +615,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(write_to_read_only_mapping_is_reported_and_fatal),
     cmocka_unit_test(store_after_free_is_reported_and_fatal),
     cmocka_unit_test(pool_allocations_are_checked_too),
+    cmocka_unit_test(a_segv_sent_by_raise_kills_the_checked_process),
+    cmocka_unit_test(a_segv_sent_by_kill_kills_the_checked_process),
+    cmocka_unit_test(a_segv_sent_by_another_process_kills_the_checked_process),
 #ifdef HAVE_DAEMON
     cmocka_unit_test_teardown(import_of_released_memory_is_reported, fab_test_teardown),
     cmocka_unit_test_teardown(export_never_imported_is_reported_with_its_allocation,
@@ -545,6 +636,7 @@ static const fab_test_helper_t helpers[] = {
     {"write_read_only", helper_write_read_only},
     {"use_after_free", helper_use_after_free},
     {"pool", helper_pool},
+    {"sent_segv", helper_sent_segv},
 #ifdef HAVE_DAEMON
     {"import_released", helper_import_released},
     {"export_never_imported", helper_export_never_imported},

@@ -274,7 +274,7 @@ static void import_without_a_shared_channel_is_not_permitted(void **state)
 {
     (void)state;
     if (getuid() != 0)
-        skip(); /* needs a second user: drops privileges */
+        fab_test_skip("needs a second user: drops privileges");
     assert_non_null(fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0\n[channel 1]\nuids = 65534\n", NULL));
     exported_t e = export_fabric(0);
@@ -287,7 +287,7 @@ static void import_sharing_a_channel_across_users(void **state)
 {
     (void)state;
     if (getuid() != 0)
-        skip();
+        fab_test_skip("needs root for a second uid");
     assert_non_null(fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n", NULL));
     exported_t e = export_fabric(0);

@@ -8,9 +8,15 @@
  * binary re-run as a helper. */
 #include "cuda_test.h"
 
+#include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../fabric/daemon_harness.h"
@@ -442,7 +448,162 @@ static void a_destroyed_events_handle_no_longer_opens(void **state)
     CU_IS(cuIpcGetEventHandle(&h, e), CUDA_ERROR_INVALID_HANDLE);
 }
 
+/* ---- a holder of an event's bytes that forges its count ---------------------- */
+
+#define NOBODY 65534
+
+/* helper "event_forger" [locked]: as uid 65534, open the event handle it
+ * is sent through the daemon (raw IPC_OPEN: no libcuda), map the page and
+ * set its recorded count to 2^62, a record nobody will ever complete; with
+ * locked, also hold the page's lock, as a process with the event open
+ * does. Says "forged", then holds the page until the parent goes. */
+static int helper_event_forger(int argc, char **argv, int sock)
+{
+    bool locked = argc > 1 && strcmp(argv[1], "locked") == 0;
+    const char *path = getenv("FABMEM_SOCKET");
+    if (path == NULL || setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+        return 10;
+    int daemon = fab_test_raw_hello(path);
+    if (fab_test_send_word(sock, "ready") != 0)
+        return 11;
+    fab__request_t open_req = {.type = FAB__MSG_IPC_OPEN, .seq = 2};
+    if (fab_test_recv(sock, open_req.u.ipc.bytes, sizeof(open_req.u.ipc.bytes)) != 0)
+        return 12;
+    int fd = -1;
+    if (fab_test_raw_call(daemon, &open_req, -1, NULL, &fd) != FAB_SUCCESS || fd < 0)
+        return 13;
+    uint64_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (page == MAP_FAILED)
+        return 14;
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    if (locked && fcntl(fd, F_SETLK, &fl) != 0)
+        return 15;
+    __atomic_store_n(&page[0], (uint64_t)1 << 62, __ATOMIC_RELEASE);
+    if (fab_test_send_word(sock, "forged") != 0)
+        return 16;
+    char byte;
+    while (read(sock, &byte, 1) > 0)
+        ;
+    return 0;
+}
+
+typedef struct {
+    CUevent event;
+    CUcontext ctx;
+    CUresult result;
+} sync_call_t;
+
+static void *sync_thread(void *arg)
+{
+    sync_call_t *call = arg;
+    cuCtxSetCurrent(call->ctx);
+    call->result = cuEventSynchronize(call->event);
+    return NULL;
+}
+
+/* cuEventSynchronize(e) in a thread, given up after seconds: its result,
+ * or -1 when it still waits (the thread is left behind). */
+static int synchronize_within(CUevent e, CUcontext ctx, int seconds, pthread_t *thread_out,
+                              sync_call_t *call)
+{
+    call->event = e;
+    call->ctx = ctx;
+    call->result = (CUresult)-1;
+    assert_int_equal(pthread_create(thread_out, NULL, sync_thread, call), 0);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += seconds;
+    if (pthread_timedjoin_np(*thread_out, NULL, &deadline) != 0)
+        return -1;
+    return (int)call->result;
+}
+
+/* The publisher's interprocess event, its handle sent to a forger of
+ * another uid (locked or not), which has forged the count. */
+static CUevent forged_event(CUcontext *ctx_out, const char *how, fab_test_child_t *child)
+{
+    fab_test_daemon_t *d = fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n", NULL);
+    assert_non_null(d);
+    *ctx_out = cut_init(0);
+    CUevent e;
+    CU_OK(cuEventCreate(&e, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+    CU_OK(cuEventRecord(e, 0));
+    CU_OK(cuEventSynchronize(e));
+    CUipcEventHandle h;
+    CU_OK(cuIpcGetEventHandle(&h, e));
+    const char *args[] = {how, NULL};
+    assert_int_equal(fab_test_spawn("event_forger", args, NULL, child), 0);
+    assert_int_equal(fab_test_expect_word(child->sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child->sock, h.reserved, sizeof(h.reserved)), 0);
+    assert_int_equal(fab_test_expect_word(child->sock, "forged"), 0);
+    return e;
+}
+
+/* A holder of another uid sets the event's count to 2^62 and keeps the
+ * page, without the event open (no lock): the publisher's query and
+ * synchronize see that nobody can complete such a record, and end. */
+static void a_forged_event_count_does_not_wedge_the_publisher(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        fab_test_skip("needs root, to run the forger as a second uid");
+    CUcontext ctx;
+    fab_test_child_t child;
+    CUevent e = forged_event(&ctx, "plain", &child);
+    pthread_t thread;
+    sync_call_t call;
+    /* Unfixed, the wait never ends: the thread is left, the test fails. */
+    assert_int_equal(synchronize_within(e, ctx, 20, &thread, &call), CUDA_SUCCESS);
+    CU_OK(cuEventQuery(e));
+    /* And the publisher's own records are still waited for. */
+    CUdeviceptr gate;
+    CU_OK(cuMemAlloc(&gate, 4));
+    CU_OK(cuMemsetD32(gate, 0, 1));
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuStreamWaitValue32(s, gate, 1, CU_STREAM_WAIT_VALUE_GEQ));
+    CU_OK(cuEventRecord(e, s));
+    CU_IS(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    __atomic_store_n((uint32_t *)(uintptr_t)gate, 1u, __ATOMIC_RELEASE);
+    CU_OK(cuEventSynchronize(e));
+    CU_OK(cuStreamDestroy(s));
+    CU_OK(cuMemFree(gate));
+    close(child.sock);
+    assert_int_equal(fab_test_reap(&child), 0);
+    CU_OK(cuEventDestroy(e));
+}
+
+/* The same forger holding the page's lock, as a process with the event
+ * open does: it may hold the publisher's wait (as a record of its own on a
+ * stream that never gets there would), but only while it lives. */
+static void a_forged_event_count_holds_the_publisher_no_longer_than_its_holder_lives(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        fab_test_skip("needs root, to run the forger as a second uid");
+    CUcontext ctx;
+    fab_test_child_t child;
+    CUevent e = forged_event(&ctx, "locked", &child);
+    CU_IS(cuEventQuery(e), CUDA_ERROR_NOT_READY);
+    pthread_t thread;
+    sync_call_t call;
+    assert_int_equal(synchronize_within(e, ctx, 1, &thread, &call), -1); /* still held */
+    assert_int_equal(kill(child.pid, SIGKILL), 0);
+    (void)fab_test_reap(&child);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20;
+    assert_int_equal(pthread_timedjoin_np(thread, NULL, &deadline), 0);
+    assert_int_equal(call.result, CUDA_SUCCESS);
+    CU_OK(cuEventQuery(e));
+    close(child.sock);
+    CU_OK(cuEventDestroy(e));
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test_teardown(a_forged_event_count_does_not_wedge_the_publisher, fab_test_teardown),
+    cmocka_unit_test_teardown(a_forged_event_count_holds_the_publisher_no_longer_than_its_holder_lives,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(a_destroyed_events_handle_no_longer_opens, fab_test_teardown),
     cmocka_unit_test_teardown(an_event_recorded_here_is_waited_for_in_another_process,
                               fab_test_teardown),
@@ -459,6 +620,7 @@ static const struct CMUnitTest tests[] = {
 };
 
 static const fab_test_helper_t helpers[] = {
+    {"event_forger", helper_event_forger},
     {"opener", helper_opener},
     {"forger", helper_forger},
     {"keeper", helper_keeper},

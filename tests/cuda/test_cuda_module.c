@@ -95,6 +95,8 @@ static void put64(unsigned char *p, uint64_t v)
  * (a global function marked as an entry), "answer" = 42 and "nine" = 9 in
  * .nv.global.init, and 16 zero bytes "zeros" in .nv.global (NOBITS).
  * Returns its size; buf holds at least 1024 bytes. */
+static unsigned char fill_binding = 1; /* GLOBAL; 0 makes "fill" LOCAL (a static kernel) */
+static unsigned char fill_other = 0x10; /* the entry mark; 0 leaves it unmarked */
 static size_t build_cubin(unsigned char *buf)
 {
     memset(buf, 0, 1024);
@@ -113,8 +115,8 @@ static size_t build_cubin(unsigned char *buf)
     size_t sym_off = off;
     unsigned char *s = buf + sym_off; /* 5 symbols of 24 bytes; symbol 0 is null */
     put32(s + 24, 1);                 /* fill */
-    s[24 + 4] = (1 << 4) | 2;         /* GLOBAL FUNC */
-    s[24 + 5] = 0x10;
+    s[24 + 4] = (unsigned char)((fill_binding << 4) | 2); /* GLOBAL (or LOCAL) FUNC */
+    s[24 + 5] = fill_other;
     put16(s + 24 + 6, 4);
     put64(s + 24 + 16, 16);
     put32(s + 48, 6); /* answer */
@@ -206,6 +208,27 @@ static size_t build_fatbin(unsigned char *buf)
     put16(buf + 6, 16);
     put64(buf + 8, off - 16);
     return off;
+}
+
+/* A fatbin of one uncompressed PTX entry (text with its NUL); buf holds at
+ * least 80 + the text's size rounded up to 8. */
+static size_t one_ptx_fatbin(unsigned char *buf, const char *ptx)
+{
+    size_t len = strlen(ptx) + 1, padded = (len + 7) & ~(size_t)7;
+    memset(buf, 0, 80 + padded);
+    unsigned char *h = buf + 16;
+    put16(h, 1);
+    put16(h + 2, 0x0101);
+    put32(h + 4, 64);
+    put64(h + 8, padded);
+    put32(h + 28, 90);
+    put64(h + 40, 0x11);
+    memcpy(h + 64, ptx, len);
+    put32(buf, 0xBA55ED50u);
+    put16(buf + 4, 1);
+    put16(buf + 6, 16);
+    put64(buf + 8, 64 + padded);
+    return 80 + padded;
 }
 
 /* ---- modules -------------------------------------------------------------------------- */
@@ -582,7 +605,9 @@ static void launch_checks_its_arguments(void **state)
     CU_IS(cuLaunchKernel(record, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_INVALID_HANDLE);
 }
 
-static void launch_without_implementation_is_not_supported(void **state)
+/* With no plugin for it, a kernel runs as written: its PTX, on the PTX
+ * engine (its body here is a bare ret). */
+static void launch_without_implementation_runs_its_ptx(void **state)
 {
     (void)state;
     cut_init(0);
@@ -591,7 +616,8 @@ static void launch_without_implementation_is_not_supported(void **state)
     CU_OK(cuModuleGetFunction(&missing, mod, "_Z7missingPi"));
     CUdeviceptr p = 0;
     void *params[] = {&p};
-    CU_IS(cuLaunchKernel(missing, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_NOT_SUPPORTED);
+    CU_OK(cuLaunchKernel(missing, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
     CU_OK(cuModuleUnload(mod));
 }
 
@@ -889,6 +915,91 @@ static void launch_in_another_process_writes_shared_memory(void **state)
     out_free(m);
 }
 
+/* nvcc writes a `static __global__` kernel, or one in an anonymous
+ * namespace, as a LOCAL function symbol marked as an entry: it is a kernel
+ * all the same. A LOCAL function without the mark, in a cubin where none is
+ * marked, is a device function and no kernel. */
+static void cubin_kernels_of_internal_linkage_are_found(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static unsigned char cubin[1024];
+    fill_binding = 0;
+    build_cubin(cubin);
+    CUmodule mod;
+    CUfunction f;
+    CU_OK(cuModuleLoadData(&mod, cubin));
+    CU_OK(cuModuleGetFunction(&f, mod, "fill"));
+    CU_OK(cuModuleUnload(mod));
+    CUlibrary lib;
+    CUkernel k;
+    CU_OK(cuLibraryLoadData(&lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
+    CU_OK(cuLibraryGetKernel(&k, lib, "fill"));
+    CU_OK(cuLibraryUnload(lib));
+    fill_other = 0;
+    build_cubin(cubin);
+    CU_OK(cuModuleLoadData(&mod, cubin));
+    CU_IS(cuModuleGetFunction(&f, mod, "fill"), CUDA_ERROR_NOT_FOUND);
+    CU_OK(cuModuleUnload(mod));
+    fill_binding = 1;
+    fill_other = 0x10;
+}
+
+/* The wrapper of a -rdc=true build (crt/link.stub): version 2, the
+ * device-linked fatbin, and the NULL-ended list of each translation unit's
+ * prelinked fatbin. */
+typedef struct {
+    int magic;
+    int version;
+    const unsigned long long *data;
+    void *filename_or_fatbins;
+} wrapper_t;
+
+static void version_2_wrapper_reads_the_prelinked_fatbins_when_the_linked_one_is_empty(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static unsigned long long empty[2]; /* a container with no entries */
+    put32((unsigned char *)empty, 0xBA55ED50u);
+    put16((unsigned char *)empty + 4, 1);
+    put16((unsigned char *)empty + 6, 16);
+    static unsigned char a[8192], b[512];
+    build_fatbin(a);
+    one_ptx_fatbin(b, ".version 8.0\n.target sm_90\n.address_size 64\n"
+                      ".visible .entry second_unit() { ret; }\n");
+    const void *prelinked[3] = {a, b, NULL};
+    wrapper_t w = {0x466243B1, 2, empty, (void *)prelinked};
+    CUmodule mod;
+    CUfunction f;
+    CU_OK(cuModuleLoadData(&mod, &w));
+    CU_OK(cuModuleGetFunction(&f, mod, "fill"));        /* the first unit's */
+    CU_OK(cuModuleGetFunction(&f, mod, "second_unit")); /* the second's */
+    CUdeviceptr p;
+    size_t bytes;
+    CU_OK(cuModuleGetGlobal(&p, &bytes, mod, "answer"));
+    CU_OK(cuModuleUnload(mod));
+    CUlibrary lib;
+    CUkernel k;
+    CU_OK(cuLibraryLoadData(&lib, &w, NULL, NULL, 0, NULL, NULL, 0));
+    CU_OK(cuLibraryGetKernel(&k, lib, "second_unit"));
+    CU_OK(cuLibraryUnload(lib));
+    /* where the linked fatbin has code (nvlink's cubins), the prelinked
+     * fatbins are read as well: their PTX is what the PTX engine runs */
+    wrapper_t linked = {0x466243B1, 2, (const unsigned long long *)a, (void *)&prelinked[1]};
+    CU_OK(cuModuleLoadData(&mod, &linked));
+    CU_OK(cuModuleGetFunction(&f, mod, "fill"));
+    CU_OK(cuModuleGetFunction(&f, mod, "second_unit"));
+    CU_OK(cuModuleUnload(mod));
+    /* nothing at all: no binary, as for an empty fatbin */
+    const void *none[1] = {NULL};
+    wrapper_t nothing = {0x466243B1, 2, empty, (void *)none};
+    CU_IS(cuModuleLoadData(&mod, &nothing), CUDA_ERROR_NO_BINARY_FOR_GPU);
+    /* a list entry that is not a fatbin is refused */
+    const void *junk[2] = {test_ptx, NULL};
+    wrapper_t bad = {0x466243B1, 2, empty, (void *)junk};
+    CU_IS(cuModuleLoadData(&mod, &bad), CUDA_ERROR_INVALID_IMAGE);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(module_finds_declared_kernels_only),
     cmocka_unit_test(module_globals_have_their_declared_sizes),
@@ -904,13 +1015,15 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(launch_passes_dimensions_and_shared_memory),
     cmocka_unit_test(launch_takes_packed_arguments_from_extra),
     cmocka_unit_test(launch_checks_its_arguments),
-    cmocka_unit_test(launch_without_implementation_is_not_supported),
+    cmocka_unit_test(launch_without_implementation_runs_its_ptx),
     cmocka_unit_test(launch_ex_and_cooperative_launches),
     cmocka_unit_test(launch_ptsz_null_stream_is_the_per_thread_stream),
     cmocka_unit_test(library_kernels_globals_and_module),
     cmocka_unit_test(function_attributes_and_occupancy),
     cmocka_unit_test(entry_points_are_reachable_through_get_proc_address),
     cmocka_unit_test(launch_in_another_process_writes_shared_memory),
+    cmocka_unit_test(cubin_kernels_of_internal_linkage_are_found),
+    cmocka_unit_test(version_2_wrapper_reads_the_prelinked_fatbins_when_the_linked_one_is_empty),
 };
 
 static const fab_test_helper_t helpers[] = {

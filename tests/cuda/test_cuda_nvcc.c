@@ -38,7 +38,7 @@ static char *compile(const char *const *flags, const char *out, char **dir_out)
     const char *nvcc = nvcc_path();
     if (access(nvcc, X_OK) != 0) {
         fprintf(stderr, "SKIPPED: no nvcc at %s (set FABMEM_NVCC to another)\n", nvcc);
-        skip();
+        fab_test_skip("no nvcc");
     }
     char *dir = fab_test_tempdir();
     assert_non_null(dir);

@@ -233,7 +233,7 @@ static void exported_fd_cannot_be_reopened(void **state)
     (void)state;
     if (getuid() != 0) {
         fprintf(stderr, "skipped: needs root to run the helper as uid 65534\n");
-        skip();
+        fab_test_skip("needs root for uid 65534");
     }
     CUmemGenericAllocationHandle h;
     int fd;

@@ -217,7 +217,7 @@ static void every_typedef_version_resolves_to_a_function_of_its_signature(void *
     if (!inc || !cc || snprintf(header, sizeof(header), "%s/cudaTypedefs.h", inc) >= (int)sizeof(header) ||
         access(header, R_OK) != 0) {
         printf("SKIPPED: no cudaTypedefs.h (NVIDIA's toolkit) on this machine\n");
-        skip();
+        fab_test_skip("no cudaTypedefs.h");
     }
     CU_OK(cuInit(0));
     int driver = 0;

@@ -9,6 +9,8 @@
 
 void fab_kernel__Z5scalePiPKii(const fab_launch_t *launch);
 void fab_kernel__Z3addPiii(const fab_launch_t *launch);
+void fab_kernel__Z10hidden_setPii(const fab_launch_t *launch);
+void fab_kernel__Z7rdc_addPii(const fab_launch_t *launch);
 
 /* scale(int *p, const int *factor, int n): p[i] *= *factor for every thread
  * i of the grid below n (a 1-D launch). factor is a __device__ variable's
@@ -33,4 +35,18 @@ KERNEL fab_kernel__Z3addPiii(const fab_launch_t *launch)
     size_t threads = (size_t)launch->grid.x * launch->block.x;
     for (size_t i = 0; i < threads && i < (size_t)n; i++)
         p[i] += v;
+}
+
+/* hidden_set(int *p, int v), a static kernel: p[0] = v. */
+KERNEL fab_kernel__Z10hidden_setPii(const fab_launch_t *launch)
+{
+    int *p = *(int **)launch->params[0];
+    *p = *(const int *)launch->params[1];
+}
+
+/* rdc_add(int *p, int v) of the -rdc=true build: p[0] += twice(v). */
+KERNEL fab_kernel__Z7rdc_addPii(const fab_launch_t *launch)
+{
+    int *p = *(int **)launch->params[0];
+    *p += 2 * *(const int *)launch->params[1];
 }

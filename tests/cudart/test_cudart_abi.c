@@ -36,6 +36,13 @@ FAB_RT_MEM_ACCESS_FLAGS_LIST(SAME_VALUE)
 FAB_RT_MEM_ALLOCATION_TYPE_LIST(SAME_VALUE)
 FAB_RT_MEM_HANDLE_TYPE_LIST(SAME_VALUE)
 FAB_RT_FLAG_LIST(SAME_FLAG)
+FAB_RT_LIMIT_LIST(SAME_VALUE)
+FAB_RT_P2P_ATTR_LIST(SAME_VALUE)
+FAB_RT_USER_OBJECT_FLAGS_LIST(SAME_VALUE)
+FAB_RT_USER_OBJECT_RETAIN_FLAGS_LIST(SAME_VALUE)
+FAB_RT_CAPTURE_DEPENDENCIES_LIST(SAME_VALUE)
+FAB_RT_SRC_ACCESS_ORDER_LIST(SAME_VALUE)
+FAB_RT_MEMCPY_FLAGS_LIST(SAME_VALUE)
 
 /* Every error NVIDIA's header declares is in the list: the last one and
  * the count of distinct codes below it agree. */
@@ -72,6 +79,14 @@ typedef struct abi_cudaMemAccessDesc abi_AccessDesc;
 typedef struct cudaMemPoolPtrExportData PtrExport;
 typedef struct abi_cudaMemPoolPtrExportData abi_PtrExport;
 SAME_TYPE(cudaMemPool_t);
+SAME_TYPE(cudaUserObject_t);
+typedef struct cudaMemcpyAttributes MemcpyAttributes;
+typedef struct abi_cudaMemcpyAttributes abi_MemcpyAttributes;
+SAME_TYPE(MemcpyAttributes);
+SAME_FIELD(MemcpyAttributes, srcAccessOrder);
+SAME_FIELD(MemcpyAttributes, srcLocHint);
+SAME_FIELD(MemcpyAttributes, dstLocHint);
+SAME_FIELD(MemcpyAttributes, flags);
 SAME_TYPE(PoolProps);
 SAME_FIELD(PoolProps, handleTypes);
 SAME_FIELD(PoolProps, location);

@@ -30,7 +30,7 @@ extern char **environ;
 
 /* A <<<>>> kernel on the legacy and on a created stream, a __device__
  * variable read and written by symbol and passed to the kernel by address,
- * device basics, and a kernel with no CPU implementation refused. */
+ * device basics, and a kernel with no CPU implementation run from its PTX. */
 static const char kernel_source[] = PROLOGUE
     "__device__ int factor = 3;\n"
     "__global__ void scale(int *p, const int *f, int n)\n"
@@ -57,8 +57,9 @@ static const char kernel_source[] = PROLOGUE
     "    CHECK(cudaStreamSynchronize(s));\n"
     "    for (int i = 0; i < 64; i++) EXPECT(h[i] == 25 * i);\n"
     "    cudaFuncAttributes attr; CHECK(cudaFuncGetAttributes(&attr, scale));\n"
-    "    nowhere<<<1, 1>>>(d); EXPECT(cudaGetLastError() == cudaErrorNotSupported);\n"
-    "    CHECK(cudaGetLastError());\n"
+    "    nowhere<<<1, 1>>>(d); CHECK(cudaGetLastError()); CHECK(cudaDeviceSynchronize());\n"
+    "    int first = 0; CHECK(cudaMemcpy(&first, d, sizeof first, cudaMemcpyDeviceToHost));\n"
+    "    EXPECT(first == 1);\n"
     "    CHECK(cudaStreamDestroy(s)); CHECK(cudaFree(d));\n"
     "    printf(\"OK\\n\"); return 0;\n"
     "}\n";
@@ -323,14 +324,16 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Build source with nvcc (extra flags first), run it on fabmem, and return
- * its exit status with its output in *out_text (malloc'd). */
-static int build_and_run(const char *source, const char *runtime, char **out_text)
+/* Build source with nvcc (flags, up to 6, then the runtime), run it on
+ * fabmem, and return its exit status with its output in *out_text
+ * (malloc'd). */
+static int build_and_run_with(const char *source, const char *const *flags, const char *runtime,
+                              char **out_text)
 {
     const char *nvcc = nvcc_path();
     if (access(nvcc, X_OK) != 0) {
         fprintf(stderr, "SKIPPED: no nvcc at %s (set FABMEM_NVCC to another)\n", nvcc);
-        skip();
+        fab_test_skip("no nvcc");
     }
     char *dir = fab_test_tempdir();
     assert_non_null(dir);
@@ -339,7 +342,13 @@ static int build_and_run(const char *source, const char *runtime, char **out_tex
     snprintf(exe, sizeof exe, "%s/prog", dir);
     snprintf(log, sizeof log, "%s/out.txt", dir);
     fab_test_write_file(src, source);
-    const char *build[] = {nvcc, "-cudart", runtime, "-o", exe, src, NULL};
+    const char *build[16] = {nvcc};
+    size_t nb = 1;
+    for (size_t i = 0; flags && flags[i] && i < 6; i++)
+        build[nb++] = flags[i];
+    const char *tail[] = {"-cudart", runtime, "-o", exe, src, NULL};
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+        build[nb++] = tail[i];
     int rc = run(build, NULL, log);
     if (rc != 0) {
         char *text = slurp(log);
@@ -349,11 +358,14 @@ static int build_and_run(const char *source, const char *runtime, char **out_tex
     assert_int_equal(rc, 0);
     char libpath[1024], kernels[1024];
     snprintf(libpath, sizeof libpath, "LD_LIBRARY_PATH=%s", FAB_TEST_LIBDIR);
+    /* No plugin named: the kernels run as written, on the PTX engine. */
     snprintf(kernels, sizeof kernels, "FABMEM_KERNELS=%s", FAB_TEST_KERNELS);
+    const char *env[4] = {libpath};
+    size_t nenv = 1;
+    if (FAB_TEST_KERNELS[0])
+        env[nenv++] = kernels;
 #ifdef FAB_TEST_PRELOAD
-    const char *env[] = {libpath, kernels, "LD_PRELOAD=" FAB_TEST_PRELOAD, NULL};
-#else
-    const char *env[] = {libpath, kernels, NULL};
+    env[nenv++] = "LD_PRELOAD=" FAB_TEST_PRELOAD;
 #endif
     const char *prog[] = {exe, NULL};
     rc = run(prog, env, log);
@@ -365,14 +377,97 @@ static int build_and_run(const char *source, const char *runtime, char **out_tex
     return rc;
 }
 
+static int build_and_run(const char *source, const char *runtime, char **out_text)
+{
+    return build_and_run_with(source, NULL, runtime, out_text);
+}
+
+/* A static kernel (internal linkage: a LOCAL symbol of the cubin) in a
+ * build with cubins only, launched and found by symbol, as NCCL's one-rank
+ * kernels are. */
+static const char static_kernel_source[] = PROLOGUE
+    "static __global__ void hidden_set(int *p, int v) { p[0] = v; }\n"
+    "int main()\n"
+    "{\n"
+    "    int *d = 0, h = 0; CHECK(cudaMalloc(&d, sizeof h));\n"
+    "    hidden_set<<<1, 1>>>(d, 77); CHECK(cudaGetLastError());\n"
+    "    CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost)); EXPECT(h == 77);\n"
+    "    cudaFunction_t f = 0; CHECK(cudaGetFuncBySymbol(&f, (const void *)hidden_set)); EXPECT(f);\n"
+    "    CHECK(cudaFree(d));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+/* A -rdc=true build with PTX only: nvlink cannot link PTX, so the linked
+ * fatbin of nvcc's version-2 wrapper is empty and the code is in the
+ * prelinked one. */
+static const char rdc_source[] = PROLOGUE
+    "__device__ int twice(int x) { return 2 * x; }\n"
+    "__global__ void rdc_add(int *p, int v) { p[0] += twice(v); }\n"
+    "int main()\n"
+    "{\n"
+    "    int *d = 0, h = 1; CHECK(cudaMalloc(&d, sizeof h));\n"
+    "    CHECK(cudaMemcpy(d, &h, sizeof h, cudaMemcpyHostToDevice));\n"
+    "    rdc_add<<<1, 1>>>(d, 20); CHECK(cudaGetLastError());\n"
+    "    CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost)); EXPECT(h == 41);\n"
+    "    CHECK(cudaFree(d));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+static void nvcc_static_kernel_of_a_cubin_only_build_runs(void **state)
+{
+    (void)state;
+    /* As written, there must be PTX to run: the same build keeps it. */
+    const char *flags[] = {"-gencode",
+                           FAB_TEST_KERNELS[0] ? "arch=compute_90,code=sm_90"
+                                               : "arch=compute_90,code=[compute_90,sm_90]",
+                           NULL};
+    char *out = NULL;
+    assert_int_equal(build_and_run_with(static_kernel_source, flags, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
+static void nvcc_rdc_build_with_ptx_only_runs_from_its_prelinked_image(void **state)
+{
+    (void)state;
+    const char *flags[] = {"-rdc=true", "-gencode", "arch=compute_90,code=compute_90", NULL};
+    char *out = NULL;
+    assert_int_equal(build_and_run_with(rdc_source, flags, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    free(out);
+}
+
 static void nvcc_kernel_and_device_variable_run_on_the_cpu(void **state)
 {
     (void)state;
     char *out = NULL;
     assert_int_equal(build_and_run(kernel_source, "shared", &out), 0);
     assert_non_null(strstr(out, "OK\n"));
-    /* The refused launch named the function to write. */
-    assert_non_null(strstr(out, "fab_kernel__Z7nowherePi"));
+    free(out);
+}
+
+/* Built with SASS only (no PTX kept), a kernel cannot run: its launch fails
+ * with cudaErrorNoKernelImageForDevice and the log names the nvcc flag that
+ * keeps PTX. */
+static const char sass_only_source[] = PROLOGUE
+    "__global__ void only_sass(int *p) { p[0] = 1; }\n"
+    "int main()\n"
+    "{\n"
+    "    int *d = 0; CHECK(cudaMalloc(&d, sizeof(int)));\n"
+    "    only_sass<<<1, 1>>>(d);\n"
+    "    EXPECT(cudaGetLastError() == cudaErrorNoKernelImageForDevice);\n"
+    "    CHECK(cudaFree(d));\n"
+    "    printf(\"OK\\n\"); return 0;\n"
+    "}\n";
+
+static void nvcc_sass_only_kernel_is_refused_with_the_flag_that_keeps_ptx(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    const char *flags[] = {"-gencode", "arch=compute_90,code=sm_90", NULL};
+    assert_int_equal(build_and_run_with(sass_only_source, flags, "shared", &out), 0);
+    assert_non_null(strstr(out, "OK\n"));
+    assert_non_null(strstr(out, "code=compute_90"));
     free(out);
 }
 
@@ -442,6 +537,7 @@ static void nvcc_static_runtime_is_refused_with_advice(void **state)
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(nvcc_kernel_and_device_variable_run_on_the_cpu),
+    cmocka_unit_test(nvcc_sass_only_kernel_is_refused_with_the_flag_that_keeps_ptx),
     cmocka_unit_test(nvcc_driver_entry_point_reaches_cu_mem_create),
     cmocka_unit_test(nvcc_streams_events_and_errors_keep_cuda_order),
     cmocka_unit_test_teardown(nvcc_ipc_handle_shares_memory_with_another_process,
@@ -449,6 +545,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(nvcc_fabric_memory_moves_between_two_trays, fab_test_teardown),
     cmocka_unit_test(nvcc_malloc_async_pool_is_shared_with_another_process),
     cmocka_unit_test(nvcc_static_runtime_is_refused_with_advice),
+    cmocka_unit_test(nvcc_static_kernel_of_a_cubin_only_build_runs),
+    cmocka_unit_test(nvcc_rdc_build_with_ptx_only_runs_from_its_prelinked_image),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("cudart", tests)

@@ -428,7 +428,7 @@ static void another_uid_may_not_change_faults(void **state)
 {
     (void)state;
     if (getuid() != 0)
-        skip(); /* needs a second uid */
+        fab_test_skip("needs a second uid");
     assert_non_null(fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n[node a]\ngpus = 2\n"
         "[node b]\ngpus = 2\n", NULL));

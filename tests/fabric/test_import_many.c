@@ -675,7 +675,7 @@ static void a_daemon_out_of_fds_fails_the_later_imports_of_a_batch(void **state)
     (void)state;
     enum { LIMIT = 24 };
     if (under_valgrind())
-        skip(); /* valgrind needs fds of its own under the same limit */
+        fab_test_skip("valgrind needs fds of its own under the same limit");
     fab_test_daemon_nofile = LIMIT;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     fab_test_daemon_nofile = 0;
@@ -722,7 +722,7 @@ static void a_client_out_of_fds_gets_out_of_memory_where_fds_were_lost(void **st
     (void)state;
     enum { ROOM = 3, N = 8 };
     if (under_valgrind())
-        skip(); /* valgrind keeps fds of its own under the same limit */
+        fab_test_skip("valgrind keeps fds of its own under the same limit");
     assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *creator = fab_test_connect_node(NULL), *importer = fab_test_connect_node(NULL);
     fab_handle_t handle;

@@ -302,7 +302,7 @@ static void another_uid_is_served_while_one_uid_is_at_its_connection_limit(void 
     (void)state;
     enum { LIMIT = 4 };
     if (getuid() != 0)
-        skip(); /* needs a second uid */
+        fab_test_skip("needs a second uid");
     fab_test_daemon_t *daemon = fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\nmax_connections_per_uid = 4\n"
         "[channel 0]\nuids = 0, 65534\n", NULL);
@@ -385,7 +385,7 @@ static void stats_show_other_users_only_their_own_figures(void **state)
 {
     (void)state;
     if (getuid() != 0)
-        skip(); /* needs a second uid */
+        fab_test_skip("needs a second uid");
     fab_test_daemon_t *daemon = fab_test_daemon_start(
         "[daemon]\nsocket_mode = 0666\n[channel 0]\nuids = 0, 65534\n", NULL);
     assert_non_null(daemon);
@@ -449,7 +449,7 @@ static void verify_needs_a_channel_shared_with_the_creator(void **state)
 {
     (void)state;
     if (getuid() != 0)
-        skip(); /* needs a second uid */
+        fab_test_skip("needs a second uid");
     /* A channel each, none shared: the handle's liveness is none of its
      * business. */
     assert_non_null(fab_test_daemon_start("[daemon]\nsocket_mode = 0666\n"
@@ -563,9 +563,10 @@ static void replies_whose_fds_cannot_travel_fail_alone(unsigned batch)
 {
     enum { NOFILE = 48, FLOODERS = 12, PER_FLOODER = 64 };
     if (under_valgrind())
-        skip(); /* the test runs under valgrind too, which emulates setrlimit for
-                 * it: the daemon started from it keeps the large limit, and the
-                 * kernel's limit on fds in flight never applies */
+        /* The test runs under valgrind too, which emulates setrlimit for it:
+         * the daemon started from it keeps the large limit, and the kernel's
+         * limit on fds in flight never applies. */
+        fab_test_skip("under valgrind the kernel's limit on fds in flight never applies");
     /* The daemon must not run as root, which may send any number of fds:
      * as root, start it as 65534; else it runs as the test's own uid. */
     unsigned long uid = getuid() == 0 ? NOBODY : getuid();

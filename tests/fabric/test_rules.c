@@ -301,7 +301,7 @@ static int helper_nobody(int argc, char **argv, int sock)
 static void second_uid(const char *config, const char *want)
 {
     if (getuid() != 0)
-        skip(); /* needs to drop privileges */
+        fab_test_skip("needs to drop privileges");
     assert_non_null(fab_test_daemon_start(config, NULL));
     fab_client_t *client = fab_test_connect_node(NULL);
     fab_handle_t handle;

@@ -60,7 +60,7 @@ static int drop_to_nobody(void)
 static void skip_unless_root(void)
 {
     if (getuid() != 0)
-        skip(); /* needs a second uid */
+        fab_test_skip("needs a second uid");
 }
 
 static int under_valgrind(void)
@@ -667,7 +667,7 @@ static void client_out_of_fds_gets_out_of_memory_and_keeps_its_connection(void *
 {
     (void)state;
     if (under_valgrind())
-        skip(); /* valgrind keeps fds of its own under the same limit */
+        fab_test_skip("valgrind keeps fds of its own under the same limit");
     assert_non_null(fab_test_daemon_start(NULL, NULL));
     fab_client_t *exporter = connect_ok(), *importer = connect_ok();
     fab_handle_t handle;
@@ -722,7 +722,7 @@ static void leased_memory_does_not_stall_the_daemon(void **state)
     /* Ours alone now: a write lease, then the memory goes back to the daemon. */
     if (fcntl(fd, F_SETLEASE, F_WRLCK) != 0) {
         close(fd);
-        skip(); /* this kernel gives no lease on a memfd */
+        fab_test_skip("this kernel gives no lease on a memfd");
     }
     sock = fab_test_raw_hello(daemon->socket);
     assert_int_equal(fab_test_raw_adopt(sock, &reply.u.alloc.handle, 1, reply.u.alloc.token, fd), FAB_SUCCESS);

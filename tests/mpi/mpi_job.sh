@@ -6,8 +6,8 @@
 #   NP       the number of ranks (oversubscribed: the host may have 2 cores)
 #   pass     mpirun must exit 0; fail: it must exit non-zero
 #   REGEX    each must match the job's output (stdout and stderr, grep -E)
-# Then, whatever the job's outcome: no fabmem-job-* directory is left in the
-# job's private TMPDIR and no fabmemd serving a socket there still runs.
+# Then, whatever the job's outcome: nothing is left in the job's private
+# TMPDIR's fabmem-jobs-<uid> (no job directory, no lock) and no fabmemd serving a socket there still runs.
 # Exits 77 (CTest's skip) when mpirun is not installed.
 set -uo pipefail
 outer=()
@@ -48,11 +48,12 @@ done
 # daemon leaves once its last client is gone, then its janitor removes the
 # job's directory and last <dir>.lock, which it holds (flock) until it exits.
 # Waiting for that lock is waiting for the cleanup itself, not for a time.
-for lock in "$tmp"/fabmem-job-*.lock; do
+for lock in "$tmp"/fabmem-jobs-*/*.lock; do
   [ -e "$lock" ] || continue
   if exec {fd}<"$lock"; then flock "$fd"; exec {fd}<&-; fi
 done 2>/dev/null
-left=$(find "$tmp" -maxdepth 1 -name 'fabmem-job-*' -o -maxdepth 1 -name 'fabmem-run.*' 2>/dev/null)
+left=$( (find "$tmp" -maxdepth 1 -name 'fabmem-run.*'
+        find "$tmp"/fabmem-jobs-* -mindepth 1 -maxdepth 1) 2>/dev/null)
 if [ -n "$left" ]; then echo "mpi_job: FAIL: left behind: $left"; ls -la "$left"; bad=1; fi
 # Every fabmemd of this job was started with --socket under $tmp. (/proc
 # read directly: procps, which has pgrep, is not on every Debian machine.)

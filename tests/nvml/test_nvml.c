@@ -262,6 +262,155 @@ static void pci_info_is_the_topologys_address(void **state)
     NV_OK(nvmlShutdown());
 }
 
+/* NCCL 2.30 passes the first ABI's 52-byte record to the current version
+ * (NVIDIA/nccl#2325). NVIDIA's library writes the legacy id, the numbers and
+ * the 16-character long id with its NUL: one byte past such a record. The
+ * emulation writes the same bytes and none after them. */
+static void pci_info_v3_writes_as_far_as_nvidias_and_no_further(void **state)
+{
+    (void)state;
+    start_on(fab_test_example_config("nvl72.ini"), "tray11");
+    NV_OK(nvmlInit());
+    unsigned char raw[sizeof(nvmlPciInfo_t) + 16];
+    memset(raw, 0xab, sizeof(raw));
+    NV_OK(nvmlDeviceGetPciInfo_v3(handle(1), (nvmlPciInfo_t *)(void *)raw));
+    size_t at = offsetof(nvmlPciInfo_t, busId);
+    assert_int_equal(at, 36);
+    assert_memory_equal(raw + at, "0000000B:02:00.0", 17);
+    assert_string_equal((const char *)raw, "000B:02:00.0");
+    for (size_t i = at + 17; i < sizeof(raw); i++)
+        assert_int_equal(raw[i], 0xab);
+    nvmlPciInfo_t pci;
+    memcpy(&pci, raw, sizeof(pci));
+    assert_int_equal(pci.domain, 11);
+    assert_int_equal(pci.bus, 2);
+    assert_int_equal(pci.pciDeviceId, 0x233010de);
+    /* the NVLink peer's record is written the same way */
+    memset(raw, 0xab, sizeof(raw));
+    NV_OK(nvmlDeviceGetNvLinkRemotePciInfo_v2(handle(1), 0, (nvmlPciInfo_t *)(void *)raw));
+    assert_int_equal(raw[at + 16], 0);
+    for (size_t i = at + 17; i < sizeof(raw); i++)
+        assert_int_equal(raw[i], 0xab);
+    NV_OK(nvmlShutdown());
+}
+
+static void pci_info_ext_gives_the_class_and_the_long_bus_id(void **state)
+{
+    (void)state;
+    start_on(fab_test_example_config("nvl72.ini"), "tray11");
+    NV_OK(nvmlInit());
+    nvmlPciInfoExt_t ext;
+    memset(&ext, 0, sizeof(ext));
+    ext.version = nvmlPciInfoExt_v1;
+    NV_OK(nvmlDeviceGetPciInfoExt(handle(1), &ext));
+    assert_int_equal(ext.version, nvmlPciInfoExt_v1);
+    assert_string_equal(ext.busId, "0000000B:02:00.0");
+    assert_int_equal(ext.domain, 11);
+    assert_int_equal(ext.bus, 2);
+    assert_int_equal(ext.device, 0);
+    assert_int_equal(ext.pciDeviceId, 0x233010de);
+    assert_int_equal(ext.baseClass, 0x03);
+    assert_int_equal(ext.subClass, 0x02);
+    ext.version = 0;
+    NV_IS(nvmlDeviceGetPciInfoExt(handle(1), &ext), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+    NV_IS(nvmlDeviceGetPciInfoExt(handle(1), NULL), NVML_ERROR_INVALID_ARGUMENT);
+    NV_OK(nvmlShutdown());
+    NV_IS(nvmlDeviceGetPciInfoExt(NULL, &ext), NVML_ERROR_UNINITIALIZED);
+}
+
+/* NCCL 2.30 reads the link of every GPU without a /sys PCI path, which on
+ * fabmem is every GPU: x16 at the class's generation. */
+static void pcie_link_is_x16_at_the_gpus_generation(void **state)
+{
+    (void)state;
+    start_on(fab_test_example_config("nvl72.ini"), "tray00"); /* GB200: compute 10.0 */
+    NV_OK(nvmlInit());
+    unsigned gen = 0, width = 0, max_gen = 0, max_width = 0, speed = 0;
+    NV_OK(nvmlDeviceGetCurrPcieLinkGeneration(handle(0), &gen));
+    NV_OK(nvmlDeviceGetMaxPcieLinkGeneration(handle(0), &max_gen));
+    NV_OK(nvmlDeviceGetCurrPcieLinkWidth(handle(0), &width));
+    NV_OK(nvmlDeviceGetMaxPcieLinkWidth(handle(0), &max_width));
+    NV_OK(nvmlDeviceGetPcieLinkMaxSpeed(handle(0), &speed));
+    assert_int_equal(gen, 6);
+    assert_int_equal(max_gen, 6);
+    assert_int_equal(width, 16);
+    assert_int_equal(max_width, 16);
+    assert_int_equal(speed, NVML_PCIE_LINK_MAX_SPEED_64000MBPS);
+    NV_IS(nvmlDeviceGetCurrPcieLinkGeneration(handle(0), NULL), NVML_ERROR_INVALID_ARGUMENT);
+    NV_IS(nvmlDeviceGetPcieLinkMaxSpeed(handle(0), NULL), NVML_ERROR_INVALID_ARGUMENT);
+    NV_OK(nvmlShutdown());
+    NV_IS(nvmlDeviceGetCurrPcieLinkWidth(NULL, &width), NVML_ERROR_UNINITIALIZED);
+}
+
+static void hopper_pcie_link_is_gen5(void **state)
+{
+    (void)state;
+    start_on(rack("compute_capability = 9.0\n"), "b");
+    NV_OK(nvmlInit());
+    unsigned gen = 0, speed = 0;
+    NV_OK(nvmlDeviceGetCurrPcieLinkGeneration(handle(1), &gen));
+    NV_OK(nvmlDeviceGetPcieLinkMaxSpeed(handle(1), &speed));
+    assert_int_equal(gen, 5);
+    assert_int_equal(speed, NVML_PCIE_LINK_MAX_SPEED_32000MBPS);
+    NV_OK(nvmlShutdown());
+}
+
+static void confidential_computing_is_off(void **state)
+{
+    (void)state;
+    nvmlConfComputeSystemState_t cc;
+    NV_IS(nvmlSystemGetConfComputeState(&cc), NVML_ERROR_UNINITIALIZED);
+    start_on(fab_test_example_config("nvl72.ini"), "tray00");
+    NV_OK(nvmlInit());
+    memset(&cc, 0xff, sizeof(cc));
+    NV_OK(nvmlSystemGetConfComputeState(&cc));
+    assert_int_equal(cc.environment, NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE);
+    assert_int_equal(cc.ccFeature, NVML_CC_SYSTEM_FEATURE_DISABLED);
+    assert_int_equal(cc.devToolsMode, NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF);
+    nvmlSystemConfComputeSettings_t set;
+    memset(&set, 0xff, sizeof(set));
+    set.version = nvmlSystemConfComputeSettings_v1;
+    NV_OK(nvmlSystemGetConfComputeSettings(&set));
+    assert_int_equal(set.version, nvmlSystemConfComputeSettings_v1);
+    assert_int_equal(set.ccFeature, NVML_CC_SYSTEM_FEATURE_DISABLED);
+    assert_int_equal(set.multiGpuMode, NVML_CC_SYSTEM_MULTIGPU_NONE);
+    set.version = 1;
+    NV_IS(nvmlSystemGetConfComputeSettings(&set), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+    NV_IS(nvmlSystemGetConfComputeState(NULL), NVML_ERROR_INVALID_ARGUMENT);
+    NV_OK(nvmlShutdown());
+}
+
+/* PyTorch's c10 looks up both with dlsym and asserts they are there. */
+static void nvlink_peers_are_switches_and_no_process_is_listed(void **state)
+{
+    (void)state;
+    start_on(fab_test_example_config("nvl72.ini"), "tray00");
+    NV_OK(nvmlInit());
+    nvmlIntNvLinkDeviceType_t type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+    NV_OK(nvmlDeviceGetNvLinkRemoteDeviceType(handle(0), 0, &type));
+    assert_int_equal(type, NVML_NVLINK_DEVICE_TYPE_SWITCH);
+    NV_IS(nvmlDeviceGetNvLinkRemoteDeviceType(handle(0), NVML_NVLINK_MAX_LINKS, &type),
+          NVML_ERROR_INVALID_ARGUMENT);
+    NV_IS(nvmlDeviceGetNvLinkRemoteDeviceType(handle(0), 0, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    assert_non_null(lib);
+    const char *names[] = {"nvmlDeviceGetComputeRunningProcesses",
+                           "nvmlDeviceGetComputeRunningProcesses_v2",
+                           "nvmlDeviceGetComputeRunningProcesses_v3"};
+    for (int i = 0; i < 3; i++) {
+        nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, void *) = NULL;
+        void *sym = dlsym(lib, names[i]);
+        assert_non_null(sym);
+        memcpy(&fn, &sym, sizeof(fn));
+        unsigned count = 7;
+        NV_OK(fn(handle(0), &count, NULL));
+        assert_int_equal(count, 0);
+        NV_IS(fn(handle(0), NULL, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    }
+    dlclose(lib);
+    NV_OK(nvmlShutdown());
+}
+
 static void healthy_tray_reports_its_cluster_and_clique(void **state)
 {
     (void)state;
@@ -621,6 +770,14 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(wrong_struct_versions_are_mismatches, fab_test_teardown),
     cmocka_unit_test_teardown(small_buffers_are_insufficient_and_untouched, fab_test_teardown),
     cmocka_unit_test(error_strings_name_every_code),
+    cmocka_unit_test_teardown(pci_info_v3_writes_as_far_as_nvidias_and_no_further,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(pci_info_ext_gives_the_class_and_the_long_bus_id, fab_test_teardown),
+    cmocka_unit_test_teardown(pcie_link_is_x16_at_the_gpus_generation, fab_test_teardown),
+    cmocka_unit_test_teardown(hopper_pcie_link_is_gen5, fab_test_teardown),
+    cmocka_unit_test_teardown(confidential_computing_is_off, fab_test_teardown),
+    cmocka_unit_test_teardown(nvlink_peers_are_switches_and_no_process_is_listed,
+                              fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {

@@ -28,6 +28,8 @@ FAB_NVML_TOPOLOGY_LEVEL_LIST(SAME_VALUE)
 FAB_NVML_P2P_STATUS_LIST(SAME_VALUE)
 FAB_NVML_P2P_CAPS_LIST(SAME_VALUE)
 FAB_NVML_CONSTANT_LIST(SAME_CONSTANT)
+FAB_NVML_PCIE_CONSTANT_LIST(SAME_CONSTANT)
+FAB_NVML_NVLINK_DEVICE_TYPE_LIST(SAME_VALUE)
 FAB_NVML_VALUE_TYPE_LIST(SAME_VALUE)
 _Static_assert((long long)NVML_NVLINK_CAP_COUNT == (long long)abi_NVML_NVLINK_CAP_COUNT,
                "NVML_NVLINK_CAP_COUNT");
@@ -54,6 +56,30 @@ SAME_FIELD(nvmlPciInfo_t, device);
 SAME_FIELD(nvmlPciInfo_t, pciDeviceId);
 SAME_FIELD(nvmlPciInfo_t, pciSubSystemId);
 SAME_FIELD(nvmlPciInfo_t, busId);
+SAME_TYPE(nvmlPciInfoExt_v1_t);
+SAME_FIELD(nvmlPciInfoExt_v1_t, version);
+SAME_FIELD(nvmlPciInfoExt_v1_t, domain);
+SAME_FIELD(nvmlPciInfoExt_v1_t, pciSubSystemId);
+SAME_FIELD(nvmlPciInfoExt_v1_t, baseClass);
+SAME_FIELD(nvmlPciInfoExt_v1_t, subClass);
+SAME_FIELD(nvmlPciInfoExt_v1_t, busId);
+_Static_assert(nvmlPciInfoExt_v1 == FAB_NVML_PCI_INFO_EXT_V1, "nvmlPciInfoExt_v1");
+_Static_assert(nvmlSystemConfComputeSettings_v1 == FAB_NVML_CONF_COMPUTE_SETTINGS_V1,
+               "nvmlSystemConfComputeSettings_v1");
+SAME_TYPE(nvmlConfComputeSystemState_t);
+SAME_FIELD(nvmlConfComputeSystemState_t, environment);
+SAME_FIELD(nvmlConfComputeSystemState_t, ccFeature);
+SAME_FIELD(nvmlConfComputeSystemState_t, devToolsMode);
+SAME_TYPE(nvmlSystemConfComputeSettings_v1_t);
+SAME_FIELD(nvmlSystemConfComputeSettings_v1_t, version);
+SAME_FIELD(nvmlSystemConfComputeSettings_v1_t, environment);
+SAME_FIELD(nvmlSystemConfComputeSettings_v1_t, multiGpuMode);
+SAME_TYPE(nvmlIntNvLinkDeviceType_t);
+SAME_TYPE(nvmlProcessInfo_v1_t);
+SAME_FIELD(nvmlProcessInfo_v1_t, usedGpuMemory);
+SAME_TYPE(nvmlProcessInfo_t);
+SAME_FIELD(nvmlProcessInfo_t, usedGpuMemory);
+SAME_FIELD(nvmlProcessInfo_t, computeInstanceId);
 SAME_TYPE(nvmlMemory_t);
 SAME_FIELD(nvmlMemory_t, total);
 SAME_FIELD(nvmlMemory_t, free);

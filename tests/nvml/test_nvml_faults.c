@@ -110,6 +110,14 @@ static void peer_access_between_isolated_gpus_is_unsupported(void **state)
     CU_OK(cuCtxEnablePeerAccess(c1, 0));
     assert_int_equal(fabmem_fault("tray0", "gpus_isolated=yes"), 0);
     assert_int_equal(cuCtxEnablePeerAccess(c1, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
+    /* The peer attributes say what cuDeviceCanAccessPeer says. */
+    int can = -1, attr = -1;
+    CU_OK(cuDeviceCanAccessPeer(&can, 0, 1));
+    assert_int_equal(can, 0);
+    CU_OK(cuDeviceGetP2PAttribute(&attr, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1));
+    assert_int_equal(attr, 0);
+    CU_OK(cuDeviceGetP2PAttribute(&attr, CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, 1, 0));
+    assert_int_equal(attr, 0);
     /* A peer copy needs no peer access (cuMemcpyPeer): it still works. */
     CUdeviceptr a, b;
     uint32_t v = 0x15015, got = 0;
@@ -124,6 +132,12 @@ static void peer_access_between_isolated_gpus_is_unsupported(void **state)
     assert_int_equal(got, v);
     CU_OK(cuMemFree(a));
     assert_int_equal(fabmem_fault("reset", NULL), 0);
+    CU_OK(cuDeviceGetP2PAttribute(&attr, CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, 0, 1));
+    assert_int_equal(attr, 1);
+    /* The access enabled before the isolation was never disabled (CUDA
+     * reports the second enable so). */
+    assert_int_equal(cuCtxEnablePeerAccess(c1, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    CU_OK(cuCtxDisablePeerAccess(c1));
     CU_OK(cuCtxEnablePeerAccess(c1, 0));
     CU_OK(cuDevicePrimaryCtxRelease(0));
     CU_OK(cuDevicePrimaryCtxRelease(1));

@@ -55,6 +55,17 @@ int fab_test_main(int argc, char **argv, const char *group, const struct CMUnitT
                              NULL, 0);                                                   \
     }
 
+/* Skip the running test, saying why on stderr: CTest reports it SKIPPED,
+ * not passed (the binary, run for that one test, exits 77, which
+ * fab_add_test_binary registers as SKIP_RETURN_CODE). Use it, not cmocka's
+ * bare skip(), for a test that cannot run here (not root, no toolkit). */
+#define fab_test_skip(why)                                                               \
+    do {                                                                                 \
+        fab__test_skipped(why);                                                          \
+        skip();                                                                          \
+    } while (0)
+void fab__test_skipped(const char *why);
+
 /* Start this binary as helper `name` with extra args (NULL-terminated, may be
  * NULL). Extra environment "K=V" strings (NULL-terminated, may be NULL) are
  * added to the child's. Returns 0, or -1 with errno. */

@@ -3,11 +3,18 @@
  * and its exit status and output are checked. */
 #include "fabtest.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -44,6 +51,59 @@ static int run_tool(const char *const *args, char *out)
     ssize_t n;
     while (len < OUT_MAX - 1 && (n = read(pipefd[0], out + len, OUT_MAX - 1 - len)) > 0)
         len += (size_t)n;
+    out[len] = '\0';
+    close(pipefd[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+/* run_tool, but given up after seconds: the tool is then killed and the
+ * test fails, saying what it printed so far. */
+static int run_tool_within(const char *const *args, char *out, int seconds)
+{
+    const char *tool = getenv("FABMEM_TOOL");
+    assert_non_null(tool);
+    int pipefd[2];
+    assert_int_equal(pipe(pipefd), 0);
+    const char *argv[24] = {tool};
+    size_t k = 1;
+    for (size_t i = 0; args[i] && k < 23; i++)
+        argv[k++] = args[i];
+    argv[k] = NULL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(pipefd[1], 1);
+        dup2(pipefd[1], 2);
+        close(pipefd[0]);
+        execv(tool, (char *const *)argv);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    size_t len = 0;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long left = seconds * 1000L - ((now.tv_sec - start.tv_sec) * 1000L +
+                                       (now.tv_nsec - start.tv_nsec) / 1000000);
+        struct pollfd pfd = {.fd = pipefd[0], .events = POLLIN};
+        int ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0) {
+            out[len] = '\0';
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            close(pipefd[0]);
+            fail_msg("fabmem %s still runs after %d s:\n%s", args[0], seconds, out);
+        }
+        ssize_t n = read(pipefd[0], out + len, OUT_MAX - 1 - len);
+        if (n <= 0 || (len += (size_t)n) == OUT_MAX - 1)
+            break;
+    }
     out[len] = '\0';
     close(pipefd[0]);
     int status = 0;
@@ -494,7 +554,7 @@ static void run_runs_a_cuda_program_unchanged(void **state)
     (void)state;
     const char *example = getenv("FABMEM_EXAMPLE_EXCHANGE");
     if (example == NULL || *example == '\0')
-        skip(); /* built only with the driver emulation */
+        fab_test_skip("built only with the driver emulation");
     char out[OUT_MAX];
     const char *args[] = {"run", "--", example, NULL};
     assert_int_equal(run_tool(args, out), 0);
@@ -527,7 +587,119 @@ static void run_without_a_program_is_a_usage_error(void **state)
         fail_msg("unexpected output:\n%s", out);
 }
 
+/* ---- fabmem run --node-per-rank against another user's files ---------------- */
+
+#define NOBODY 65534
+
+/* helper "plant_job_files" TMP ID WHERE: as uid 65534, make and flock the
+ * files a job of uid 0 and id ID would use under TMP (a sticky directory
+ * anyone may write, as /tmp): WHERE "lock" the janitor's lock file the job
+ * used to keep in TMP itself (and the one in the user's jobs directory, if
+ * it can); "jobs" the user's jobs directory itself, with the lock in it.
+ * Says "ready", and holds the locks until the parent goes. */
+static int helper_plant_job_files(int argc, char **argv, int sock)
+{
+    if (argc < 4 || setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+        return 10;
+    char jobs[600], path[700];
+    snprintf(jobs, sizeof(jobs), "%s/fabmem-jobs-0", argv[1]);
+    int held = 0;
+    if (strcmp(argv[3], "jobs") == 0) {
+        if (mkdir(jobs, 0777) != 0 || chmod(jobs, 0777) != 0)
+            return 11;
+    } else {
+        snprintf(path, sizeof(path), "%s/fabmem-job-0-%s.lock", argv[1], argv[2]);
+        int fd = open(path, O_RDWR | O_CREAT, 0644);
+        if (fd < 0 || flock(fd, LOCK_EX) != 0)
+            return 12;
+        held++;
+    }
+    snprintf(path, sizeof(path), "%s/%s.lock", jobs, argv[2]);
+    int fd = open(path, O_RDWR | O_CREAT, 0644);
+    if (fd >= 0 && flock(fd, LOCK_EX) == 0)
+        held++;
+    char word[16];
+    snprintf(word, sizeof(word), "%d", held);
+    if (fab_test_send_word(sock, "ready") != 0 || fab_test_send_word(sock, word) != 0)
+        return 13;
+    char byte;
+    while (read(sock, &byte, 1) > 0)
+        ;
+    return 0;
+}
+
+/* A private sticky temp dir that anyone may write (as /tmp), with the
+ * attacker's files planted in it as WHERE says; the helper holds them. */
+static char *plant_in_shared_tmp(const char *id, const char *where, fab_test_child_t *child)
+{
+    char *tmp = fab_test_tempdir();
+    assert_non_null(tmp);
+    assert_int_equal(chmod(tmp, 01777), 0);
+    const char *args[] = {tmp, id, where, NULL};
+    assert_int_equal(fab_test_spawn("plant_job_files", args, NULL, child), 0);
+    assert_int_equal(fab_test_expect_word(child->sock, "ready"), 0);
+    setenv("TMPDIR", tmp, 1);
+    setenv("PMIX_RANK", "0", 1);
+    setenv("PMIX_NAMESPACE", id, 1);
+    unsetenv("FABMEM_SOCKET");
+    return tmp;
+}
+
+/* Another user pre-creates and flocks the lock file a job's first rank
+ * used to wait on in /tmp: the rank no longer looks there (its job files
+ * live in a directory of its user's alone), so its job runs and leaves
+ * nothing. */
+static void run_node_per_rank_is_not_held_by_another_users_lock_file(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        fab_test_skip("needs root, to plant the files as a second uid");
+    fab_test_child_t child;
+    char *tmp = plant_in_shared_tmp("ctest_held", "lock", &child);
+    char word[16] = "";
+    uint8_t len = 0;
+    assert_int_equal(fab_test_recv(child.sock, &len, 1), 0);
+    assert_int_equal(fab_test_recv(child.sock, word, len), 0);
+    assert_string_equal(word, "1"); /* the old path: yes; inside the jobs directory: no */
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--node-per-rank", "--", "sh", "-c", "echo ran on $FABMEM_NODE", NULL};
+    assert_int_equal(run_tool_within(args, out, 60), 0);
+    if (!strstr(out, "ran on node0"))
+        fail_msg("the rank did not run:\n%s", out);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/fabmem-jobs-0/ctest_held", tmp);
+    assert_int_equal(access(path, F_OK), -1);
+    close(child.sock);
+    kill(child.pid, SIGKILL);
+    (void)fab_test_reap(&child);
+    fab_test_rmtree(tmp);
+    free(tmp);
+}
+
+/* Another user makes the user's jobs directory before the user's first
+ * job: the rank refuses it at once, saying so, and waits on nothing. */
+static void run_node_per_rank_refuses_a_jobs_directory_another_user_made(void **state)
+{
+    (void)state;
+    if (getuid() != 0)
+        fab_test_skip("needs root, to plant the files as a second uid");
+    fab_test_child_t child;
+    char *tmp = plant_in_shared_tmp("ctest_theirs", "jobs", &child);
+    char out[OUT_MAX];
+    const char *args[] = {"run", "--node-per-rank", "--", "true", NULL};
+    assert_int_equal(run_tool_within(args, out, 60), 2);
+    if (!strstr(out, "fabmem-jobs-0 is not a private directory of this user"))
+        fail_msg("the refusal does not name the directory:\n%s", out);
+    close(child.sock);
+    kill(child.pid, SIGKILL);
+    (void)fab_test_reap(&child);
+    fab_test_rmtree(tmp);
+    free(tmp);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(run_node_per_rank_is_not_held_by_another_users_lock_file),
+    cmocka_unit_test(run_node_per_rank_refuses_a_jobs_directory_another_user_made),
     cmocka_unit_test_teardown(status_shows_the_daemons_counters, fab_test_teardown),
     cmocka_unit_test(status_without_a_daemon_says_so),
     cmocka_unit_test_teardown(nodes_shows_who_can_share_with_whom, fab_test_teardown),
@@ -550,4 +722,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(verify_says_gone_after_the_last_release, fab_test_teardown),
     cmocka_unit_test_teardown(verify_refuses_a_handle_of_another_fabric, fab_test_teardown),
 };
-FAB_TEST_MAIN_NO_HELPERS("cli", tests)
+static const fab_test_helper_t helpers[] = {
+    {"plant_job_files", helper_plant_job_files},
+};
+
+FAB_TEST_MAIN("cli", tests, helpers)

@@ -199,6 +199,9 @@ enum FAB_RT(cudaDriverEntryPointQueryResult) { FAB_RT_ENTRY_POINT_RESULT_LIST(FA
 #define FAB_RT_DEVICE_ATTR_LIST(XX)                                        \
     XX(cudaDevAttrMaxThreadsPerBlock, 1) XX(cudaDevAttrMaxBlockDimX, 2)    \
     XX(cudaDevAttrMaxGridDimX, 5) XX(cudaDevAttrWarpSize, 10)              \
+    XX(cudaDevAttrMaxPitch, 11) XX(cudaDevAttrTextureAlignment, 14)        \
+    XX(cudaDevAttrGpuOverlap, 15) XX(cudaDevAttrAsyncEngineCount, 40)      \
+    XX(cudaDevAttrComputePreemptionSupported, 90)                          \
     XX(cudaDevAttrClockRate, 13) XX(cudaDevAttrMultiProcessorCount, 16)    \
     XX(cudaDevAttrIntegrated, 18) XX(cudaDevAttrCanMapHostMemory, 19)      \
     XX(cudaDevAttrPciBusId, 33) XX(cudaDevAttrPciDeviceId, 34)             \
@@ -215,6 +218,43 @@ enum FAB_RT(cudaDeviceAttr) { FAB_RT_DEVICE_ATTR_LIST(FAB_RT_VALUE_) };
     XX(cudaFuncAttributeMaxDynamicSharedMemorySize, 8)                     \
     XX(cudaFuncAttributePreferredSharedMemoryCarveout, 9)
 enum FAB_RT(cudaFuncAttribute) { FAB_RT_FUNC_ATTRIBUTE_LIST(FAB_RT_VALUE_) };
+
+/* Limits (cudaDeviceSetLimit), peer attributes (cudaDeviceGetP2PAttribute),
+ * user objects, capture-dependency updates and batched copies: the
+ * driver's numbers under the runtime's names. */
+#define FAB_RT_LIMIT_LIST(XX)                                              \
+    XX(cudaLimitStackSize, 0x00) XX(cudaLimitPrintfFifoSize, 0x01)         \
+    XX(cudaLimitMallocHeapSize, 0x02) XX(cudaLimitDevRuntimeSyncDepth, 0x03) \
+    XX(cudaLimitDevRuntimePendingLaunchCount, 0x04)                        \
+    XX(cudaLimitMaxL2FetchGranularity, 0x05) XX(cudaLimitPersistingL2CacheSize, 0x06)
+enum FAB_RT(cudaLimit) { FAB_RT_LIMIT_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_P2P_ATTR_LIST(XX)                                           \
+    XX(cudaDevP2PAttrPerformanceRank, 1) XX(cudaDevP2PAttrAccessSupported, 2) \
+    XX(cudaDevP2PAttrNativeAtomicSupported, 3)                             \
+    XX(cudaDevP2PAttrCudaArrayAccessSupported, 4)                          \
+    XX(cudaDevP2PAttrOnlyPartialNativeAtomicSupported, 5)
+enum FAB_RT(cudaDeviceP2PAttr) { FAB_RT_P2P_ATTR_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_USER_OBJECT_FLAGS_LIST(XX) XX(cudaUserObjectNoDestructorSync, 0x1)
+enum FAB_RT(cudaUserObjectFlags) { FAB_RT_USER_OBJECT_FLAGS_LIST(FAB_RT_VALUE_) };
+#define FAB_RT_USER_OBJECT_RETAIN_FLAGS_LIST(XX) XX(cudaGraphUserObjectMove, 0x1)
+enum FAB_RT(cudaUserObjectRetainFlags) { FAB_RT_USER_OBJECT_RETAIN_FLAGS_LIST(FAB_RT_VALUE_) };
+
+#define FAB_RT_CAPTURE_DEPENDENCIES_LIST(XX)                               \
+    XX(cudaStreamAddCaptureDependencies, 0x0) XX(cudaStreamSetCaptureDependencies, 0x1)
+enum FAB_RT(cudaStreamUpdateCaptureDependenciesFlags) {
+    FAB_RT_CAPTURE_DEPENDENCIES_LIST(FAB_RT_VALUE_)
+};
+
+#define FAB_RT_SRC_ACCESS_ORDER_LIST(XX)                                   \
+    XX(cudaMemcpySrcAccessOrderInvalid, 0x0) XX(cudaMemcpySrcAccessOrderStream, 0x1) \
+    XX(cudaMemcpySrcAccessOrderDuringApiCall, 0x2) XX(cudaMemcpySrcAccessOrderAny, 0x3) \
+    XX(cudaMemcpySrcAccessOrderMax, 0x7FFFFFFF)
+enum FAB_RT(cudaMemcpySrcAccessOrder) { FAB_RT_SRC_ACCESS_ORDER_LIST(FAB_RT_VALUE_) };
+#define FAB_RT_MEMCPY_FLAGS_LIST(XX)                                       \
+    XX(cudaMemcpyFlagDefault, 0x0) XX(cudaMemcpyFlagPreferOverlapWithCompute, 0x1)
+enum FAB_RT(cudaMemcpyFlags) { FAB_RT_MEMCPY_FLAGS_LIST(FAB_RT_VALUE_) };
 
 /* Stream-ordered memory pools: the driver's layouts and values, under the
  * runtime's names. */
@@ -270,6 +310,12 @@ struct FAB_RT(cudaMemPoolPtrExportData) {
     unsigned char reserved[64];
 };
 typedef struct CUmemPoolHandle_st *FAB_RT(cudaMemPool_t);
+struct FAB_RT(cudaMemcpyAttributes) {
+    enum FAB_RT(cudaMemcpySrcAccessOrder) srcAccessOrder;
+    struct FAB_RT(cudaMemLocation) srcLocHint;
+    struct FAB_RT(cudaMemLocation) dstLocHint;
+    unsigned int flags;
+};
 
 /* Flags (#defines in NVIDIA's headers; XX(name, value) for the check). */
 #define FAB_RT_FLAG_LIST(XX)                                                \
@@ -351,6 +397,7 @@ typedef struct CUgraphNode_st *FAB_RT(cudaGraphNode_t);
 typedef struct CUgraphExec_st *FAB_RT(cudaGraphExec_t);
 typedef struct CUkern_st *FAB_RT(cudaKernel_t);
 typedef struct CUfunc_st *FAB_RT(cudaFunction_t);
+typedef struct CUuserObject_st *FAB_RT(cudaUserObject_t);
 typedef struct FAB_RT(cudaGraphEdgeData_st) {
     unsigned char from_port;
     unsigned char to_port;
@@ -575,6 +622,22 @@ cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t 
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol);
 cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol);
+
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value);
+cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit);
+cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice);
+cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId);
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags);
+cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream);
+cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to, const cudaGraphEdgeData *edgeData, size_t numDependencies);
+cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event);
+cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count, unsigned int flags);
+cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count);
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags);
+cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count);
+cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count);
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr);
+cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr);
 
 #endif /* FAB_RT_ABI_ONLY */
 

@@ -1,0 +1,660 @@
+/* Multicast teams in the daemon (see multicast.h): the team table, keyed by
+ * the inode of the team's token memory, the members and their binds, and
+ * the copies a synchronisation and a reduction make. Everything a member
+ * could name is checked against what this file recorded: a member id is
+ * random and belongs to one connection, a bind's range was checked against
+ * the team and the memory when it was made, and the memory is mapped here
+ * once, at the bind, from a sealed memfd that no holder can shrink.
+ *
+ * What each member holds of the team: its staging memfd (read-write, its
+ * multicast mapping's bytes) and a read-only descriptor of its shadow memfd,
+ * whose first page is the team's state (fab__mc_state_t, the futex the
+ * member waits on), then the snapshot of its staging copy at its last
+ * synchronisation, then the sums of its last reduction. */
+#include "src/daemon/multicast.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sodium.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "src/common/log.h"
+#include "src/common/memfd.h"
+#include "src/common/topology.h"
+#include "src/daemon/map.h"
+
+#define FAB__MC_DEVICES 128      /* a team: an NVL72 rack's GPUs fit */
+#define FAB__MC_BINDS 256        /* live binds per team */
+#define FAB__MC_MEMBERS 256      /* members per team */
+#define FAB__MC_PER_CONN 64      /* teams a connection has joined or made, at once */
+#define FAB__MC_TYPES (1u | 8u)  /* POSIX_FILE_DESCRIPTOR, FABRIC */
+#define FAB__MC_PAGE 4096u
+/* The most bytes per device a team may have: a synchronisation and a
+ * reduction run in the daemon, over the whole object, for every member, and
+ * each member costs it three times the size in memfds. */
+#define FAB__MC_SIZE_MAX (1ull << 30)
+
+typedef struct fab__mc_team fab__mc_team_t;
+typedef struct fab__mc_member fab__mc_member_t;
+
+typedef struct fab__mc_bind {
+    fab__mc_member_t *member; /* who made it */
+    uint64_t id;
+    int32_t node, device;
+    uint64_t mc_offset, size;
+    uint8_t *map; /* [mem_offset, +size) of the memory, read-write */
+} fab__mc_bind_t;
+
+struct fab__mc_member {
+    uint64_t id;
+    fab__mc_team_t *team;
+    fab__conn_t *conn;
+    uint8_t *staging; /* team->size bytes */
+    uint8_t *shadow;  /* a page, the snapshot, the sums */
+    size_t shadow_len;
+};
+
+struct fab__mc_team {
+    dev_t dev;
+    ino_t ino;
+    int token_fd; /* held, so that the inode is never another file's */
+    fab__conn_t *creator;
+    uint64_t size, gran;
+    uint32_t num_devices, handle_types;
+    int32_t creator_node;
+    uint32_t ndevices;
+    struct {
+        int32_t node, device;
+    } devices[FAB__MC_DEVICES];
+    uint32_t binds_ever;
+    bool lost;
+    fab__mc_bind_t *binds[FAB__MC_BINDS];
+    fab__mc_member_t *members[FAB__MC_MEMBERS];
+    unsigned nmembers;
+};
+
+struct fab__mcs {
+    const fab_topology_t *topology;
+    fab__map_t teams;   /* token inode -> team */
+    fab__map_t members; /* member id -> member, every team's */
+};
+
+fab__mcs_t *fab__mcs_create(const fab_topology_t *topology)
+{
+    fab__mcs_t *mcs = calloc(1, sizeof(*mcs));
+    if (mcs)
+        mcs->topology = topology;
+    return mcs;
+}
+
+static fab__mc_state_t *fab__mc_state(const fab__mc_member_t *m)
+{
+    return (fab__mc_state_t *)(void *)m->shadow;
+}
+
+static uint8_t *fab__mc_snapshot(const fab__mc_member_t *m)
+{
+    return m->shadow + FAB__MC_PAGE;
+}
+
+static uint8_t *fab__mc_sums(const fab__mc_member_t *m)
+{
+    return m->shadow + FAB__MC_PAGE + m->team->size;
+}
+
+/* Every member's state page says what the team is now; waiters wake. */
+static void fab__mc_publish(fab__mc_team_t *team)
+{
+    for (unsigned i = 0; i < team->nmembers; i++) {
+        fab__mc_state_t *st = fab__mc_state(team->members[i]);
+        st->num_devices = team->num_devices;
+        st->binds = team->binds_ever;
+        __atomic_store_n(&st->lost, team->lost ? 1u : 0u, __ATOMIC_RELEASE);
+        __atomic_store_n(&st->ndevices, team->ndevices, __ATOMIC_RELEASE);
+        (void)syscall(SYS_futex, &st->ndevices, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+}
+
+static void fab__mc_bind_free(fab__mc_team_t *team, unsigned slot)
+{
+    fab__mc_bind_t *b = team->binds[slot];
+    munmap(b->map, b->size);
+    free(b);
+    team->binds[slot] = NULL;
+}
+
+static void fab__mc_team_free(fab__mcs_t *mcs, fab__mc_team_t *team)
+{
+    for (unsigned i = 0; i < FAB__MC_BINDS; i++) {
+        if (team->binds[i])
+            fab__mc_bind_free(team, i);
+    }
+    fab__map_remove(&mcs->teams, (uint64_t)team->ino);
+    close(team->token_fd);
+    free(team);
+}
+
+/* A member leaves: its binds go, and the team with its last member. */
+static void fab__mc_member_drop(fab__mcs_t *mcs, fab__mc_member_t *m, bool lost)
+{
+    fab__mc_team_t *team = m->team;
+    for (unsigned i = 0; i < FAB__MC_BINDS; i++) {
+        if (team->binds[i] && team->binds[i]->member == m)
+            fab__mc_bind_free(team, i);
+    }
+    for (unsigned i = 0; i < team->nmembers; i++) {
+        if (team->members[i] == m) {
+            team->members[i] = team->members[--team->nmembers];
+            break;
+        }
+    }
+    fab__map_remove(&mcs->members, m->id);
+    munmap(m->staging, team->size);
+    munmap(m->shadow, m->shadow_len);
+    free(m);
+    if (team->nmembers == 0) {
+        fab__mc_team_free(mcs, team);
+        return;
+    }
+    if (lost && team->ndevices < team->num_devices && !team->lost) {
+        team->lost = true;
+        fab__mc_publish(team);
+    }
+}
+
+void fab__mcs_conn_close(fab__mcs_t *mcs, fab__conn_t *conn)
+{
+    if (!mcs)
+        return;
+    /* Collected first: dropping changes the tables being walked. */
+    for (size_t i = 0; i < mcs->members.cap; i++) {
+        fab__mc_member_t *m = mcs->members.slots[i].value;
+        if (mcs->members.slots[i].key != 0 && m->conn == conn) {
+            fab__mc_member_drop(mcs, m, true);
+            i = (size_t)-1; /* the table may have shrunk: walk it again */
+            if (mcs->members.cap == 0)
+                break;
+        }
+    }
+    for (size_t i = 0; i < mcs->teams.cap; i++) {
+        fab__mc_team_t *t = mcs->teams.slots[i].value;
+        if (mcs->teams.slots[i].key == 0)
+            continue;
+        if (t->creator == conn)
+            t->creator = NULL;
+        if (t->nmembers == 0 && t->creator == NULL) {
+            fab__mc_team_free(mcs, t);
+            i = (size_t)-1;
+            if (mcs->teams.cap == 0)
+                break;
+        }
+    }
+}
+
+void fab__mcs_destroy(fab__mcs_t *mcs)
+{
+    if (!mcs)
+        return;
+    while (mcs->members.count > 0) {
+        for (size_t i = 0; i < mcs->members.cap; i++) {
+            if (mcs->members.slots[i].key != 0) {
+                fab__mc_member_drop(mcs, mcs->members.slots[i].value, false);
+                break;
+            }
+        }
+    }
+    while (mcs->teams.count > 0) {
+        for (size_t i = 0; i < mcs->teams.cap; i++) {
+            if (mcs->teams.slots[i].key != 0) {
+                fab__mc_team_free(mcs, mcs->teams.slots[i].value);
+                break;
+            }
+        }
+    }
+    fab__map_free(&mcs->members);
+    fab__map_free(&mcs->teams);
+    free(mcs);
+}
+
+size_t fab__mcs_team_count(const fab__mcs_t *mcs)
+{
+    return mcs ? mcs->teams.count : 0;
+}
+
+/* How many teams conn made or joined, still live. */
+static unsigned fab__mc_conn_load(const fab__mcs_t *mcs, const fab__conn_t *conn)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < mcs->members.cap; i++) {
+        const fab__mc_member_t *m = mcs->members.slots[i].value;
+        n += mcs->members.slots[i].key != 0 && m->conn == conn;
+    }
+    for (size_t i = 0; i < mcs->teams.cap; i++) {
+        const fab__mc_team_t *t = mcs->teams.slots[i].value;
+        n += mcs->teams.slots[i].key != 0 && t->creator == conn && t->nmembers == 0;
+    }
+    return n;
+}
+
+static const fab__node_t *fab__mc_node(const fab__mcs_t *mcs, const fab__conn_t *conn)
+{
+    return &mcs->topology->nodes[conn->node];
+}
+
+/* ---- the requests ------------------------------------------------------------ */
+
+static fab_status_t fab__mc_create(fab__mcs_t *mcs, fab__conn_t *conn, const fab__request_t *rq,
+                                   int token_fd, fab__reply_fds_t *fds_out)
+{
+    const fab__node_t *node = fab__mc_node(mcs, conn);
+    uint64_t gran = node->device.granularity;
+    if (rq->u.mc.device < 0 || rq->u.mc.device >= node->info.device_count)
+        return FAB_ERROR_INVALID_DEVICE;
+    if (rq->u.mc.count == 0 || rq->u.mc.count > FAB__MC_DEVICES || rq->u.mc.size == 0 ||
+        gran == 0 || rq->u.mc.mc_offset != gran || rq->u.mc.size % gran != 0 ||
+        rq->u.mc.size > node->device.total_memory || rq->u.mc.types == 0 ||
+        (rq->u.mc.types & ~FAB__MC_TYPES) != 0 || rq->u.mc.mem_offset != 0)
+        return FAB_ERROR_INVALID_VALUE;
+    if (rq->u.mc.size > FAB__MC_SIZE_MAX || fab__mc_conn_load(mcs, conn) >= FAB__MC_PER_CONN)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    /* The token: the region named (a FABRIC team's, so that its handle
+     * travels and is checked as any), or with id 0 a memfd of one granule
+     * made here, handed out read-only (its bytes mean nothing: the token
+     * is its inode). */
+    int own = -1, out = -1;
+    if (rq->u.mc.id == 0) {
+        if (fab__memfd_create("fabmem-multicast-team", gran, &own) != FAB_SUCCESS)
+            return FAB_ERROR_OUT_OF_MEMORY;
+        out = fab__memfd_reopen_read_only(own);
+        if (out < 0) {
+            close(own);
+            return FAB_ERROR_OUT_OF_MEMORY;
+        }
+    } else if (token_fd < 0) {
+        return FAB_ERROR_INVALID_VALUE; /* not the sender's own, unshared, live region */
+    } else if ((own = fcntl(token_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    struct stat st;
+    fab__mc_team_t *team = NULL;
+    fab_status_t status = FAB_ERROR_INVALID_VALUE;
+    if (fstat(own, &st) != 0 || st.st_ino == 0 ||
+        fab__map_get(&mcs->teams, (uint64_t)st.st_ino) != NULL)
+        goto fail; /* a team already */
+    status = FAB_ERROR_OUT_OF_MEMORY;
+    team = calloc(1, sizeof(*team));
+    if (!team)
+        goto fail;
+    team->token_fd = own;
+    team->dev = st.st_dev;
+    team->ino = st.st_ino;
+    team->creator = conn;
+    team->size = rq->u.mc.size;
+    team->gran = gran;
+    team->num_devices = rq->u.mc.count;
+    team->handle_types = rq->u.mc.types;
+    team->creator_node = conn->node;
+    if (fab__map_put(&mcs->teams, (uint64_t)st.st_ino, team) != 0)
+        goto fail;
+    if (out >= 0) {
+        fds_out->fd[0] = out;
+        fds_out->count = 1;
+        fds_out->owned = 1;
+    }
+    return FAB_SUCCESS;
+
+fail:
+    free(team);
+    if (own >= 0)
+        close(own);
+    if (out >= 0)
+        close(out);
+    return status;
+}
+
+/* A memfd of len bytes, mapped read-write here: *fd_out and *map_out. */
+static fab_status_t fab__mc_memfd(const char *name, size_t len, int *fd_out, uint8_t **map_out)
+{
+    int fd = -1;
+    if (fab__memfd_create(name, len, &fd) != FAB_SUCCESS)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    *fd_out = fd;
+    *map_out = p;
+    return FAB_SUCCESS;
+}
+
+static fab_status_t fab__mc_join(fab__mcs_t *mcs, fab__conn_t *conn, int fd, fab__reply_t *reply,
+                                 fab__reply_fds_t *fds_out)
+{
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return fd == FAB__FD_LOST ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_INVALID_VALUE;
+    fab__mc_team_t *team = fab__map_get(&mcs->teams, (uint64_t)st.st_ino);
+    if (team == NULL || team->dev != st.st_dev)
+        return FAB_ERROR_NOT_FOUND; /* ordinary memory: the daemon knows no team by it */
+    if (team->nmembers >= FAB__MC_MEMBERS || fab__mc_conn_load(mcs, conn) >= FAB__MC_PER_CONN)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    fab__mc_member_t *m = calloc(1, sizeof(*m));
+    if (!m)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    m->team = team;
+    m->conn = conn;
+    m->shadow_len = FAB__MC_PAGE + 2 * team->size;
+    int staging_fd = -1, shadow_fd = -1, shadow_ro = -1;
+    fab_status_t status = fab__mc_memfd("fabmem-multicast", team->size, &staging_fd, &m->staging);
+    if (status != FAB_SUCCESS)
+        goto fail;
+    status = fab__mc_memfd("fabmem-multicast-shadow", m->shadow_len, &shadow_fd, &m->shadow);
+    if (status != FAB_SUCCESS)
+        goto fail;
+    shadow_ro = fab__memfd_reopen_read_only(shadow_fd);
+    close(shadow_fd);
+    shadow_fd = -1;
+    status = FAB_ERROR_OUT_OF_MEMORY;
+    if (shadow_ro < 0)
+        goto fail;
+    do
+        randombytes_buf(&m->id, sizeof(m->id));
+    while (m->id == 0 || fab__map_get(&mcs->members, m->id) != NULL);
+    if (fab__map_put(&mcs->members, m->id, m) != 0)
+        goto fail;
+    team->members[team->nmembers++] = m;
+    fab__mc_publish(team);
+    reply->u.mc.id = m->id;
+    reply->u.mc.size = team->size;
+    reply->u.mc.granularity = team->gran;
+    reply->u.mc.num_devices = team->num_devices;
+    reply->u.mc.handle_types = team->handle_types;
+    reply->u.mc.creator_node = team->creator_node;
+    reply->u.mc.shadow_pages = 1;
+    fds_out->fd[0] = staging_fd;
+    fds_out->fd[1] = shadow_ro;
+    fds_out->count = 2;
+    fds_out->owned = 3;
+    return FAB_SUCCESS;
+
+fail:
+    if (m->staging)
+        munmap(m->staging, team->size);
+    if (m->shadow)
+        munmap(m->shadow, m->shadow_len);
+    if (staging_fd >= 0)
+        close(staging_fd);
+    if (shadow_fd >= 0)
+        close(shadow_fd);
+    if (shadow_ro >= 0)
+        close(shadow_ro);
+    free(m);
+    return status;
+}
+
+/* The sender's member that id names, or NULL. */
+static fab__mc_member_t *fab__mc_member(fab__mcs_t *mcs, const fab__conn_t *conn, uint64_t id)
+{
+    fab__mc_member_t *m = id ? fab__map_get(&mcs->members, id) : NULL;
+    return m && m->conn == conn ? m : NULL;
+}
+
+static fab_status_t fab__mc_add(fab__mcs_t *mcs, fab__mc_member_t *m, const fab__request_t *rq)
+{
+    fab__mc_team_t *team = m->team;
+    const fab__node_t *node = fab__mc_node(mcs, m->conn);
+    int32_t dev = rq->u.mc.device;
+    if (dev < 0 || dev >= node->info.device_count)
+        return FAB_ERROR_INVALID_DEVICE;
+    /* The team is one NVLink domain: the creator's node and this one must
+     * reach each other (the rule of fabric imports). */
+    if (team->creator_node != m->conn->node &&
+        fab_topology_path(mcs->topology, team->creator_node, m->conn->node) != FAB_SUCCESS)
+        return FAB_ERROR_NOT_SUPPORTED;
+    for (uint32_t i = 0; i < team->ndevices; i++) {
+        if (team->devices[i].node == m->conn->node && team->devices[i].device == dev)
+            return FAB_ERROR_INVALID_VALUE; /* a member already */
+    }
+    if (team->ndevices >= team->num_devices || team->binds_ever > 0)
+        return FAB_ERROR_INVALID_VALUE; /* complete, or closed by a bind */
+    team->devices[team->ndevices].node = m->conn->node;
+    team->devices[team->ndevices].device = dev;
+    team->ndevices++;
+    fab__mc_publish(team);
+    return FAB_SUCCESS;
+}
+
+/* Whether [off, +len) lies in a team of size bytes, in whole granules. */
+static bool fab__mc_range_ok(const fab__mc_team_t *team, uint64_t off, uint64_t len)
+{
+    return len != 0 && len % team->gran == 0 && off % team->gran == 0 && len <= team->size &&
+           off <= team->size - len;
+}
+
+static fab_status_t fab__mc_bind(fab__mcs_t *mcs, fab__mc_member_t *m, const fab__request_t *rq,
+                                 int fd, fab__reply_t *reply)
+{
+    (void)mcs;
+    fab__mc_team_t *team = m->team;
+    uint64_t off = rq->u.mc.mc_offset, mem_off = rq->u.mc.mem_offset, size = rq->u.mc.size;
+    if (fd < 0)
+        return fd == FAB__FD_LOST ? FAB_ERROR_OUT_OF_MEMORY : FAB_ERROR_INVALID_VALUE;
+    if (team->ndevices < team->num_devices)
+        return FAB_ERROR_ILLEGAL_STATE; /* the member waits for the team first */
+    if (!fab__mc_range_ok(team, off, size) || mem_off % team->gran != 0)
+        return FAB_ERROR_INVALID_VALUE;
+    bool member = false;
+    for (uint32_t i = 0; i < team->ndevices; i++)
+        member = member || (team->devices[i].node == m->conn->node &&
+                            team->devices[i].device == rq->u.mc.device);
+    if (!member)
+        return FAB_ERROR_INVALID_DEVICE;
+    /* The memory: a sealed memfd that this member may write, long enough.
+     * The seals keep it from shrinking under the mapping made here. */
+    struct stat st;
+    char why[160];
+    if (fstat(fd, &st) != 0 || st.st_size <= 0 || mem_off > (uint64_t)st.st_size ||
+        size > (uint64_t)st.st_size - mem_off ||
+        fab__memfd_check(fd, (uint64_t)st.st_size, 1, why, sizeof(why)) != FAB_SUCCESS)
+        return FAB_ERROR_INVALID_VALUE;
+    int free_slot = -1;
+    for (int i = 0; i < FAB__MC_BINDS; i++) {
+        const fab__mc_bind_t *b = team->binds[i];
+        if (!b) {
+            if (free_slot < 0)
+                free_slot = i;
+            continue;
+        }
+        if (b->node == m->conn->node && b->device == rq->u.mc.device && b->mc_offset < off + size &&
+            off < b->mc_offset + b->size)
+            return FAB_ERROR_INVALID_VALUE; /* that device has memory there */
+    }
+    if (free_slot < 0)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    fab__mc_bind_t *b = calloc(1, sizeof(*b));
+    if (!b)
+        return FAB_ERROR_OUT_OF_MEMORY;
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)mem_off);
+    if (p == MAP_FAILED) {
+        free(b);
+        return FAB_ERROR_OUT_OF_MEMORY;
+    }
+    b->member = m;
+    randombytes_buf(&b->id, sizeof(b->id));
+    b->node = m->conn->node;
+    b->device = rq->u.mc.device;
+    b->mc_offset = off;
+    b->size = size;
+    b->map = p;
+    team->binds[free_slot] = b;
+    team->binds_ever++;
+    /* The member's multicast mapping reads its own copy from now on. */
+    memcpy(m->staging + off, b->map, size);
+    memcpy(fab__mc_snapshot(m) + off, b->map, size);
+    fab__mc_publish(team);
+    reply->u.mc.id = b->id;
+    return FAB_SUCCESS;
+}
+
+static fab_status_t fab__mc_unbind(fab__mc_member_t *m, const fab__request_t *rq)
+{
+    fab__mc_team_t *team = m->team;
+    for (unsigned i = 0; i < FAB__MC_BINDS; i++) {
+        const fab__mc_bind_t *b = team->binds[i];
+        if (b && b->member == m && b->device == rq->u.mc.device &&
+            b->mc_offset == rq->u.mc.mc_offset && b->size == rq->u.mc.size) {
+            fab__mc_bind_free(team, i);
+            return FAB_SUCCESS;
+        }
+    }
+    return FAB_ERROR_INVALID_VALUE;
+}
+
+/* The member's staging bytes [off, off+len) to every bind that covers them. */
+static void fab__mc_push(const fab__mc_team_t *team, const uint8_t *staging, uint64_t off,
+                         uint64_t len)
+{
+    for (unsigned i = 0; i < FAB__MC_BINDS; i++) {
+        const fab__mc_bind_t *b = team->binds[i];
+        if (!b || off + len <= b->mc_offset || off >= b->mc_offset + b->size)
+            continue;
+        uint64_t lo = off > b->mc_offset ? off : b->mc_offset;
+        uint64_t hi = off + len < b->mc_offset + b->size ? off + len : b->mc_offset + b->size;
+        memcpy(b->map + (lo - b->mc_offset), staging + lo, hi - lo);
+    }
+}
+
+/* What a synchronisation point did in the member process before: the bytes
+ * that differ from the snapshot go to every bind, a page compared before
+ * any is written; then the staging copy and snapshot are refreshed from the
+ * member's own bound memory. */
+static fab_status_t fab__mc_sync(fab__mc_member_t *m)
+{
+    fab__mc_team_t *team = m->team;
+    uint8_t *staging = m->staging, *snap = fab__mc_snapshot(m);
+    for (uint64_t at = 0; at < team->size; at += FAB__MC_PAGE) {
+        uint64_t n = team->size - at < FAB__MC_PAGE ? team->size - at : FAB__MC_PAGE;
+        if (memcmp(staging + at, snap + at, n) == 0)
+            continue;
+        uint64_t i = 0;
+        while (i < n) {
+            if (staging[at + i] == snap[at + i]) {
+                i++;
+                continue;
+            }
+            uint64_t j = i;
+            while (j < n && staging[at + j] != snap[at + j])
+                j++;
+            fab__mc_push(team, staging, at + i, j - i);
+            i = j;
+        }
+        memcpy(snap + at, staging + at, n);
+    }
+    for (unsigned k = 0; k < FAB__MC_BINDS; k++) {
+        const fab__mc_bind_t *b = team->binds[k];
+        if (!b || b->member != m)
+            continue;
+        for (uint64_t at = 0; at < b->size; at += FAB__MC_PAGE) {
+            uint64_t n = b->size - at < FAB__MC_PAGE ? b->size - at : FAB__MC_PAGE;
+            if (memcmp(staging + b->mc_offset + at, b->map + at, n) != 0) {
+                memcpy(staging + b->mc_offset + at, b->map + at, n);
+                memcpy(snap + b->mc_offset + at, b->map + at, n);
+            }
+        }
+    }
+    return FAB_SUCCESS;
+}
+
+/* Sum count 32-bit elements at off over every bind into the member's sums
+ * at the same offset. */
+static fab_status_t fab__mc_reduce(fab__mc_member_t *m, const fab__request_t *rq)
+{
+    fab__mc_team_t *team = m->team;
+    uint64_t off = rq->u.mc.mc_offset, count = rq->u.mc.count, bytes = count * 4;
+    bool f32 = rq->u.mc.types == FAB__MC_OP_ADD_F32;
+    if ((!f32 && rq->u.mc.types != FAB__MC_OP_ADD_U32) || off % 4 != 0 || bytes > team->size ||
+        off > team->size - bytes)
+        return FAB_ERROR_INVALID_VALUE;
+    uint8_t *out = fab__mc_sums(m) + off;
+    memset(out, 0, bytes);
+    for (unsigned k = 0; k < FAB__MC_BINDS; k++) {
+        const fab__mc_bind_t *b = team->binds[k];
+        if (!b || off + bytes <= b->mc_offset || off >= b->mc_offset + b->size)
+            continue;
+        uint64_t lo = off > b->mc_offset ? off : b->mc_offset;
+        uint64_t hi = off + bytes < b->mc_offset + b->size ? off + bytes : b->mc_offset + b->size;
+        /* Both sides are 4-byte aligned: the sums start a page into the
+         * shadow, a bind's mapping on a page, and off and lo are multiples
+         * of 4. */
+        uint64_t n = (hi - lo) / 4;
+        if (f32) {
+            float *dst = (float *)(void *)(out + (lo - off));
+            const float *src = (const float *)(const void *)(b->map + (lo - b->mc_offset));
+            for (uint64_t i = 0; i < n; i++)
+                dst[i] += src[i];
+        } else {
+            uint32_t *dst = (uint32_t *)(void *)(out + (lo - off));
+            const uint32_t *src = (const uint32_t *)(const void *)(b->map + (lo - b->mc_offset));
+            for (uint64_t i = 0; i < n; i++)
+                dst[i] += src[i];
+        }
+    }
+    return FAB_SUCCESS;
+}
+
+fab_status_t fab__mcs_answer(fab__mcs_t *mcs, fab__conn_t *conn, const fab__request_t *request,
+                             int *fd_in, int token_fd, fab__reply_t *reply,
+                             fab__reply_fds_t *fds_out)
+{
+    int fd = *fd_in;
+    *fd_in = -1;
+    fab_status_t status = FAB_ERROR_INVALID_VALUE;
+    if (mcs == NULL) {
+        status = FAB_ERROR_OUT_OF_MEMORY;
+    } else if (request->type == FAB__MSG_MC_CREATE) {
+        status = fab__mc_create(mcs, conn, request, token_fd, fds_out);
+    } else if (request->type == FAB__MSG_MC_JOIN) {
+        status = fab__mc_join(mcs, conn, fd, reply, fds_out);
+    } else {
+        fab__mc_member_t *m = fab__mc_member(mcs, conn, request->u.mc.id);
+        if (m == NULL) {
+            status = FAB_ERROR_INVALID_VALUE; /* no member of the sender's */
+        } else {
+            switch (request->type) {
+            case FAB__MSG_MC_ADD:
+                status = fab__mc_add(mcs, m, request);
+                break;
+            case FAB__MSG_MC_BIND:
+                status = fab__mc_bind(mcs, m, request, fd, reply);
+                break;
+            case FAB__MSG_MC_UNBIND:
+                status = fab__mc_unbind(m, request);
+                break;
+            case FAB__MSG_MC_SYNC:
+                status = fab__mc_sync(m);
+                break;
+            case FAB__MSG_MC_REDUCE:
+                status = fab__mc_reduce(m, request);
+                break;
+            case FAB__MSG_MC_LEAVE:
+                fab__mc_member_drop(mcs, m, false);
+                status = FAB_SUCCESS;
+                break;
+            default:
+                break;
+            }
+        }
+    }
+    if (fd >= 0)
+        close(fd); /* nothing keeps it: a bind keeps its mapping */
+    return status;
+}

@@ -1,0 +1,27 @@
+/* Multicast teams through the daemon (client.c implements it; the daemon's
+ * side is src/daemon/multicast.h): libcuda's multicast.c is the only user,
+ * and never calls these holding fab__cu.lock.
+ *
+ * A team lives in the daemon and is reached on this client's connection: a
+ * reconnection (a daemon that restarted) loses every membership, and later
+ * calls of a member id fail with INVALID_VALUE. */
+#ifndef FABMEM_FABRIC_MULTICAST_H
+#define FABMEM_FABRIC_MULTICAST_H
+
+#include <stdint.h>
+
+#include "fabmem/fabric.h"
+#include "src/common/proto.h"
+
+/* One MC_* request (request->type and u.mc set by the caller; for
+ * MC_CREATE, u.mc.id is replaced by region's id when region is not NULL).
+ * fd_in rides along (-1: none; the caller keeps its own). On success the
+ * reply's body in *reply_out and its fds, in order, in fds_out (up to 2;
+ * *nfds_out of them, the caller's to close); an error hands out none.
+ * FAB_SUCCESS, the daemon's refusal, ILLEGAL_STATE after fork,
+ * SYSTEM_NOT_READY. */
+fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_region_t *region,
+                            int fd_in, fab__reply_t *reply_out, int fds_out[2],
+                            unsigned *nfds_out);
+
+#endif /* FABMEM_FABRIC_MULTICAST_H */
