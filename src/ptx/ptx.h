@@ -59,8 +59,9 @@ fab__ptx_status_t fab__ptx_parse(const char *text, size_t len, fab__ptx_module_t
  * stay apart. FAB__PTX_E_LINK names the symbol that is undefined or defined
  * twice. An .extern function with no definition anywhere is kept as a
  * declaration (the loader knows the built-ins: vprintf, malloc, free,
- * __assertfail, ...); an unresolved .extern variable other than an unsized
- * .shared array is an error. n == 1 returns a copy. */
+ * __assertfail, ...); an unresolved .extern variable that an instruction or
+ * an initializer uses, other than an unsized .shared array, is an error (an
+ * unused one stays a declaration). n == 1 returns a copy. */
 fab__ptx_status_t fab__ptx_link(const fab__ptx_module_t *const *modules, size_t n,
                                 fab__ptx_module_t **module_out, fab__ptx_diag_t *diag);
 
