@@ -33,10 +33,16 @@ function(fab_add_test_binary target)
   if(NOT names)
     message(FATAL_ERROR "${target}: no cmocka_unit_test entries found")
   endif()
+  # memcheck runs a program many times slower: the multi-process tests,
+  # each of whose processes it runs, get more time under it.
+  set(timeout 120)
+  if(FABMEM_VALGRIND)
+    set(timeout 300)
+  endif()
   foreach(name ${names})
     add_test(NAME ${T_PREFIX}.${name} COMMAND ${FABMEM_TEST_LAUNCHER} $<TARGET_FILE:${target}> ${name})
     # 77: fab_test_skip (tests/support/fabtest.h), reported SKIPPED.
-    set_tests_properties(${T_PREFIX}.${name} PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77
+    set_tests_properties(${T_PREFIX}.${name} PROPERTIES TIMEOUT ${timeout} SKIP_RETURN_CODE 77
       LABELS "${T_PREFIX};${T_LABELS}"
       ENVIRONMENT "${T_ENVIRONMENT}")
   endforeach()
