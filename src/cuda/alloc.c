@@ -57,6 +57,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The model's and the fabric's handle types are the driver's, bit for bit:
+ * handle types pass between them unconverted. */
+#define FAB__CU_SAME_HANDLE_TYPE(name)                                                 \
+    _Static_assert((unsigned)FAB_HANDLE_TYPE_##name == (unsigned)CU_MEM_HANDLE_TYPE_##name, \
+                   "FAB_HANDLE_TYPE_" #name " is CU_MEM_HANDLE_TYPE_" #name)
+FAB__CU_SAME_HANDLE_TYPE(NONE);
+FAB__CU_SAME_HANDLE_TYPE(POSIX_FILE_DESCRIPTOR);
+FAB__CU_SAME_HANDLE_TYPE(WIN32);
+FAB__CU_SAME_HANDLE_TYPE(WIN32_KMT);
+FAB__CU_SAME_HANDLE_TYPE(FABRIC);
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
