@@ -102,6 +102,26 @@ static void fuzz_ptx_check(const fab__ptx_module_t *m)
     }
 }
 
+/* Parse each half of the input and link the two. */
+static void fuzz_ptx_link_two(const char *copy, size_t size, const char *cut)
+{
+    size_t first = (size_t)(cut - copy), skip = 5; /* "//--\n" */
+    fab__ptx_module_t *a = NULL, *b = NULL, *out = NULL;
+    fab__ptx_diag_t diag;
+    if (fab__ptx_parse(copy, first, &a, &diag) == FAB__PTX_OK &&
+        fab__ptx_parse(cut + skip, size - first - skip, &b, &diag) == FAB__PTX_OK) {
+        const fab__ptx_module_t *two[2] = {a, b};
+        fab__ptx_status_t st = fab__ptx_link(two, 2, &out, &diag);
+        if (st == FAB__PTX_OK)
+            fuzz_ptx_check(out);
+        else if (st != FAB__PTX_E_LINK || !diag.msg[0] || out)
+            abort();
+    }
+    fab__ptx_module_free(out);
+    fab__ptx_module_free(a);
+    fab__ptx_module_free(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *copy = malloc(size ? size : 1);
@@ -128,6 +148,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fab__ptx_module_free(m);
     } else if ((st != FAB__PTX_E_SYNTAX && st != FAB__PTX_E_NOMEM) || m || !diag.msg[0]) {
         abort();
+    }
+    for (size_t i = 0; i + 5 <= size; i++) {
+        if (memcmp(copy + i, "//--\n", 5) == 0 && (i == 0 || copy[i - 1] == '\n')) {
+            fuzz_ptx_link_two(copy, size, copy + i);
+            break;
+        }
     }
     free(copy);
     return 0;

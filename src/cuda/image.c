@@ -42,6 +42,7 @@
 #include "src/ptx/ptx.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -682,5 +683,41 @@ CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *
     *owned_out = buf;
     *image_out = buf;
     *len_out = total;
+    return CUDA_SUCCESS;
+}
+
+CUresult fab__cu_image_read_file(const char *path, unsigned char **data_out, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_FILE_NOT_FOUND;
+    unsigned char *data = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            unsigned char *n = ncap > cap ? realloc(data, ncap + 1) : NULL;
+            if (!n) {
+                free(data);
+                fclose(f);
+                return CUDA_ERROR_OUT_OF_MEMORY;
+            }
+            data = n;
+            cap = ncap;
+        }
+        size_t got = fread(data + len, 1, cap - len, f);
+        len += got;
+        if (got == 0)
+            break;
+    }
+    bool failed = ferror(f) != 0;
+    fclose(f);
+    if (failed) {
+        free(data);
+        return CUDA_ERROR_FILE_NOT_FOUND;
+    }
+    data[len] = '\0'; /* PTX text read from a file need not end in a NUL */
+    *data_out = data;
+    *len_out = len;
     return CUDA_SUCCESS;
 }

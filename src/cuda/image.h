@@ -54,13 +54,20 @@ const void *fab__cu_image_unwrap(const void *data);
 
 /* The image a load call was given without its size: data and its extent,
  * or, for nvcc's fatbin wrapper, the fatbin it names (version 1), or a
- * version-2 wrapper's device-linked fatbin, or, where that holds no code,
- * its prelinked fatbins copied back to back into a buffer *owned_out that
- * the caller frees after the parse (NULL otherwise). CUDA_ERROR_INVALID_VALUE
+ * version-2 wrapper's device-linked fatbin (where it holds code) and its
+ * prelinked fatbins copied back to back into a buffer *owned_out that the
+ * caller frees after the parse (NULL otherwise). CUDA_ERROR_INVALID_VALUE
  * (NULL), CUDA_ERROR_INVALID_IMAGE (a prelinked list that is not fatbins),
  * CUDA_ERROR_OUT_OF_MEMORY. */
 CUresult fab__cu_image_gather(const void *data, const void **image_out, size_t *len_out,
                               void **owned_out);
+
+/* A whole file's bytes, for the calls that load an image by path
+ * (cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile), with a NUL after
+ * them (PTX text read from a file need not end in one): *data_out
+ * (malloc'd) and *len_out. CUDA_ERROR_FILE_NOT_FOUND (cannot be read),
+ * CUDA_ERROR_OUT_OF_MEMORY. */
+CUresult fab__cu_image_read_file(const char *path, unsigned char **data_out, size_t *len_out);
 
 void fab__cu_image_free(fab__cu_image_t *img);
 

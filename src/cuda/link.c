@@ -227,35 +227,15 @@ CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *pa
         return CUDA_ERROR_INVALID_HANDLE;
     if (!path)
         return CUDA_ERROR_INVALID_VALUE;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return CUDA_ERROR_FILE_NOT_FOUND;
-    unsigned char *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            unsigned char *n = realloc(data, ncap + 1);
-            if (!n) {
-                free(data);
-                fclose(f);
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            }
-            data = n;
-            cap = ncap;
-        }
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed || len == 0) {
+    unsigned char *data;
+    size_t len;
+    CUresult rr = fab__cu_image_read_file(path, &data, &len);
+    if (rr != CUDA_SUCCESS)
+        return rr;
+    if (len == 0) {
         free(data);
-        return failed ? CUDA_ERROR_FILE_NOT_FOUND : CUDA_ERROR_INVALID_IMAGE;
+        return CUDA_ERROR_INVALID_IMAGE;
     }
-    data[len] = '\0';
     CUresult r = cuLinkAddData_v2(state, type, data, len, path, numOptions, options, optionValues);
     free(data);
     return r;

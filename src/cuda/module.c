@@ -308,42 +308,6 @@ static void fab__cu_module_unlink(fab__cu_module_t *m)
         fab__cu_owned_remove((uintptr_t)m->pmem);
 }
 
-/* An image's bytes from a file, whole. */
-static CUresult fab__cu_read_file(const char *path, unsigned char **data_out, size_t *len_out)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_FILE_NOT_FOUND;
-    unsigned char *data = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            unsigned char *n = ncap > cap ? realloc(data, ncap + 1) : NULL;
-            if (!n) {
-                free(data);
-                fclose(f);
-                return CUDA_ERROR_OUT_OF_MEMORY;
-            }
-            data = n;
-            cap = ncap;
-        }
-        size_t got = fread(data + len, 1, cap - len, f);
-        len += got;
-        if (got == 0)
-            break;
-    }
-    bool failed = ferror(f) != 0;
-    fclose(f);
-    if (failed) {
-        free(data);
-        return CUDA_ERROR_FILE_NOT_FOUND;
-    }
-    data[len] = '\0'; /* PTX text read from a file need not end in a NUL */
-    *data_out = data;
-    *len_out = len;
-    return CUDA_SUCCESS;
-}
 
 /* ---- module entry points ------------------------------------------------------- */
 
@@ -399,7 +363,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
         return CUDA_ERROR_INVALID_VALUE;
     unsigned char *data;
     size_t len;
-    CUresult r = fab__cu_read_file(fname, &data, &len);
+    CUresult r = fab__cu_image_read_file(fname, &data, &len);
     if (r != CUDA_SUCCESS) {
         fab__log(FAB__LOG_WARN, "cuModuleLoad: cannot read %s", fname);
         return r;
@@ -590,7 +554,7 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
                                         true));
     unsigned char *data;
     size_t len;
-    CUresult r = fab__cu_read_file(fileName, &data, &len);
+    CUresult r = fab__cu_image_read_file(fileName, &data, &len);
     if (r != CUDA_SUCCESS) {
         fab__log(FAB__LOG_WARN, "cuLibraryLoadFromFile: cannot read %s", fileName);
         return r;

@@ -281,8 +281,10 @@ FAB__RT_API cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
     return fab__rt_memcpy(dst, src, count, kind, stream, true, true);
 }
 
-/* A source read "during the API call" is copied aside now and the copy
- * from there runs in stream order; the aside buffer is freed by a host
+/* A source read "during the API call" is copied aside now, on a stream of
+ * the batch's own that waits for nothing (a legacy-stream copy would wait
+ * for the work of every blocking stream, the batch's included), and the
+ * copy from there runs in stream order; the aside buffer is freed by a host
  * function queued after it. */
 static void fab__rt_free_host_fn(void *p)
 {
@@ -290,16 +292,22 @@ static void fab__rt_free_host_fn(void *p)
 }
 
 static CUresult fab__rt_batch_one(void *dst, const void *src, size_t size,
-                                  enum cudaMemcpySrcAccessOrder order, CUstream s)
+                                  enum cudaMemcpySrcAccessOrder order, CUstream s,
+                                  CUstream *now)
 {
     if (size == 0)
         return CUDA_SUCCESS;
     if (order != cudaMemcpySrcAccessOrderDuringApiCall)
         return cuMemcpyAsync(fab__rt_dptr(dst), fab__rt_dptr(src), size, s);
+    CUresult r = *now ? CUDA_SUCCESS : cuStreamCreate(now, CU_STREAM_NON_BLOCKING);
+    if (r != CUDA_SUCCESS)
+        return r;
     void *aside = malloc(size);
     if (!aside)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    CUresult r = cuMemcpy(fab__rt_dptr(aside), fab__rt_dptr(src), size);
+    r = cuMemcpyAsync(fab__rt_dptr(aside), fab__rt_dptr(src), size, *now);
+    if (r == CUDA_SUCCESS)
+        r = cuStreamSynchronize(*now);
     if (r == CUDA_SUCCESS)
         r = cuMemcpyAsync(fab__rt_dptr(dst), fab__rt_dptr(aside), size, s);
     if (r == CUDA_SUCCESS)
@@ -340,16 +348,17 @@ static cudaError_t fab__rt_memcpy_batch(void *const *dsts, const void *const *sr
             FAB__RT_RETURN(cudaErrorInvalidValue);
     }
     FAB__RT_ENTER();
-    CUstream s = fab__rt_stream(stream, per_thread);
+    CUstream s = fab__rt_stream(stream, per_thread), now = NULL;
+    CUresult r = CUDA_SUCCESS;
     size_t k = 0;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && r == CUDA_SUCCESS; i++) {
         while (k + 1 < numAttrs && attrsIdxs[k + 1] <= i)
             k++;
-        CUresult r = fab__rt_batch_one(dsts[i], srcs[i], sizes[i], attrs[k].srcAccessOrder, s);
-        if (r != CUDA_SUCCESS)
-            return fab__rt_cu(r);
+        r = fab__rt_batch_one(dsts[i], srcs[i], sizes[i], attrs[k].srcAccessOrder, s, &now);
     }
-    return cudaSuccess;
+    if (now)
+        (void)cuStreamDestroy_v2(now); /* its copies are done: each was waited for */
+    return r == CUDA_SUCCESS ? cudaSuccess : fab__rt_cu(r);
 }
 
 FAB__RT_API cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes,

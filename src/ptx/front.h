@@ -184,8 +184,9 @@ fab__ptx_topd_t *fab__ptx_new_opd(fab__ptx_ps_t *ps, bool kid);
 /* One operand into tops (or kids, for a vector's or list's element);
  * label_ctx: a name is a label (bra's target). */
 bool fab__ptx_parse_operand(fab__ptx_ps_t *ps, bool kid, bool label_ctx);
-/* A guard's register (a declared scalar register). */
-bool fab__ptx_reg_operand_public(fab__ptx_ps_t *ps, uint32_t *reg);
+/* The register the current token names (a declared scalar one) into *reg;
+ * what says what it is for, in the message when it is none. */
+bool fab__ptx_reg_operand(fab__ptx_ps_t *ps, const char *what, uint32_t *reg);
 
 /* parse_insn.c: statements and instructions */
 bool fab__ptx_parse_body(fab__ptx_ps_t *ps, uint32_t func);

@@ -252,15 +252,7 @@ static bool fab__ptx_offset(fab__ptx_ps_t *ps, int64_t *off)
     return fab__ptx_advance(ps);
 }
 
-/* A register named by the current token, into *reg; false if it is none. */
-static bool fab__ptx_reg_operand(fab__ptx_ps_t *ps, const char *what, uint32_t *reg);
-
-bool fab__ptx_reg_operand_public(fab__ptx_ps_t *ps, uint32_t *reg)
-{
-    return fab__ptx_reg_operand(ps, "a guard", reg);
-}
-
-static bool fab__ptx_reg_operand(fab__ptx_ps_t *ps, const char *what, uint32_t *reg)
+bool fab__ptx_reg_operand(fab__ptx_ps_t *ps, const char *what, uint32_t *reg)
 {
     if (ps->tok.kind != FAB__PTX_TK_IDENT)
         return fab__ptx_fail(ps, ps->tok.line, "%s is a register", what);

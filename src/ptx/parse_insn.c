@@ -320,7 +320,7 @@ static bool fab__ptx_parse_stmt(fab__ptx_ps_t *ps, uint32_t fi)
         if (neg && !fab__ptx_advance(ps))
             return false;
         uint32_t g;
-        if (!fab__ptx_reg_operand_public(ps, &g))
+        if (!fab__ptx_reg_operand(ps, "a guard", &g))
             return false;
         if (ps->tok.kind != FAB__PTX_TK_IDENT)
             return fab__ptx_fail(ps, ps->tok.line, "an instruction expected after a guard");

@@ -688,6 +688,80 @@ static void cpu_kernels_store_through_and_reduce_over_a_multicast_mapping(void *
     CU_OK(cuMemRelease(mc));
 }
 
+/* The same as kernels as written, on the PTX engine (no plugin implements
+ * these names): multimem.st through the multicast mapping reaches every
+ * bound copy when the kernel ends, and multimem.ld_reduce.add sums every
+ * copy. */
+static const char mc_written_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mcw_store(.param .u64 mc, .param .u32 v)\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [mc];\n"
+    "  ld.param.u32 %r1, [v];\n"
+    "  multimem.st.relaxed.sys.global.u32 [%rd1], %r1;\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry mcw_sum(.param .u64 out, .param .u64 mc)\n"
+    "{\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [mc];\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.wide.u32 %rd3, %r1, 4;\n"
+    "  add.s64 %rd4, %rd2, %rd3;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.u32 %r2, [%rd4];\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n"
+    "  st.global.u32 [%rd4], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void kernels_as_written_store_through_and_reduce_over_a_multicast_mapping(void **state)
+{
+    (void)state;
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CU_OK(cuMulticastAddDevice(mc, 1));
+    member_t m0, m1;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
+    CU_OK(bind_member(mc, 1, CU_MEM_HANDLE_TYPE_FABRIC, g, &m1));
+    CUmodule mod;
+    CUfunction store, sum;
+    CU_OK(cuModuleLoadData(&mod, mc_written_ptx));
+    CU_OK(cuModuleGetFunction(&store, mod, "mcw_store"));
+    CU_OK(cuModuleGetFunction(&sum, mod, "mcw_sum"));
+    unsigned v = VALUE;
+    void *store_params[] = {&m0.mc_ptr, &v};
+    CU_OK(cuLaunchKernel(store, 1, 1, 1, 1, 1, 1, 0, NULL, store_params, NULL));
+    CU_OK(cuCtxSynchronize());
+    assert_int_equal(read_u32(m0.mem_ptr), VALUE);
+    assert_int_equal(read_u32(m1.mem_ptr), VALUE);
+    uint32_t a[2] = {1, 2}, b[2] = {10, 20};
+    CU_OK(cuMemcpyHtoD(m0.mem_ptr, a, sizeof(a)));
+    CU_OK(cuMemcpyHtoD(m1.mem_ptr, b, sizeof(b)));
+    CUmemGenericAllocationHandle oh;
+    CUmemAllocationProp op = cut_prop(0, 0);
+    CU_OK(cuMemCreate(&oh, g, &op, 0));
+    CUdeviceptr out = cut_map_rw(oh, g);
+    void *sum_params[] = {&out, &m0.mc_ptr};
+    CU_OK(cuLaunchKernel(sum, 1, 1, 1, 2, 1, 1, 0, NULL, sum_params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got[2] = {0};
+    CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
+    assert_int_equal(got[0], 11);
+    assert_int_equal(got[1], 22);
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(out, g);
+    CU_OK(cuMemRelease(oh));
+    CU_OK(unbind_member(mc, 1, g, &m1));
+    CU_OK(unbind_member(mc, 0, g, &m0));
+    CU_OK(cuMemRelease(mc));
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(four_trays_share_one_multicast_object_as_nccl_nvls_does,
                               fab_test_teardown),
@@ -713,6 +787,8 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(bind_by_address_finds_the_mapped_allocation, fab_test_teardown),
     cmocka_unit_test_teardown(cpu_kernels_store_through_and_reduce_over_a_multicast_mapping,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(kernels_as_written_store_through_and_reduce_over_a_multicast_mapping,
                               fab_test_teardown),
 };
 

@@ -361,6 +361,21 @@ static void reg_parameters_are_registers_of_the_function(void **state)
     fab__ptx_module_free(m);
 }
 
+static void an_alias_names_the_same_function(void **state)
+{
+    (void)state;
+    fab__ptx_module_t *m = ptx_ok(PTX_HEAD ".func f() { ret; }\n.alias g, f;\n.entry k() { call.uni g; ret; }\n");
+    assert_int_equal(m->nfuncs, 2);
+    assert_int_equal(ptx_opd(ptx_func(m, "k"), 0, 1)->sym, ptx_func_index(m, "f"));
+    fab__ptx_module_free(m);
+}
+
+static void register_ranges_past_the_bound_are_refused(void **state)
+{
+    (void)state;
+    ptx_bad(PTX_HEAD ".entry k()\n{\n\t.reg .b32 %r<2000000>;\n}\n", 6, "a register range's count must be");
+}
+
 static void debug_sections_and_directives_are_skipped(void **state)
 {
     (void)state;
@@ -394,6 +409,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(addresses_in_initializers_are_relocations),
     cmocka_unit_test(address_bytes_in_byte_arrays_are_relocations),
     cmocka_unit_test(reg_parameters_are_registers_of_the_function),
+    cmocka_unit_test(an_alias_names_the_same_function),
+    cmocka_unit_test(register_ranges_past_the_bound_are_refused),
     cmocka_unit_test(debug_sections_and_directives_are_skipped),
 };
 

@@ -158,6 +158,13 @@ static void nvcc_modern_parse(void **state)
           {"_Z3fp8PKfP13__nv_fp8_e4m3P13__nv_fp8_e5m2", 3, 0});
 }
 
+static void nvcc_libraries_parse(void **state)
+{
+    (void)state;
+    PARSE("libraries.cu", {"_Z10cub_reducePKiPi", 2, 0}, {"_Z6tensorPK6__halfS1_Pf", 3, 0},
+          {"_Z8texturesyyPf", 3, 0}, {"_Z11halfatomicsP6__halfP7__half2Pf", 3, 0});
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(nvcc_basics_parse),
     cmocka_unit_test(nvcc_tables_parse),
@@ -167,6 +174,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(nvcc_calls_parse),
     cmocka_unit_test(nvcc_asm_parse),
     cmocka_unit_test(nvcc_modern_parse),
+    cmocka_unit_test(nvcc_libraries_parse),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("ptx", tests)
