@@ -21,6 +21,8 @@
 
 #define FAB__PTX_LANES 32
 #define FAB__PTX_MAXBAR 16
+/* an ordered load run again this many times with no store between ends the quantum */
+#define FAB__PTX_SPIN_RELOADS 3
 
 /* Where a memory instruction's address points, as the loader resolved it. */
 enum {

@@ -136,7 +136,7 @@ int fab__ptx_x_mbarrier(W_ARGS)
     /* a wait that is not complete polls, as an ordered load does */
     uint32_t pc = TOP->pc;
     if (w->spin_pc == pc && !w->stored) {
-        if (++w->spins >= 3) {
+        if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
             w->spins = 0;
             w->spin_yield = true;
             return R_YIELD;

@@ -216,7 +216,7 @@ int fab__ptx_x_ld(W_ARGS)
     if (sem != FAB__PTX_SEM_PLAIN) {
         uint32_t pc = TOP->pc;
         if (w->spin_pc == pc && !w->stored) {
-            if (++w->spins >= 3) {
+            if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
                 w->spins = 0;
                 w->spin_yield = true;
                 return R_YIELD;
@@ -398,7 +398,7 @@ int fab__ptx_x_atom(W_ARGS)
     /* a compare-and-swap that failed in every lane polls, as a load does */
     uint32_t pc = TOP->pc;
     if (w->spin_pc == pc && !w->stored) {
-        if (++w->spins >= 3) {
+        if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
             w->spins = 0;
             w->spin_yield = true;
             return R_YIELD;
