@@ -349,7 +349,8 @@ static void fab__cu_program_work(void *arg)
     fab__log(FAB__LOG_ERROR, "kernel %s stopped (%s): %s", run->name, rname,
              fault.report[0] ? fault.report : "no report");
     if (s == FAB__PTX_E_FAULT || s == FAB__PTX_E_MISALIGNED)
-        FAB__CU_CHECK(fab__cu_check_bad_range(fault.address, 1, false, r, run->name));
+        FAB__CU_CHECK(fab__cu_check_bad_range(fault.address, fault.size ? fault.size : 1, fault.write, r,
+                                              run->name));
     fab__cu_sticky_set(run->device, r);
 }
 
