@@ -400,7 +400,7 @@ static bool fab__ptx_fcmp(unsigned k, double a, double b)
     }
 }
 
-uint32_t fab__ptx_compare(const fab__ptx_x_t *in, const uint64_t *A, const uint64_t *B)
+FAB__PTX_HOT uint32_t fab__ptx_compare(const fab__ptx_x_t *in, const uint64_t *A, const uint64_t *B)
 {
     uint32_t r = 0;
     unsigned t = in->t, k = in->k;

@@ -189,6 +189,33 @@ int fab__ptx_x_ld(W_ARGS)
             FAB__PTX_ADDR(p, l, n);
             D[l] = fab__ptx_load1(p, n, sem, sgn);
         }
+    } else if (in->space == FAB__PTX_XS_GENERIC && (tot == 8 || tot == 16) && (n == 4 || n == 8)) {
+        /* The vectors LL-style protocols move ({data, flag} as v2.u32,
+         * v4.u32, v2.u64) at a host address: one or two 8-byte words a
+         * lane, without the general case's per-element arithmetic. */
+        int mo = sem == FAB__PTX_SEM_ACQUIRE ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+        unsigned nw = tot / 8;
+        for (unsigned l = 0; l < LANES_N; l++) {
+            if (!(m >> l & 1))
+                continue;
+            uint64_t a = A[l] + (uint64_t)in->off;
+            if (a < FAB__PTX_LOW_LIMIT)
+                return fab__ptx_bad_addr(w, l, a, tot, in->space);
+            if (a & (tot - 1))
+                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            for (unsigned c = 0; c < nw; c++) {
+                uint64_t x = __atomic_load_n((const uint64_t *)(uintptr_t)(a + 8 * c), mo);
+                if (n == 8) {
+                    w->R[(size_t)in->d[c] * LANES_N + l] = x;
+                    continue;
+                }
+                uint64_t lo = x & 0xffffffffu, hi = x >> 32;
+                if (sgn)
+                    lo = (uint64_t)(int64_t)(int32_t)lo, hi = (uint64_t)(int64_t)(int32_t)hi;
+                w->R[(size_t)in->d[2 * c] * LANES_N + l] = lo;
+                w->R[(size_t)in->d[2 * c + 1] * LANES_N + l] = hi;
+            }
+        }
     } else {
         /* A vector access is single-copy atomic per aligned 8 bytes (the
          * whole of it when smaller), as NCCL's LL protocol needs of a
@@ -268,6 +295,29 @@ int fab__ptx_x_st(W_ARGS)
      * when smaller), each stored single-copy atomic (fab__ptx_x_ld). */
     unsigned cs = tot < 8 ? tot : 8;
     int mo = sem == FAB__PTX_SEM_RELEASE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
+    if (in->space == FAB__PTX_XS_GENERIC && (tot == 8 || tot == 16) && (n == 4 || n == 8)) {
+        /* as the load's fast path: one or two whole words a lane */
+        unsigned nw = tot / 8;
+        for (unsigned l = 0; l < LANES_N; l++) {
+            if (!(m >> l & 1))
+                continue;
+            uint64_t a = A[l] + (uint64_t)in->off;
+            if (a < FAB__PTX_LOW_LIMIT)
+                return fab__ptx_bad_addr(w, l, a, tot, in->space);
+            if (a & (tot - 1))
+                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            for (unsigned c = 0; c < nw; c++) {
+                uint64_t x;
+                if (n == 8)
+                    x = w->R[(size_t)in->s[c] * LANES_N + l];
+                else
+                    x = (w->R[(size_t)in->s[2 * c] * LANES_N + l] & 0xffffffffu) |
+                        w->R[(size_t)in->s[2 * c + 1] * LANES_N + l] << 32;
+                __atomic_store_n((uint64_t *)(uintptr_t)(a + 8 * c), x, mo);
+            }
+        }
+        return R_NEXT;
+    }
     for (unsigned l = 0; l < LANES_N; l++) {
         if (!(m >> l & 1))
             continue;

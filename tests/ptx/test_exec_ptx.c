@@ -325,6 +325,45 @@ static void vectors_and_generic_shared_addresses(void **state)
     assert_int_equal(out[10], 1);
 }
 
+/* Vector loads of signed elements into wider registers sign-extend each
+ * element; a vector access misaligned for its whole width faults. */
+static void signed_vector_elements_sign_extend_and_vectors_align_to_their_width(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o; .reg .b64 %x<3>; .reg .b32 %r<5>;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.global.v2.s32 {%x1, %x2}, [%o];\n"
+              "st.global.v2.u64 [%o+16], {%x1, %x2};\n"
+              "ld.global.v2.u32 {%x1, %x2}, [%o];\n"
+              "st.global.v2.u64 [%o+32], {%x2, %x1};\n"
+              "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%o+16];\n"
+              "st.global.v4.u32 [%o+48], {%r4, %r3, %r2, %r1};\n"
+              "ret;\n}\n"
+              ".visible .entry skew(.param .u64 out)\n{\n"
+              ".reg .u64 %o; .reg .b32 %r<5>;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%o+8];\n"
+              "ret;\n}\n");
+    _Alignas(16) int32_t buf[16] = {-1, 5};
+    void *p = buf;
+    assert_int_equal(run_k("k", 1, 1, &p, NULL, NULL), FAB__PTX_OK);
+    int64_t se[2];
+    uint64_t ze[2];
+    memcpy(se, &buf[4], 16);
+    memcpy(ze, &buf[8], 16);
+    assert_true(se[0] == -1 && se[1] == 5);
+    assert_true(ze[0] == 5 && ze[1] == 0xffffffffull);
+    /* v4.u32 of {-1 lo, -1 hi, 5, 0} reversed */
+    assert_int_equal(buf[12], 0);
+    assert_int_equal(buf[13], 5);
+    assert_int_equal(buf[14], -1);
+    assert_int_equal(buf[15], -1);
+    fab__ptx_fault_t f;
+    assert_int_equal(run_k("skew", 1, 1, &p, NULL, &f), FAB__PTX_E_MISALIGNED);
+    assert_int_equal(f.address, (uintptr_t)buf + 8);
+}
+
 static void a_misaligned_access_is_reported(void **state)
 {
     (void)state;
@@ -539,6 +578,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(half_precision_and_packed_forms, teardown),
         cmocka_unit_test_teardown(integer_edges_and_bit_fields, teardown),
         cmocka_unit_test_teardown(vectors_and_generic_shared_addresses, teardown),
+        cmocka_unit_test_teardown(signed_vector_elements_sign_extend_and_vectors_align_to_their_width, teardown),
         cmocka_unit_test_teardown(a_misaligned_access_is_reported, teardown),
         cmocka_unit_test_teardown(exit_in_some_lanes_lets_the_rest_reach_a_barrier, teardown),
         cmocka_unit_test_teardown(shfl_clamps_and_segments, teardown),
