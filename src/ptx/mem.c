@@ -141,6 +141,20 @@ static inline void fab__ptx_store_word(unsigned char *p, unsigned n, int mo, uin
 }
 
 /* The access of lane l, checked: its window and its alignment. */
+/* Whether every lane's address a + off is at or above the null page and
+ * aligned to n: one branch-free pass, so that the common full-warp access
+ * then needs no test per lane (the per-lane path finds which lane failed). */
+static inline bool fab__ptx_lanes_ok(const uint64_t *A, uint64_t off, unsigned n)
+{
+    uint64_t mis = 0, low = 0;
+    for (unsigned l = 0; l < LANES_N; l++) {
+        uint64_t a = A[l] + off;
+        mis |= a & (n - 1);
+        low |= a < FAB__PTX_LOW_LIMIT;
+    }
+    return !(mis | low);
+}
+
 #define FAB__PTX_ADDR(p, l, n)                                                             \
     uint64_t a_ = A[l] + (uint64_t)in->off;                                                \
     unsigned char *p = fab__ptx_where(w, in->space, l, a_, n);                             \
@@ -165,6 +179,19 @@ int fab__ptx_x_ld(W_ARGS)
     } else if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8) && !sgn) {
         /* the common case, without the per-lane switches */
         uint64_t *D = SLOT(in->d[0]);
+        if (m == 0xffffffffu && fab__ptx_lanes_ok(A, (uint64_t)in->off, n)) {
+            const uint64_t off = (uint64_t)in->off;
+            if (n == 4)
+                for (unsigned l = 0; l < LANES_N; l++) {
+                    uint32_t x;
+                    memcpy(&x, (const void *)(uintptr_t)(A[l] + off), 4);
+                    D[l] = x;
+                }
+            else
+                for (unsigned l = 0; l < LANES_N; l++)
+                    memcpy(&D[l], (const void *)(uintptr_t)(A[l] + off), 8);
+            goto loaded;
+        }
         for (unsigned l = 0; l < LANES_N; l++) {
             if (!(m >> l & 1))
                 continue;
@@ -240,6 +267,7 @@ int fab__ptx_x_ld(W_ARGS)
             }
         }
     }
+loaded:
     if (sem != FAB__PTX_SEM_PLAIN) {
         uint32_t pc = TOP->pc;
         if (w->spin_pc == pc && !w->stored) {
@@ -265,6 +293,18 @@ int fab__ptx_x_st(W_ARGS)
     w->stored = true;
     if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8)) {
         const uint64_t *V = SLOT(in->s[0]);
+        if (m == 0xffffffffu && fab__ptx_lanes_ok(A, (uint64_t)in->off, n)) {
+            const uint64_t off = (uint64_t)in->off;
+            if (n == 4)
+                for (unsigned l = 0; l < LANES_N; l++) {
+                    uint32_t x = (uint32_t)V[l];
+                    memcpy((void *)(uintptr_t)(A[l] + off), &x, 4);
+                }
+            else
+                for (unsigned l = 0; l < LANES_N; l++)
+                    memcpy((void *)(uintptr_t)(A[l] + off), &V[l], 8);
+            return R_NEXT;
+        }
         for (unsigned l = 0; l < LANES_N; l++) {
             if (!(m >> l & 1))
                 continue;

@@ -364,6 +364,43 @@ static void signed_vector_elements_sign_extend_and_vectors_align_to_their_width(
     assert_int_equal(f.address, (uintptr_t)buf + 8);
 }
 
+/* In a full warp whose lanes all load (or store) at once, the one lane
+ * with a bad address is the one the report names. */
+static void one_bad_lane_of_a_full_warp_is_the_one_reported(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out, .param .u32 bad, .param .u32 store)\n{\n"
+              ".reg .u64 %o, %a; .reg .b32 %t, %b, %s, %v; .reg .pred %p, %q;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.param.u32 %b, [bad];\n"
+              "ld.param.u32 %s, [store];\n"
+              "mov.u32 %t, %tid.x;\n"
+              "mul.wide.u32 %a, %t, 8;\n"
+              "add.u64 %a, %o, %a;\n"
+              "setp.eq.u32 %p, %t, %b;\n"
+              "@%p add.u64 %a, %a, 2;\n"
+              "setp.ne.u32 %q, %s, 0;\n"
+              "@%q bra STORE;\n"
+              "ld.global.u32 %v, [%a];\n"
+              "ret;\n"
+              "STORE:\n"
+              "st.global.u64 [%a], 1;\n"
+              "ret;\n}\n");
+    _Alignas(8) uint64_t buf[32] = {0};
+    for (uint32_t store = 0; store < 2; store++) {
+        struct { void *p; uint32_t bad, store; } prm = {buf, 17, store};
+        fab__ptx_fault_t f;
+        assert_int_equal(run_k("k", 1, 32, &prm, NULL, &f), FAB__PTX_E_MISALIGNED);
+        assert_int_equal(f.thread[0], 17);
+        assert_int_equal(f.address, (uintptr_t)&buf[17] + 2);
+    }
+    /* with no bad lane every lane's access is done */
+    struct { void *p; uint32_t bad, store; } ok = {buf, 99, 1};
+    assert_int_equal(run_k("k", 1, 32, &ok, NULL, NULL), FAB__PTX_OK);
+    for (unsigned i = 0; i < 32; i++)
+        assert_true(buf[i] == 1);
+}
+
 static void a_misaligned_access_is_reported(void **state)
 {
     (void)state;
@@ -579,6 +616,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(integer_edges_and_bit_fields, teardown),
         cmocka_unit_test_teardown(vectors_and_generic_shared_addresses, teardown),
         cmocka_unit_test_teardown(signed_vector_elements_sign_extend_and_vectors_align_to_their_width, teardown),
+        cmocka_unit_test_teardown(one_bad_lane_of_a_full_warp_is_the_one_reported, teardown),
         cmocka_unit_test_teardown(a_misaligned_access_is_reported, teardown),
         cmocka_unit_test_teardown(exit_in_some_lanes_lets_the_rest_reach_a_barrier, teardown),
         cmocka_unit_test_teardown(shfl_clamps_and_segments, teardown),
