@@ -155,6 +155,30 @@ static inline bool fab__ptx_lanes_ok(const uint64_t *A, uint64_t off, unsigned n
     return !(mis | low);
 }
 
+/* For lane l's host address a of an n-byte access: 0, or the fault of a
+ * null-page or misaligned one (R_FAULT). */
+static inline int fab__ptx_host_bad(fab__ptx_warp_t *w, const fab__ptx_x_t *in, unsigned l, uint64_t a,
+                                    unsigned n)
+{
+    if (a < FAB__PTX_LOW_LIMIT)
+        return fab__ptx_bad_addr(w, l, a, n, in->space);
+    if (a & (n - 1))
+        return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+    return 0;
+}
+
+/* In a loop over lanes l: skip an inactive lane, else set a to its host
+ * address and return the fault of a bad one. */
+#define FAB__PTX_HOST_LANE(a, l, n)                                                        \
+    if (!(m >> (l) & 1))                                                                   \
+        continue;                                                                          \
+    uint64_t a = A[l] + (uint64_t)in->off;                                                 \
+    do {                                                                                   \
+        int bad_ = fab__ptx_host_bad(w, in, l, a, n);                                      \
+        if (bad_)                                                                          \
+            return bad_;                                                                   \
+    } while (0)
+
 #define FAB__PTX_ADDR(p, l, n)                                                             \
     uint64_t a_ = A[l] + (uint64_t)in->off;                                                \
     unsigned char *p = fab__ptx_where(w, in->space, l, a_, n);                             \
@@ -193,13 +217,7 @@ int fab__ptx_x_ld(W_ARGS)
             goto loaded;
         }
         for (unsigned l = 0; l < LANES_N; l++) {
-            if (!(m >> l & 1))
-                continue;
-            uint64_t a = A[l] + (uint64_t)in->off;
-            if (a < FAB__PTX_LOW_LIMIT)
-                return fab__ptx_bad_addr(w, l, a, n, in->space);
-            if (a & (n - 1))
-                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            FAB__PTX_HOST_LANE(a, l, n);
             if (n == 4) {
                 uint32_t x;
                 memcpy(&x, (const void *)(uintptr_t)a, 4);
@@ -223,13 +241,7 @@ int fab__ptx_x_ld(W_ARGS)
         int mo = sem == FAB__PTX_SEM_ACQUIRE ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
         unsigned nw = tot / 8;
         for (unsigned l = 0; l < LANES_N; l++) {
-            if (!(m >> l & 1))
-                continue;
-            uint64_t a = A[l] + (uint64_t)in->off;
-            if (a < FAB__PTX_LOW_LIMIT)
-                return fab__ptx_bad_addr(w, l, a, tot, in->space);
-            if (a & (tot - 1))
-                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            FAB__PTX_HOST_LANE(a, l, tot);
             for (unsigned c = 0; c < nw; c++) {
                 uint64_t x = __atomic_load_n((const uint64_t *)(uintptr_t)(a + 8 * c), mo);
                 if (n == 8) {
@@ -306,13 +318,7 @@ int fab__ptx_x_st(W_ARGS)
             return R_NEXT;
         }
         for (unsigned l = 0; l < LANES_N; l++) {
-            if (!(m >> l & 1))
-                continue;
-            uint64_t a = A[l] + (uint64_t)in->off;
-            if (a < FAB__PTX_LOW_LIMIT)
-                return fab__ptx_bad_addr(w, l, a, n, in->space);
-            if (a & (n - 1))
-                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            FAB__PTX_HOST_LANE(a, l, n);
             if (n == 4) {
                 uint32_t x = (uint32_t)V[l];
                 memcpy((void *)(uintptr_t)a, &x, 4);
@@ -339,13 +345,7 @@ int fab__ptx_x_st(W_ARGS)
         /* as the load's fast path: one or two whole words a lane */
         unsigned nw = tot / 8;
         for (unsigned l = 0; l < LANES_N; l++) {
-            if (!(m >> l & 1))
-                continue;
-            uint64_t a = A[l] + (uint64_t)in->off;
-            if (a < FAB__PTX_LOW_LIMIT)
-                return fab__ptx_bad_addr(w, l, a, tot, in->space);
-            if (a & (tot - 1))
-                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            FAB__PTX_HOST_LANE(a, l, tot);
             for (unsigned c = 0; c < nw; c++) {
                 uint64_t x;
                 if (n == 8)
