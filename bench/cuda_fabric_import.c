@@ -60,9 +60,10 @@ static void fail(const char *what)
     failed = 1;
 }
 
-/* ---- the importers' loops: 0, or -1 on the first failure ---- */
+/* ---- the importers' loops: 0, or -1 on the first failure (never inlined,
+ * so that callgrind --toggle-collect can count them alone) ---- */
 
-static int driver_loop(const CUmemFabricHandle *handle, int count)
+__attribute__((noinline)) static int driver_loop(const CUmemFabricHandle *handle, int count)
 {
     CUmemAccessDesc access;
     memset(&access, 0, sizeof(access));
@@ -87,7 +88,7 @@ static int driver_loop(const CUmemFabricHandle *handle, int count)
     return 0;
 }
 
-static int bare_loop(int sock, int count)
+__attribute__((noinline)) static int bare_loop(int sock, int count)
 {
     for (int i = 0; i < count; i++) {
         char byte = 'i';
