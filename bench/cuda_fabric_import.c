@@ -23,7 +23,7 @@
  * (the importer's channel, the handle's uuid and secret, the exporter's
  * grant), and the memfd it hands out is sealed.
  *
- * Usage: cuda_fabric_import [--smoke] [imports per round, default 20000]
+ * Usage: cuda_fabric_import [--smoke] [imports per round, default 5000]
  * [rounds, default 9]. --smoke: a few imports a round, for the test that
  * keeps this program working (it exits non-zero when a round fails). The
  * daemon is $FABMEM_DAEMON, else the one built next to this program. */
@@ -280,7 +280,7 @@ static void print_counts(const char *setting, struct worker *w, const pid_t *ser
 
 int main(int argc, char **argv)
 {
-    int smoke = 0, per = 20000, rounds = 9, positional = 0;
+    int smoke = 0, per = 5000, rounds = 9, positional = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0) {
             smoke = 1;
