@@ -667,9 +667,10 @@ static fab_status_t fab__reply_await_fds(fab_client_t *client, const fab__reques
 }
 
 /* HELLO with our version; a daemon that refuses it (NOT_SUPPORTED) is
- * asked once more, on the same connection, with version 5, the last before
- * IMPORT_MANY: a version-5 daemon then serves us, and import_many sends it
- * single IMPORTs. */
+ * asked again, on the same connection, with version 6, the last before the
+ * IMPORT reply said the memory's kind (libcuda then asks MC_JOIN as before),
+ * and then with 5, the last before IMPORT_MANY: a version-5 daemon then
+ * serves us, and import_many sends it single IMPORTs. */
 static fab_status_t fab__hello(fab_client_t *client)
 {
     static const uint32_t versions[] = {FAB__PROTO_VERSION, FAB__PROTO_VERSION_MEMORY_KIND - 1,
