@@ -253,11 +253,24 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* cuMemFree and cuMemFreeHost synchronise, as the driver's do: the work
+ * queued before the call in the calling thread's context (a kernel or a copy
+ * that still reads or writes the memory) completes before the memory goes.
+ * An error of that work stays the context's, for its next synchronisation;
+ * with no current context there is nothing to wait for. */
+static void fab__cu_free_waits(void)
+{
+    CUcontext ctx;
+    if (fab__cu_current_ctx(&ctx) == CUDA_SUCCESS)
+        (void)FAB__CU_INNER(cuCtxSynchronize_v2(ctx));
+}
+
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     FAB__CU_ENTER();
     if (dptr == 0)
         return CUDA_SUCCESS; /* as free(NULL) */
+    fab__cu_free_waits();
     /* Pool memory too (cuMemAllocAsync, an imported pool pointer). */
     CUresult pr = fab__cu_pool_free((uintptr_t)dptr);
     if (pr != CUDA_ERROR_NOT_FOUND)
@@ -339,6 +352,7 @@ CUresult cuMemFreeHost(void *p)
     FAB__CU_ENTER();
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
+    fab__cu_free_waits();
     return fab__cu_mem_free((uintptr_t)p, FAB__CU_MEM_HOST, CUDA_ERROR_INVALID_VALUE);
 }
 
