@@ -253,12 +253,7 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-/* cuMemFree and cuMemFreeHost synchronise, as the driver's do: the work
- * queued before the call in the calling thread's context (a kernel or a copy
- * that still reads or writes the memory) completes before the memory goes.
- * An error of that work stays the context's, for its next synchronisation;
- * with no current context there is nothing to wait for. */
-static void fab__cu_free_waits(void)
+void fab__cu_free_waits(void)
 {
     CUcontext ctx;
     if (fab__cu_current_ctx(&ctx) == CUDA_SUCCESS)
