@@ -140,6 +140,7 @@ FAB__CU_API cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned
 FAB__CU_API cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                size_t Height, unsigned int ElementSizeBytes);
 FAB__CU_API cuMemAllocHost(void **pp, unsigned int bytesize);
+FAB__CU_API cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 FAB__CU_API cuMemAllocHost_v2(void **pp, size_t bytesize);
 FAB__CU_API cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
 FAB__CU_API cuMemFreeHost(void *p);

@@ -133,6 +133,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemGetInfo", 2000, cuMemGetInfo),
     P("cuMemAllocPitch", 2000, cuMemAllocPitch),
     P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
+    P("cuMemAllocManaged", 6000, cuMemAllocManaged),
     P("cuMemAllocHost", 2000, cuMemAllocHost),
     P("cuMemAllocHost", 3020, cuMemAllocHost_v2),
     P("cuMemHostAlloc", 2020, cuMemHostAlloc),

@@ -146,6 +146,9 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream);
 CUresult CUDAAPI cuStreamQuery(CUstream hStream);
 
 /* Contexts, memory, streams and events. */
+#define CU_MEM_ATTACH_GLOBAL FAB_CU_MEM_ATTACH_GLOBAL
+#define CU_MEM_ATTACH_HOST FAB_CU_MEM_ATTACH_HOST
+#define CU_MEM_ATTACH_SINGLE FAB_CU_MEM_ATTACH_SINGLE
 #define CU_MEMHOSTALLOC_PORTABLE FAB_CU_MEMHOSTALLOC_PORTABLE
 #define CU_MEMHOSTALLOC_DEVICEMAP FAB_CU_MEMHOSTALLOC_DEVICEMAP
 #define CU_MEMHOSTALLOC_WRITECOMBINED FAB_CU_MEMHOSTALLOC_WRITECOMBINED
@@ -221,6 +224,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
 CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                  size_t Height, unsigned int ElementSizeBytes);
 CUresult CUDAAPI cuMemFree(CUdeviceptr dptr);
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize);
 CUresult CUDAAPI cuMemFreeHost(void *p);
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
