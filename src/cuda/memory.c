@@ -484,7 +484,10 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     uintptr_t base = 0;
     size_t size = 0;
     bool found = false;
-    if (m && m->kind == FAB__CU_MEM_DEVICE) {
+    /* Host allocations too: with unified addressing their device pointer is
+     * theirs, and the driver answers for it (numba-cuda sizes a mapped array
+     * so). A registration is the caller's memory: not the driver's to size. */
+    if (m && m->kind != FAB__CU_MEM_REGISTERED) {
         base = m->node.key;
         size = m->size;
         found = true;

@@ -573,7 +573,36 @@ static void managed_memory_is_device_memory_the_host_reads_and_writes(void **sta
     CU_OK(cuMemFree(p));
 }
 
+static void address_range_of_host_allocations_is_theirs_and_registrations_have_none(void **state)
+{
+    (void)state;
+    cut_init(0);
+    void *pinned, *mapped;
+    CU_OK(cuMemAllocHost(&pinned, 5000));
+    CU_OK(cuMemHostAlloc(&mapped, 300, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr dmapped;
+    CU_OK(cuMemHostGetDevicePointer(&dmapped, mapped, 0));
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CU_OK(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned + 4999));
+    assert_int_equal(base, (CUdeviceptr)(uintptr_t)pinned);
+    assert_int_equal(size, 5000);
+    CU_OK(cuMemGetAddressRange(&base, &size, dmapped + 1));
+    assert_int_equal(base, dmapped);
+    assert_int_equal(size, 300);
+    unsigned char *reg = aligned_alloc(4096, 4096);
+    assert_non_null(reg);
+    CU_OK(cuMemHostRegister(reg, 4096, 0));
+    CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)reg), CUDA_ERROR_NOT_FOUND);
+    CU_OK(cuMemHostUnregister(reg));
+    free(reg);
+    CU_OK(cuMemFreeHost(pinned));
+    CU_OK(cuMemFreeHost(mapped));
+    CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned), CUDA_ERROR_NOT_FOUND);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(address_range_of_host_allocations_is_theirs_and_registrations_have_none),
     cmocka_unit_test(managed_memory_is_device_memory_the_host_reads_and_writes),
     cmocka_unit_test(mem_free_of_zero_succeeds_and_double_free_fails),
     cmocka_unit_test(mem_alloc_pitch_aligns_rows),
