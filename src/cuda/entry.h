@@ -304,6 +304,7 @@ FAB__CU_API cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel 
 FAB__CU_API cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 FAB__CU_API cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
 FAB__CU_API cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+FAB__CU_API cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
 FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                         int blockSize, size_t dynamicSMemSize);
 FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,

@@ -224,6 +224,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
     P("cuFuncSetAttribute", 9000, cuFuncSetAttribute),
     P("cuFuncSetCacheConfig", 3000, cuFuncSetCacheConfig),
+    P("cuKernelSetCacheConfig", 12000, cuKernelSetCacheConfig),
     P("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
       cuOccupancyMaxActiveBlocksPerMultiprocessor),
     P("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000,
