@@ -152,6 +152,7 @@ FAB__CU_API cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned
 FAB__CU_API cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                size_t Height, unsigned int ElementSizeBytes);
 FAB__CU_API cuMemAllocHost(void **pp, unsigned int bytesize);
+FAB__CU_API cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 FAB__CU_API cuMemAllocHost_v2(void **pp, size_t bytesize);
 FAB__CU_API cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
 FAB__CU_API cuMemFreeHost(void *p);
@@ -315,6 +316,7 @@ FAB__CU_API cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel 
 FAB__CU_API cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 FAB__CU_API cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
 FAB__CU_API cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+FAB__CU_API cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
 FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                         int blockSize, size_t dynamicSMemSize);
 FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,

@@ -146,6 +146,9 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream);
 CUresult CUDAAPI cuStreamQuery(CUstream hStream);
 
 /* Contexts, memory, streams and events. */
+#define CU_MEM_ATTACH_GLOBAL FAB_CU_MEM_ATTACH_GLOBAL
+#define CU_MEM_ATTACH_HOST FAB_CU_MEM_ATTACH_HOST
+#define CU_MEM_ATTACH_SINGLE FAB_CU_MEM_ATTACH_SINGLE
 #define CU_MEMHOSTALLOC_PORTABLE FAB_CU_MEMHOSTALLOC_PORTABLE
 #define CU_MEMHOSTALLOC_DEVICEMAP FAB_CU_MEMHOSTALLOC_DEVICEMAP
 #define CU_MEMHOSTALLOC_WRITECOMBINED FAB_CU_MEMHOSTALLOC_WRITECOMBINED
@@ -221,6 +224,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
 CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                  size_t Height, unsigned int ElementSizeBytes);
 CUresult CUDAAPI cuMemFree(CUdeviceptr dptr);
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize);
 CUresult CUDAAPI cuMemFreeHost(void *p);
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
@@ -348,6 +352,7 @@ CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUke
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
 CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                              int blockSize, size_t dynamicSMemSize);
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
