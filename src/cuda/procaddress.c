@@ -133,6 +133,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMemGetInfo", 2000, cuMemGetInfo),
     P("cuMemAllocPitch", 2000, cuMemAllocPitch),
     P("cuMemAllocPitch", 3020, cuMemAllocPitch_v2),
+    P("cuMemAllocManaged", 6000, cuMemAllocManaged),
     P("cuMemAllocHost", 2000, cuMemAllocHost),
     P("cuMemAllocHost", 3020, cuMemAllocHost_v2),
     P("cuMemHostAlloc", 2020, cuMemHostAlloc),
@@ -223,6 +224,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
     P("cuFuncSetAttribute", 9000, cuFuncSetAttribute),
     P("cuFuncSetCacheConfig", 3000, cuFuncSetCacheConfig),
+    P("cuKernelSetCacheConfig", 12000, cuKernelSetCacheConfig),
     P("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
       cuOccupancyMaxActiveBlocksPerMultiprocessor),
     P("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000,
@@ -263,6 +265,82 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuMulticastBindAddr", 12010, cuMulticastBindAddr),
     P("cuMulticastUnbind", 12010, cuMulticastUnbind),
     P("cuMulticastGetGranularity", 12010, cuMulticastGetGranularity),
+    /* Older and rarer entry points (legacy.c, docs/cuda.md "Older entry points"). */
+    P("cuCtxAttach", 2000, cuCtxAttach),
+    P("cuCtxDetach", 2000, cuCtxDetach),
+    P("cuCtxGetApiVersion", 3020, cuCtxGetApiVersion),
+    P("cuCtxGetCacheConfig", 3020, cuCtxGetCacheConfig),
+    P("cuCtxSetCacheConfig", 3020, cuCtxSetCacheConfig),
+    P("cuCtxGetSharedMemConfig", 4020, cuCtxGetSharedMemConfig),
+    P("cuCtxSetSharedMemConfig", 4020, cuCtxSetSharedMemConfig),
+    P("cuMemAllocManaged", 6000, cuMemAllocManaged),
+    P("cuStreamAttachMemAsync", 6000, cuStreamAttachMemAsync),
+    P("cuProfilerInitialize", 4000, cuProfilerInitialize),
+    P("cuProfilerStart", 4000, cuProfilerStart),
+    P("cuProfilerStop", 4000, cuProfilerStop),
+    P("cuArrayCreate", 2000, cuArrayCreate),
+    P("cuArrayCreate", 3020, cuArrayCreate_v2),
+    P("cuArrayGetDescriptor", 2000, cuArrayGetDescriptor),
+    P("cuArrayGetDescriptor", 3020, cuArrayGetDescriptor_v2),
+    P("cuArrayDestroy", 2000, cuArrayDestroy),
+    P("cuArray3DCreate", 2000, cuArray3DCreate),
+    P("cuArray3DCreate", 3020, cuArray3DCreate_v2),
+    P("cuArray3DGetDescriptor", 2000, cuArray3DGetDescriptor),
+    P("cuArray3DGetDescriptor", 3020, cuArray3DGetDescriptor_v2),
+    P("cuMemcpyAtoA", 2000, cuMemcpyAtoA),
+    P("cuMemcpyAtoA", 3020, cuMemcpyAtoA_v2),
+    P("cuMemcpyAtoD", 2000, cuMemcpyAtoD),
+    P("cuMemcpyAtoD", 3020, cuMemcpyAtoD_v2),
+    P("cuMemcpyAtoH", 2000, cuMemcpyAtoH),
+    P("cuMemcpyAtoH", 3020, cuMemcpyAtoH_v2),
+    P("cuMemcpyDtoA", 2000, cuMemcpyDtoA),
+    P("cuMemcpyDtoA", 3020, cuMemcpyDtoA_v2),
+    P("cuMemcpyHtoA", 2000, cuMemcpyHtoA),
+    P("cuMemcpyHtoA", 3020, cuMemcpyHtoA_v2),
+    P("cuMemcpy3DPeer", 4000, cuMemcpy3DPeer),
+    P("cuMemcpy3DPeerAsync", 4000, cuMemcpy3DPeerAsync),
+    P("cuModuleGetTexRef", 2000, cuModuleGetTexRef),
+    P("cuModuleGetSurfRef", 3000, cuModuleGetSurfRef),
+    P("cuTexRefCreate", 2000, cuTexRefCreate),
+    P("cuTexRefDestroy", 2000, cuTexRefDestroy),
+    P("cuTexRefSetArray", 2000, cuTexRefSetArray),
+    P("cuTexRefSetAddress", 2000, cuTexRefSetAddress),
+    P("cuTexRefSetAddress", 3020, cuTexRefSetAddress_v2),
+    P("cuTexRefSetAddress2D", 2020, cuTexRefSetAddress2D),
+    P("cuTexRefSetAddress2D", 3020, cuTexRefSetAddress2D_v2),
+    P("cuTexRefSetAddress2D", 4010, cuTexRefSetAddress2D_v3),
+    P("cuTexRefSetFormat", 2000, cuTexRefSetFormat),
+    P("cuTexRefSetAddressMode", 2000, cuTexRefSetAddressMode),
+    P("cuTexRefSetFilterMode", 2000, cuTexRefSetFilterMode),
+    P("cuTexRefSetFlags", 2000, cuTexRefSetFlags),
+    P("cuTexRefGetAddress", 2000, cuTexRefGetAddress),
+    P("cuTexRefGetAddress", 3020, cuTexRefGetAddress_v2),
+    P("cuTexRefGetArray", 2000, cuTexRefGetArray),
+    P("cuTexRefGetAddressMode", 2000, cuTexRefGetAddressMode),
+    P("cuTexRefGetFilterMode", 2000, cuTexRefGetFilterMode),
+    P("cuTexRefGetFormat", 2000, cuTexRefGetFormat),
+    P("cuTexRefGetFlags", 2000, cuTexRefGetFlags),
+    P("cuSurfRefSetArray", 3000, cuSurfRefSetArray),
+    P("cuSurfRefGetArray", 3000, cuSurfRefGetArray),
+    P("cuParamSetTexRef", 2000, cuParamSetTexRef),
+    P("cuFuncSetBlockShape", 2000, cuFuncSetBlockShape),
+    P("cuFuncSetSharedSize", 2000, cuFuncSetSharedSize),
+    P("cuParamSetSize", 2000, cuParamSetSize),
+    P("cuParamSeti", 2000, cuParamSeti),
+    P("cuParamSetf", 2000, cuParamSetf),
+    P("cuParamSetv", 2000, cuParamSetv),
+    P("cuLaunch", 2000, cuLaunch),
+    P("cuLaunchGrid", 2000, cuLaunchGrid),
+    P("cuLaunchGridAsync", 2000, cuLaunchGridAsync),
+    P("cuMemsetD2D8", 2000, cuMemsetD2D8),
+    P("cuMemsetD2D8", 3020, cuMemsetD2D8_v2),
+    P("cuMemsetD2D8Async", 3020, cuMemsetD2D8Async),
+    P("cuMemsetD2D16", 2000, cuMemsetD2D16),
+    P("cuMemsetD2D16", 3020, cuMemsetD2D16_v2),
+    P("cuMemsetD2D16Async", 3020, cuMemsetD2D16Async),
+    P("cuMemsetD2D32", 2000, cuMemsetD2D32),
+    P("cuMemsetD2D32", 3020, cuMemsetD2D32_v2),
+    P("cuMemsetD2D32Async", 3020, cuMemsetD2D32Async),
 };
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which
@@ -305,6 +383,23 @@ FAB__CU_PT(CUresult, cuStreamBatchMemOp_ptsz, CUstream, unsigned int, CUstreamBa
            unsigned int)
 FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
            CUstreamBatchMemOpParams *, unsigned int)
+FAB__CU_PT(CUresult, cuMemsetD2D8_v2_ptds, CUdeviceptr, size_t, unsigned char, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemsetD2D16_v2_ptds, CUdeviceptr, size_t, unsigned short, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemsetD2D32_v2_ptds, CUdeviceptr, size_t, unsigned int, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemsetD2D8Async_ptsz, CUdeviceptr, size_t, unsigned char, size_t, size_t,
+           CUstream)
+FAB__CU_PT(CUresult, cuMemsetD2D16Async_ptsz, CUdeviceptr, size_t, unsigned short, size_t, size_t,
+           CUstream)
+FAB__CU_PT(CUresult, cuMemsetD2D32Async_ptsz, CUdeviceptr, size_t, unsigned int, size_t, size_t,
+           CUstream)
+FAB__CU_PT(CUresult, cuMemcpyAtoA_v2_ptds, CUarray, size_t, CUarray, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemcpyAtoD_v2_ptds, CUdeviceptr, CUarray, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemcpyAtoH_v2_ptds, void *, CUarray, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemcpyDtoA_v2_ptds, CUarray, size_t, CUdeviceptr, size_t)
+FAB__CU_PT(CUresult, cuMemcpyHtoA_v2_ptds, CUarray, size_t, const void *, size_t)
+FAB__CU_PT(CUresult, cuMemcpy3DPeer_ptds, const CUDA_MEMCPY3D_PEER *)
+FAB__CU_PT(CUresult, cuMemcpy3DPeerAsync_ptsz, const CUDA_MEMCPY3D_PEER *, CUstream)
+FAB__CU_PT(CUresult, cuStreamAttachMemAsync_ptsz, CUstream, CUdeviceptr, size_t, unsigned int)
 #undef FAB__CU_PT
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
@@ -331,6 +426,20 @@ static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuMemsetD8Async", 7000, cuMemsetD8Async_ptsz),
     P("cuMemsetD16Async", 7000, cuMemsetD16Async_ptsz),
     P("cuMemsetD32Async", 7000, cuMemsetD32Async_ptsz),
+    P("cuMemsetD2D8", 7000, cuMemsetD2D8_v2_ptds),
+    P("cuMemsetD2D8Async", 7000, cuMemsetD2D8Async_ptsz),
+    P("cuMemsetD2D16", 7000, cuMemsetD2D16_v2_ptds),
+    P("cuMemsetD2D16Async", 7000, cuMemsetD2D16Async_ptsz),
+    P("cuMemsetD2D32", 7000, cuMemsetD2D32_v2_ptds),
+    P("cuMemsetD2D32Async", 7000, cuMemsetD2D32Async_ptsz),
+    P("cuMemcpyAtoA", 7000, cuMemcpyAtoA_v2_ptds),
+    P("cuMemcpyAtoD", 7000, cuMemcpyAtoD_v2_ptds),
+    P("cuMemcpyAtoH", 7000, cuMemcpyAtoH_v2_ptds),
+    P("cuMemcpyDtoA", 7000, cuMemcpyDtoA_v2_ptds),
+    P("cuMemcpyHtoA", 7000, cuMemcpyHtoA_v2_ptds),
+    P("cuMemcpy3DPeer", 7000, cuMemcpy3DPeer_ptds),
+    P("cuMemcpy3DPeerAsync", 7000, cuMemcpy3DPeerAsync_ptsz),
+    P("cuStreamAttachMemAsync", 7000, cuStreamAttachMemAsync_ptsz),
     P("cuStreamSynchronize", 7000, cuStreamSynchronize_ptsz),
     P("cuStreamQuery", 7000, cuStreamQuery_ptsz),
     P("cuStreamGetFlags", 7000, cuStreamGetFlags_ptsz),

@@ -529,7 +529,81 @@ static void proc_address_gives_the_per_thread_abi_when_asked(void **state)
     }
 }
 
+static void managed_memory_is_device_memory_the_host_reads_and_writes(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUdeviceptr p;
+    CU_IS(cuMemAllocManaged(&p, 0, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_INVALID_VALUE);
+    CU_IS(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_SINGLE), CUDA_ERROR_INVALID_VALUE);
+    CU_IS(cuMemAllocManaged(&p, 4096, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_IS(cuMemAllocManaged(NULL, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL));
+    unsigned char *host = (unsigned char *)(uintptr_t)p;
+    fill(host, 4096, 3); /* the host writes it directly */
+    unsigned char back[4096];
+    CU_OK(cuMemcpyDtoH(back, p, sizeof back)); /* and the driver copies it as device memory */
+    assert_memory_equal(back, host, sizeof back);
+    CU_OK(cuMemsetD8(p, 0x5a, 16));
+    assert_int_equal(host[15], 0x5a);
+    bool managed = false, ipc = true;
+    unsigned int type = 0;
+    CU_OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    CU_OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
+    CU_OK(cuPointerGetAttribute(&ipc, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p));
+    assert_true(managed);
+    assert_int_equal(type, CU_MEMORYTYPE_DEVICE);
+    assert_false(ipc); /* managed memory is not shared by legacy IPC */
+    CU_OK(cuMemFree(p));
+    CU_IS(cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemAllocManaged(&p, 100, CU_MEM_ATTACH_HOST));
+    CU_OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    assert_true(managed);
+    CU_OK(cuMemFree(p));
+    /* Plain device memory is not managed. */
+    CU_OK(cuMemAlloc(&p, 100));
+    CU_OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    assert_false(managed);
+    CU_OK(cuMemFree(p));
+    void *fn = NULL;
+    CU_OK(cuGetProcAddress("cuMemAllocManaged", &fn, 13000, 0, NULL));
+    CUresult (*alloc)(CUdeviceptr *, size_t, unsigned int);
+    memcpy(&alloc, &fn, sizeof(fn));
+    CU_OK(alloc(&p, 64, CU_MEM_ATTACH_GLOBAL));
+    CU_OK(cuMemFree(p));
+}
+
+static void address_range_of_host_allocations_is_theirs_and_registrations_have_none(void **state)
+{
+    (void)state;
+    cut_init(0);
+    void *pinned, *mapped;
+    CU_OK(cuMemAllocHost(&pinned, 5000));
+    CU_OK(cuMemHostAlloc(&mapped, 300, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr dmapped;
+    CU_OK(cuMemHostGetDevicePointer(&dmapped, mapped, 0));
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CU_OK(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned + 4999));
+    assert_int_equal(base, (CUdeviceptr)(uintptr_t)pinned);
+    assert_int_equal(size, 5000);
+    CU_OK(cuMemGetAddressRange(&base, &size, dmapped + 1));
+    assert_int_equal(base, dmapped);
+    assert_int_equal(size, 300);
+    unsigned char *reg = aligned_alloc(4096, 4096);
+    assert_non_null(reg);
+    CU_OK(cuMemHostRegister(reg, 4096, 0));
+    CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)reg), CUDA_ERROR_NOT_FOUND);
+    CU_OK(cuMemHostUnregister(reg));
+    free(reg);
+    CU_OK(cuMemFreeHost(pinned));
+    CU_OK(cuMemFreeHost(mapped));
+    CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned), CUDA_ERROR_NOT_FOUND);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(address_range_of_host_allocations_is_theirs_and_registrations_have_none),
+    cmocka_unit_test(managed_memory_is_device_memory_the_host_reads_and_writes),
     cmocka_unit_test(mem_free_of_zero_succeeds_and_double_free_fails),
     cmocka_unit_test(mem_alloc_pitch_aligns_rows),
     cmocka_unit_test(copies_between_every_kind_of_memory),
