@@ -503,6 +503,8 @@ static int fab__ptx_dc_ldst(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         x->k = 1;
     unsigned et = t;
     if (x->vec == 1) {
+        if (val->kind == FAB__PTX_OPD_VEC && val->elems == 1 && val->first < dc->f->npool)
+            val = &dc->f->pool[val->first]; /* {%r}: ptxas takes one register in braces */
         if (val->kind == FAB__PTX_OPD_VEC)
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a vector operand without .v2/.v4");
         return st ? fab__ptx_dc_src(dc, val, et, &x->s[0]) : fab__ptx_dc_dst(dc, val, et, &x->d[0]);

@@ -293,6 +293,23 @@ static void fp8_pairs_convert_to_and_from_f16x2(void **state)
     assert_int_equal(out[10], 0x0100);           /* 2^-9 (subnormal), 0 */
 }
 
+/* ptxas takes one register in braces as a scalar operand of ld and st (NCCL's network
+ * unpack loads its head so: ld.relaxed.gpu.u64 {%0}, [%1]). */
+static void a_register_in_braces_is_a_scalar_operand_of_ld_and_st(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o, %v;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.relaxed.gpu.u64 {%v}, [%o];\n"
+              "add.u64 %v, %v, 1;\n"
+              "st.relaxed.gpu.u64 [%o+8], {%v};\n"
+              "ret;\n}\n");
+    uint64_t out[2] = {41, 0};
+    run1("k", 1, out);
+    assert_int_equal(out[1], 42);
+}
+
 static void integer_edges_and_bit_fields(void **state)
 {
     (void)state;
@@ -584,6 +601,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(comparisons_ordered_and_unordered, teardown),
         cmocka_unit_test_teardown(half_precision_and_packed_forms, teardown),
         cmocka_unit_test_teardown(fp8_pairs_convert_to_and_from_f16x2, teardown),
+        cmocka_unit_test_teardown(a_register_in_braces_is_a_scalar_operand_of_ld_and_st, teardown),
         cmocka_unit_test_teardown(integer_edges_and_bit_fields, teardown),
         cmocka_unit_test_teardown(vectors_and_generic_shared_addresses, teardown),
         cmocka_unit_test_teardown(a_misaligned_access_is_reported, teardown),
