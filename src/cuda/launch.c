@@ -131,6 +131,9 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     }
     uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
     if (threads > (uint64_t)max_threads || shared > (unsigned)fn->max_dynamic_shared) {
+        fab__log(FAB__LOG_DEBUG, "launch %s: %llu threads (at most %d), %u shared bytes (at most %d: "
+                 "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): INVALID_VALUE", fn->name,
+                 (unsigned long long)threads, max_threads, shared, fn->max_dynamic_shared);
         r = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
@@ -169,6 +172,8 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
         if (threads > k.max_threads ||
             (k.reqntid[0] && (b[0] != k.reqntid[0] || b[1] != (k.reqntid[1] ? k.reqntid[1] : 1) ||
                               b[2] != (k.reqntid[2] ? k.reqntid[2] : 1)))) {
+            fab__log(FAB__LOG_DEBUG, "launch %s: %llu threads, over its .maxntid %u or not its .reqntid: "
+                     "INVALID_VALUE", fn->name, (unsigned long long)threads, k.max_threads);
             r = CUDA_ERROR_INVALID_VALUE; /* more threads than .maxntid, or not .reqntid */
             goto out;
         }

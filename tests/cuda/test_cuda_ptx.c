@@ -271,8 +271,46 @@ static void a_packed_argument_buffer_is_taken_through_extra(void **state)
     unsigned got = 0;
     CU_OK(cuMemcpyDtoH(&got, p, 4));
     assert_int_equal(got, 7);
-    size = 4; /* fewer bytes than the kernel's parameters */
-    CU_IS(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemFree(p));
+    CU_OK(cuModuleUnload(mod));
+}
+
+/* NCCL's kernels take a 4 KiB parameter block and are launched with the bytes
+ * of it in use (CU_LAUNCH_PARAM_BUFFER_SIZE less than the kernel's parameters):
+ * those bytes are the kernel's, the rest read zero. */
+static const char padded_ptx[] = PTX_HEAD
+    ".visible .entry store_first(.param .align 8 .b8 args[4096])\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [args];\n"
+    "  ld.param.u32 %r1, [args+8];\n"
+    "  add.u32 %r1, %r1, 7;\n"
+    "  st.global.u32 [%rd1], %r1;\n"
+    "  ld.param.u32 %r1, [args+4092];\n"
+    "  st.global.u32 [%rd1+4], %r1;\n"
+    "  ret;\n"
+    "}\n";
+
+static void an_argument_buffer_shorter_than_the_parameters_is_taken(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUmodule mod = load(padded_ptx);
+    CUfunction f = function(mod, "store_first");
+    CUdeviceptr p;
+    CU_OK(cuMemAlloc(&p, 8));
+    CU_OK(cuMemsetD32(p, 0xffffffffu, 2));
+    struct { CUdeviceptr p; uint32_t add; } args = {p, 35};
+    size_t size = 12; /* of 4096 */
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got[2] = {0, 1};
+    CU_OK(cuMemcpyDtoH(got, p, sizeof(got)));
+    assert_int_equal(got[0], 42);
+    assert_int_equal(got[1], 0);
     CU_OK(cuMemFree(p));
     CU_OK(cuModuleUnload(mod));
 }
@@ -778,6 +816,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(module_unload_waits_for_the_kernels_queued_before_it),
     cmocka_unit_test(a_module_variable_is_the_one_its_kernels_use),
     cmocka_unit_test(a_packed_argument_buffer_is_taken_through_extra),
+    cmocka_unit_test(an_argument_buffer_shorter_than_the_parameters_is_taken),
     cmocka_unit_test(an_illegal_address_stops_the_kernel_and_sticks),
     cmocka_unit_test(a_store_to_read_only_memory_is_an_illegal_address),
     cmocka_unit_test(a_trap_fails_the_launch),
