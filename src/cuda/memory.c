@@ -271,6 +271,21 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* cuda.h: cuMemFree and cuMemFreeHost "may perform implicit synchronization"
+ * (all but stream-ordered memory), and programs rely on it: numba-cuda frees
+ * a kernel's temporaries while the kernel may still be queued. So the work
+ * queued in the memory's context before the call ends before the memory
+ * goes. Its errors stay for the calls that report them (sticky faults). */
+static void fab__cu_mem_free_wait(uintptr_t addr)
+{
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    CUcontext ctx = m && m->node.key == addr && !m->ipc_opened ? m->ctx : NULL;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (ctx)
+        (void)cuCtxSynchronize_v2(ctx);
+}
+
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     FAB__CU_ENTER();
@@ -280,6 +295,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     CUresult pr = fab__cu_pool_free((uintptr_t)dptr);
     if (pr != CUDA_ERROR_NOT_FOUND)
         return pr;
+    fab__cu_mem_free_wait((uintptr_t)dptr);
     return fab__cu_mem_free((uintptr_t)dptr, FAB__CU_MEM_DEVICE, CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -357,6 +373,7 @@ CUresult cuMemFreeHost(void *p)
     FAB__CU_ENTER();
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
+    fab__cu_mem_free_wait((uintptr_t)p);
     return fab__cu_mem_free((uintptr_t)p, FAB__CU_MEM_HOST, CUDA_ERROR_INVALID_VALUE);
 }
 
