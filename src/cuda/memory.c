@@ -271,6 +271,11 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* cuda.h: cuMemFree and cuMemFreeHost "may perform implicit synchronization"
+ * (all but stream-ordered memory), and programs rely on it: numba-cuda frees
+ * a kernel's temporaries while the kernel may still be queued. So the work
+ * queued in the calling thread's context ends before the memory goes; its
+ * errors stay for the calls that report them (sticky faults). */
 void fab__cu_free_waits(void)
 {
     CUcontext ctx;
