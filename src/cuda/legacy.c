@@ -179,13 +179,7 @@ CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
 
 /* ---- managed memory, the profiler ------------------------------------------- */
 
-CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
-{
-    FAB__CU_ENTER();
-    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
-        return CUDA_ERROR_INVALID_VALUE;
-    return cuMemAlloc_v2(dptr, bytesize);
-}
+/* cuMemAllocManaged is memory.c's. */
 
 CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length,
                                 unsigned int flags)
