@@ -34,6 +34,7 @@
 #include "src/fabric/fabmemd.h"
 #include "tools/fabmem_fault.h"
 #include "run_job.h"
+#include "run_nccl.h"
 
 #define FAB__INPUT_MAX 4096
 
@@ -975,6 +976,7 @@ static int cmd_run(int argc, char **argv)
     }
     setenv("FABMEM_SOCKET", socket, 1);
     setenv("FABMEM_NO_AUTOSTART", "1", 1);
+    fab__run_nccl_env();
     /* A rank's findings are its own: each rank gathers its program's in a
      * directory of its own, and --json FILE becomes FILE.<rank>. */
     char check_dir[PATH_MAX] = "", json_rank[PATH_MAX + 16];
