@@ -121,6 +121,8 @@ FAB__CU_API cuStreamQuery(CUstream hStream);
  * stream.c; docs/cuda.md, "Memory, streams and events"). */
 FAB__CU_API cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 FAB__CU_API cuCtxSynchronize_v2(CUcontext ctx);
+FAB__CU_API cuProfilerStart(void);
+FAB__CU_API cuProfilerStop(void);
 FAB__CU_API cuCtxPushCurrent(CUcontext ctx);
 FAB__CU_API cuCtxPushCurrent_v2(CUcontext ctx);
 FAB__CU_API cuCtxPopCurrent(CUcontext *pctx);

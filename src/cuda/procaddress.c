@@ -63,6 +63,8 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuCtxGetDevice", 13000, cuCtxGetDevice_v2),
     P("cuCtxSynchronize", 2000, cuCtxSynchronize),
     P("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
+    P("cuProfilerStart", 4000, cuProfilerStart),
+    P("cuProfilerStop", 4000, cuProfilerStop),
     P("cuCtxEnablePeerAccess", 4000, cuCtxEnablePeerAccess),
     P("cuCtxDisablePeerAccess", 4000, cuCtxDisablePeerAccess),
     P("cuDeviceGetP2PAttribute", 8000, cuDeviceGetP2PAttribute),

@@ -214,6 +214,9 @@ typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
 
 CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
+/* cudaProfiler.h's two calls. */
+CUresult CUDAAPI cuProfilerStart(void);
+CUresult CUDAAPI cuProfilerStop(void);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
 CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags);
