@@ -388,6 +388,7 @@ CUresult cuModuleUnload(CUmodule hmod)
     pthread_rwlock_unlock(&fab__cu.lock);
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
+    (void)cuCtxSynchronize_v2(NULL); /* queued launches run its code: as the driver, wait */
     fab__cu_module_free(m);
     return CUDA_SUCCESS;
 }
@@ -581,6 +582,7 @@ CUresult cuLibraryUnload(CUlibrary library)
     pthread_rwlock_unlock(&fab__cu.lock);
     if (!l)
         return CUDA_ERROR_INVALID_HANDLE;
+    (void)cuCtxSynchronize_v2(NULL); /* as cuModuleUnload */
     fab__cu_module_free(l->module);
     free(l);
     return CUDA_SUCCESS;
