@@ -16,7 +16,8 @@
  * - cuMemAllocManaged: cuMemAlloc's memory (every byte of device memory is
  *   host memory here, reachable from both sides); cuStreamAttachMemAsync
  *   checks its stream and flags and has nothing to do.
- * - cuProfilerInitialize / Start / Stop: succeed; no profiler is attached.
+ * - cuProfilerInitialize: succeeds; no profiler is attached (Start and Stop,
+ *   which want a context, are state.c's).
  * - cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSet*, cuLaunch,
  *   cuLaunchGrid(Async): the execution control of CUDA before 4.0, kept per
  *   function and launched through cuLaunchKernel.
@@ -234,17 +235,7 @@ CUresult cuProfilerInitialize(const char *configFile, const char *outputFile,
     return CUDA_SUCCESS;
 }
 
-CUresult cuProfilerStart(void)
-{
-    FAB__CU_ENTER();
-    return CUDA_SUCCESS;
-}
-
-CUresult cuProfilerStop(void)
-{
-    FAB__CU_ENTER();
-    return CUDA_SUCCESS;
-}
+/* cuProfilerStart and cuProfilerStop are state.c's. */
 
 /* ---- execution control before CUDA 4.0 ---------------------------------------- */
 
