@@ -201,11 +201,12 @@ typedef struct fab__ptx_block {
     uint32_t ctaid[3];
     uint32_t linear;
     unsigned char *shared;
-    size_t shared_size;
+    size_t shared_size, shared_cap; /* cap: the buffer's bytes (stash.c) */
     fab__ptx_warp_t *warps;
     uint32_t nwarps, live;
     fab__ptx_barrier_t bar[FAB__PTX_MAXBAR];
     unsigned char *local;
+    size_t local_cap;
     struct fab__ptx_block *next, *prev; /* the run's live blocks */
 } fab__ptx_block_t;
 
@@ -265,6 +266,11 @@ int fab__ptx_warp_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t 
 
 /* mem.c */
 unsigned fab__ptx_fault_lane(const fab__ptx_warp_t *w, uintptr_t addr);
+
+/* stash.c: block memory kept between runs */
+void *fab__ptx_stash_take(size_t bytes, size_t *got);
+void fab__ptx_stash_give(void *p, size_t bytes);
+void fab__ptx_stash_atfork_child(void);
 
 /* sched.c */
 uint64_t fab__ptx_now_ns(void);

@@ -115,19 +115,32 @@ static void fab__ptx_block_unlink(fab__ptx_run_t *run, fab__ptx_block_t *b)
         b->next->prev = b->prev;
 }
 
+/* A block's memory goes to the stash, for the next run's blocks. */
 static void fab__ptx_block_free(fab__ptx_block_t *b)
 {
     if (!b)
         return;
     for (uint32_t i = 0; b->warps && i < b->nwarps; i++) {
-        free(b->warps[i].regs);
+        fab__ptx_stash_give(b->warps[i].regs, b->warps[i].regs_cap * sizeof(uint64_t));
         free(b->warps[i].st);
         free(b->warps[i].fr);
     }
     free(b->warps);
-    free(b->shared);
-    free(b->local);
+    fab__ptx_stash_give(b->shared, b->shared_cap);
+    fab__ptx_stash_give(b->local, b->local_cap);
     free(b);
+}
+
+/* bytes of zeroed memory, from the stash where it has some; *cap its size */
+static void *fab__ptx_zeroed(size_t bytes, size_t *cap)
+{
+    void *p = fab__ptx_stash_take(bytes, cap);
+    if (p) {
+        memset(p, 0, bytes);
+        return p;
+    }
+    *cap = bytes;
+    return calloc(bytes, 1);
 }
 
 /* Start the next block (the lock held). */
@@ -157,16 +170,23 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
     b->nwarps = (nt + LANES_N - 1) / LANES_N;
     b->live = b->nwarps;
     memset(b->bar, 0, sizeof(b->bar));
+    /* Shared memory starts zeroed; local memory and registers as a block
+     * before left them (PTX leaves both undefined, and a kernel's local
+     * window can be megabytes a block: zeroing it would cost more than the
+     * kernel). */
     if (reuse) {
-        /* a finished block's memory: shared and local start zeroed again, registers as left */
         memset(b->shared, 0, b->shared_size ? b->shared_size : 1);
-        if (k->lstride)
-            memset(b->local, 0, (size_t)b->nwarps * LANES_N * k->lstride);
     } else {
-        b->shared = calloc(b->shared_size ? b->shared_size : 1, 1);
+        b->shared = fab__ptx_zeroed(b->shared_size ? b->shared_size : 1, &b->shared_cap);
         b->warps = calloc(b->nwarps, sizeof(*b->warps));
-        if (k->lstride)
-            b->local = calloc((size_t)b->nwarps * LANES_N, k->lstride);
+        if (k->lstride) {
+            size_t bytes = (size_t)b->nwarps * LANES_N * k->lstride;
+            b->local = fab__ptx_stash_take(bytes, &b->local_cap);
+            if (!b->local) {
+                b->local_cap = bytes;
+                b->local = calloc(bytes, 1);
+            }
+        }
     }
     if (!b->shared || !b->warps || (k->lstride && !b->local))
         return FAB__PTX_E_NOMEM;
@@ -187,8 +207,13 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
                 w->tid[l][2] = t / (la->block[0] * la->block[1]);
             }
         if (!reuse) {
-            w->regs_cap = slots * LANES_N;
-            w->regs = calloc(w->regs_cap, sizeof(uint64_t));
+            size_t got = 0;
+            w->regs = fab__ptx_stash_take(slots * LANES_N * sizeof(uint64_t), &got);
+            w->regs_cap = got / sizeof(uint64_t);
+            if (!w->regs) {
+                w->regs_cap = slots * LANES_N;
+                w->regs = calloc(w->regs_cap, sizeof(uint64_t));
+            }
             w->st_cap = 8;
             w->st = malloc(w->st_cap * sizeof(*w->st));
             w->fr_cap = 4;
@@ -420,6 +445,7 @@ static fab__ptx_idle_t *fab__ptx_idle_list;
 
 static void fab__ptx_pool_atfork_child(void)
 {
+    fab__ptx_stash_atfork_child();
     /* the idle threads are the parent's: the child has none */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     fab__ptx_pool_mu = fresh;

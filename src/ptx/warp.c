@@ -32,10 +32,14 @@ int fab__ptx_call(fab__ptx_warp_t *w, const fab__ptx_code_t *g, const fab__ptx_c
         return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, first, 0, "the call stack overflows the local window");
     size_t need = (size_t)(base + g->nslots) * LANES_N;
     if (need > w->regs_cap) {
-        size_t cap = need * 2;
+        /* grown by a quarter: a deep call chain's windows can be megabytes a
+         * warp, and the grown file is kept for later runs (stash.c) */
+        size_t cap = need + need / 4;
         uint64_t *r = realloc(w->regs, cap * sizeof(*r));
         if (!r)
             return fab__ptx_warp_fail(w, FAB__PTX_E_NOMEM, first, 0, "registers");
+        /* defined from the start, as calloc's part is */
+        memset(r + w->regs_cap, 0, (cap - w->regs_cap) * sizeof(*r));
         w->regs = r;
         w->regs_cap = cap;
     }
@@ -68,8 +72,9 @@ int fab__ptx_call(fab__ptx_warp_t *w, const fab__ptx_code_t *g, const fab__ptx_c
     w->st[w->depth++] = (fab__ptx_simt_t){0, FAB__PTX_NONE, m};
     w->code = g;
     w->R = w->regs + (size_t)base * LANES_N;
-    /* registers start at zero in every activation, as in the kernel's */
-    memset(w->R, 0, (size_t)(g->nregs + 1) * LANES_N * sizeof(uint64_t));
+    /* Registers start as an earlier activation left them: PTX leaves them
+     * undefined, and zeroing a callee's window on every call (megabytes a
+     * warp for NCCL's device functions) was most of a launch's time. */
     fab__ptx_window_init(w, g, w->R, fp);
     return R_JUMP;
 }
