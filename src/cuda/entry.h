@@ -419,7 +419,6 @@ FAB__CU_API cuCtxGetCacheConfig(CUfunc_cache *pconfig);
 FAB__CU_API cuCtxSetCacheConfig(CUfunc_cache config);
 FAB__CU_API cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
 FAB__CU_API cuCtxSetSharedMemConfig(CUsharedconfig config);
-FAB__CU_API cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 FAB__CU_API cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
 FAB__CU_API cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode);
 FAB__CU_API cuProfilerStart(void);

@@ -1,7 +1,7 @@
 /* The driver's older and rarer entry points that a library links by name
  * (PyCUDA's _driver module links all of these, and a missing one stops the
  * whole library from loading): deprecated context calls, cache and bank
- * configuration, managed memory, the profiler's switches, the execution
+ * configuration, managed memory's stream attach, the profiler's switches, the execution
  * control calls before CUDA 4.0, and CUDA arrays, texture and surface
  * references and the 3D peer copy, which are refused.
  *
@@ -13,9 +13,8 @@
  *   the _v2 calls.
  * - cuCtxSet/GetCacheConfig, cuCtxSet/GetSharedMemConfig: kept per context
  *   and read back; a CPU has no cache to split and no banks.
- * - cuMemAllocManaged: cuMemAlloc's memory (every byte of device memory is
- *   host memory here, reachable from both sides); cuStreamAttachMemAsync
- *   checks its stream and flags and has nothing to do.
+ * - cuStreamAttachMemAsync (managed memory is memory.c's): checks its
+ *   stream and flags and has nothing to do.
  * - cuProfilerInitialize / Start / Stop: succeed; no profiler is attached.
  * - cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSet*, cuLaunch,
  *   cuLaunchGrid(Async): the execution control of CUDA before 4.0, kept per
@@ -178,14 +177,6 @@ CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
 }
 
 /* ---- managed memory, the profiler ------------------------------------------- */
-
-CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
-{
-    FAB__CU_ENTER();
-    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
-        return CUDA_ERROR_INVALID_VALUE;
-    return cuMemAlloc_v2(dptr, bytesize);
-}
 
 CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length,
                                 unsigned int flags)

@@ -273,7 +273,6 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuCtxSetCacheConfig", 3020, cuCtxSetCacheConfig),
     P("cuCtxGetSharedMemConfig", 4020, cuCtxGetSharedMemConfig),
     P("cuCtxSetSharedMemConfig", 4020, cuCtxSetSharedMemConfig),
-    P("cuMemAllocManaged", 6000, cuMemAllocManaged),
     P("cuStreamAttachMemAsync", 6000, cuStreamAttachMemAsync),
     P("cuProfilerInitialize", 4000, cuProfilerInitialize),
     P("cuProfilerStart", 4000, cuProfilerStart),

@@ -493,7 +493,6 @@ CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *pconfig);
 CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config);
 CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
 CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config);
-CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 CUresult CUDAAPI cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
 CUresult CUDAAPI cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode);
 CUresult CUDAAPI cuProfilerStart(void);
