@@ -133,6 +133,8 @@ FAB__CU_API cuStreamQuery(CUstream hStream);
  * stream.c; docs/cuda.md, "Memory, streams and events"). */
 FAB__CU_API cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 FAB__CU_API cuCtxSynchronize_v2(CUcontext ctx);
+FAB__CU_API cuProfilerStart(void);
+FAB__CU_API cuProfilerStop(void);
 FAB__CU_API cuCtxPushCurrent(CUcontext ctx);
 FAB__CU_API cuCtxPushCurrent_v2(CUcontext ctx);
 FAB__CU_API cuCtxPopCurrent(CUcontext *pctx);
@@ -421,8 +423,6 @@ FAB__CU_API cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
 FAB__CU_API cuCtxSetSharedMemConfig(CUsharedconfig config);
 FAB__CU_API cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
 FAB__CU_API cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode);
-FAB__CU_API cuProfilerStart(void);
-FAB__CU_API cuProfilerStop(void);
 FAB__CU_API cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
 FAB__CU_API cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray);
 FAB__CU_API cuArrayDestroy(CUarray hArray);

@@ -15,7 +15,8 @@
  *   and read back; a CPU has no cache to split and no banks.
  * - cuStreamAttachMemAsync (managed memory is memory.c's): checks its
  *   stream and flags and has nothing to do.
- * - cuProfilerInitialize / Start / Stop: succeed; no profiler is attached.
+ * - cuProfilerInitialize: succeeds; no profiler is attached (Start and Stop
+ *   are state.c's).
  * - cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSet*, cuLaunch,
  *   cuLaunchGrid(Async): the execution control of CUDA before 4.0, kept per
  *   function and launched through cuLaunchKernel.
@@ -228,18 +229,6 @@ CUresult cuProfilerInitialize(const char *configFile, const char *outputFile,
 {
     FAB__CU_ENTER();
     (void)configFile, (void)outputFile, (void)outputMode;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuProfilerStart(void)
-{
-    FAB__CU_ENTER();
-    return CUDA_SUCCESS;
-}
-
-CUresult cuProfilerStop(void)
-{
-    FAB__CU_ENTER();
     return CUDA_SUCCESS;
 }
 

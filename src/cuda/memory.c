@@ -271,11 +271,19 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-void fab__cu_free_waits(void)
+/* cuda.h: cuMemFree and cuMemFreeHost "may perform implicit synchronization"
+ * (all but stream-ordered memory), and programs rely on it: numba-cuda frees
+ * a kernel's temporaries while the kernel may still be queued. So the work
+ * queued in the memory's context before the call ends before the memory
+ * goes. Its errors stay for the calls that report them (sticky faults). */
+static void fab__cu_mem_free_wait(uintptr_t addr)
 {
-    CUcontext ctx;
-    if (fab__cu_current_ctx(&ctx) == CUDA_SUCCESS)
-        (void)FAB__CU_INNER(cuCtxSynchronize_v2(ctx));
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    const fab__cu_mem_t *m = fab__cu_mem_find(addr);
+    CUcontext ctx = m && m->node.key == addr && !m->ipc_opened ? m->ctx : NULL;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (ctx)
+        (void)cuCtxSynchronize_v2(ctx);
 }
 
 CUresult cuMemFree_v2(CUdeviceptr dptr)
@@ -283,11 +291,11 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
     FAB__CU_ENTER();
     if (dptr == 0)
         return CUDA_SUCCESS; /* as free(NULL) */
-    fab__cu_free_waits();
     /* Pool memory too (cuMemAllocAsync, an imported pool pointer). */
     CUresult pr = fab__cu_pool_free((uintptr_t)dptr);
     if (pr != CUDA_ERROR_NOT_FOUND)
         return pr;
+    fab__cu_mem_free_wait((uintptr_t)dptr);
     return fab__cu_mem_free((uintptr_t)dptr, FAB__CU_MEM_DEVICE, CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -365,7 +373,7 @@ CUresult cuMemFreeHost(void *p)
     FAB__CU_ENTER();
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
-    fab__cu_free_waits();
+    fab__cu_mem_free_wait((uintptr_t)p);
     return fab__cu_mem_free((uintptr_t)p, FAB__CU_MEM_HOST, CUDA_ERROR_INVALID_VALUE);
 }
 

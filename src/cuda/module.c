@@ -31,7 +31,6 @@
 #include "src/cuda/plugin.h"
 #include "src/cuda/program.h"
 #include "src/cuda/module.h"
-#include "src/cuda/memory.h"
 #include "src/cuda/entry.h"
 
 #include <errno.h>
@@ -380,7 +379,6 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 CUresult cuModuleUnload(CUmodule hmod)
 {
     FAB__CU_ENTER();
-    fab__cu_free_waits(); /* a queued launch still runs its code */
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_module_t *m = fab__cu_module_find(hmod);
     if (m && !m->in_library) /* a library's module goes with cuLibraryUnload */
@@ -390,6 +388,7 @@ CUresult cuModuleUnload(CUmodule hmod)
     pthread_rwlock_unlock(&fab__cu.lock);
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
+    (void)cuCtxSynchronize_v2(NULL); /* queued launches run its code: as the driver, wait */
     fab__cu_module_free(m);
     return CUDA_SUCCESS;
 }
@@ -570,7 +569,6 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 CUresult cuLibraryUnload(CUlibrary library)
 {
     FAB__CU_ENTER();
-    fab__cu_free_waits();
     fab__cu_library_t *l = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     for (fab__cu_library_t **p = &fab__cu_libraries; *p; p = &(*p)->next) {
@@ -584,6 +582,7 @@ CUresult cuLibraryUnload(CUlibrary library)
     pthread_rwlock_unlock(&fab__cu.lock);
     if (!l)
         return CUDA_ERROR_INVALID_HANDLE;
+    (void)cuCtxSynchronize_v2(NULL); /* as cuModuleUnload */
     fab__cu_module_free(l->module);
     free(l);
     return CUDA_SUCCESS;

@@ -8,6 +8,7 @@
  * process-wide object fabmem keeps (docs/design.md, "Threads, fork and locks"). */
 #include "src/cuda/state.h"
 #include "src/cuda/entry.h"
+#include "src/cuda/device.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,4 +319,21 @@ CUresult cuGetErrorName(CUresult error, const char **pStr)
     }
     *pStr = NULL;
     return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* cudaProfiler.h: profile collection by "the active profiling tool" for the
+ * current context. No profiler attaches to fabmem, so there is nothing to
+ * start or stop; a current context is still required, as documented. */
+CUresult cuProfilerStart(void)
+{
+    FAB__CU_ENTER();
+    CUcontext ctx;
+    return fab__cu_current_ctx(&ctx);
+}
+
+CUresult cuProfilerStop(void)
+{
+    FAB__CU_ENTER();
+    CUcontext ctx;
+    return fab__cu_current_ctx(&ctx);
 }

@@ -5,6 +5,7 @@
  * copies. */
 #include "cuda_test.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #define TWO_GPUS "[node a]\ngpus = 2\n"
@@ -601,7 +602,50 @@ static void address_range_of_host_allocations_is_theirs_and_registrations_have_n
     CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned), CUDA_ERROR_NOT_FOUND);
 }
 
+static void *open_gate(void *gate)
+{
+    __atomic_store_n((uint32_t *)gate, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void mem_free_waits_for_the_work_queued_on_its_memory(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    uint32_t *gate, *out;
+    CU_OK(cuMemAllocHost((void **)&gate, 64));
+    CU_OK(cuMemAllocHost((void **)&out, 64));
+    gate[0] = 0;
+    out[0] = 0;
+    CUdeviceptr dev;
+    CU_OK(cuMemAlloc(&dev, 64));
+    /* The stream holds until the gate opens; then it fills dev and copies it out. */
+    CU_OK(cuStreamWaitValue32(s, (CUdeviceptr)(uintptr_t)gate, 1, CU_STREAM_WAIT_VALUE_EQ));
+    CU_OK(cuMemsetD32Async(dev, 0xfab, 16, s));
+    CU_OK(cuMemcpyDtoHAsync(out, dev, 64, s));
+    pthread_t opener;
+    assert_int_equal(pthread_create(&opener, NULL, open_gate, gate), 0);
+    CU_OK(cuMemFree(dev)); /* waits for the stream's work: its memory is still there for it */
+    assert_int_equal(__atomic_load_n(&out[15], __ATOMIC_SEQ_CST), 0xfab);
+    assert_int_equal(pthread_join(opener, NULL), 0);
+    CU_OK(cuStreamSynchronize(s));
+    assert_int_equal(out[0], 0xfab);
+    /* cuMemFreeHost waits the same way for work on pinned memory. */
+    gate[0] = 0;
+    CU_OK(cuStreamWaitValue32(s, (CUdeviceptr)(uintptr_t)gate, 1, CU_STREAM_WAIT_VALUE_EQ));
+    CU_OK(cuMemsetD32Async((CUdeviceptr)(uintptr_t)out, 7, 16, s));
+    assert_int_equal(pthread_create(&opener, NULL, open_gate, gate), 0);
+    CU_OK(cuMemFreeHost(out)); /* after the memset ran: the stream ends clean */
+    assert_int_equal(pthread_join(opener, NULL), 0);
+    CU_OK(cuStreamSynchronize(s));
+    CU_OK(cuMemFreeHost(gate));
+    CU_OK(cuStreamDestroy(s));
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(mem_free_waits_for_the_work_queued_on_its_memory),
     cmocka_unit_test(address_range_of_host_allocations_is_theirs_and_registrations_have_none),
     cmocka_unit_test(managed_memory_is_device_memory_the_host_reads_and_writes),
     cmocka_unit_test(mem_free_of_zero_succeeds_and_double_free_fails),

@@ -214,6 +214,9 @@ typedef CUstreamBatchMemOpParams CUstreamBatchMemOpParams_v1;
 
 CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx);
+/* cudaProfiler.h's two calls. */
+CUresult CUDAAPI cuProfilerStart(void);
+CUresult CUDAAPI cuProfilerStop(void);
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx);
 CUresult CUDAAPI cuCtxPopCurrent(CUcontext *pctx);
 CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags);
@@ -495,8 +498,6 @@ CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
 CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config);
 CUresult CUDAAPI cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
 CUresult CUDAAPI cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode);
-CUresult CUDAAPI cuProfilerStart(void);
-CUresult CUDAAPI cuProfilerStop(void);
 CUresult CUDAAPI cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
 CUresult CUDAAPI cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray);
 CUresult CUDAAPI cuArrayDestroy(CUarray hArray);
