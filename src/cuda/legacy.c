@@ -1,7 +1,7 @@
 /* The driver's older and rarer entry points that a library links by name
  * (PyCUDA's _driver module links all of these, and a missing one stops the
  * whole library from loading): deprecated context calls, cache and bank
- * configuration, managed memory, the profiler's switches, the execution
+ * configuration, managed memory's stream attach, the profiler's switches, the execution
  * control calls before CUDA 4.0, and CUDA arrays, texture and surface
  * references and the 3D peer copy, which are refused.
  *
@@ -13,11 +13,10 @@
  *   the _v2 calls.
  * - cuCtxSet/GetCacheConfig, cuCtxSet/GetSharedMemConfig: kept per context
  *   and read back; a CPU has no cache to split and no banks.
- * - cuMemAllocManaged: cuMemAlloc's memory (every byte of device memory is
- *   host memory here, reachable from both sides); cuStreamAttachMemAsync
- *   checks its stream and flags and has nothing to do.
- * - cuProfilerInitialize: succeeds; no profiler is attached (Start and Stop,
- *   which want a context, are state.c's).
+ * - cuStreamAttachMemAsync (managed memory is memory.c's): checks its
+ *   stream and flags and has nothing to do.
+ * - cuProfilerInitialize: succeeds; no profiler is attached (Start and Stop
+ *   are state.c's).
  * - cuFuncSetBlockShape, cuFuncSetSharedSize, cuParamSet*, cuLaunch,
  *   cuLaunchGrid(Async): the execution control of CUDA before 4.0, kept per
  *   function and launched through cuLaunchKernel.
@@ -180,8 +179,6 @@ CUresult cuCtxSetSharedMemConfig(CUsharedconfig config)
 
 /* ---- managed memory, the profiler ------------------------------------------- */
 
-/* cuMemAllocManaged is memory.c's. */
-
 CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length,
                                 unsigned int flags)
 {
@@ -234,8 +231,6 @@ CUresult cuProfilerInitialize(const char *configFile, const char *outputFile,
     (void)configFile, (void)outputFile, (void)outputMode;
     return CUDA_SUCCESS;
 }
-
-/* cuProfilerStart and cuProfilerStop are state.c's. */
 
 /* ---- execution control before CUDA 4.0 ---------------------------------------- */
 
