@@ -2,6 +2,7 @@
  * one place a fault kept as a private attribute is written into a node. It
  * owns no state. */
 #include "src/common/fabfault.h"
+#include "src/common/topology.h"
 
 #include <string.h>
 

@@ -512,7 +512,7 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         n = 20;
         break;
     case FAB__MSG_STATS: {
-        const fab_daemon_stats_t *st = &reply->u.stats;
+        const fab__stats_t *st = &reply->u.stats;
         const uint64_t v[6] = {st->pid, st->clients, st->allocations, st->references, st->bytes,
                                st->rss};
         for (int i = 0; i < 6; i++)
@@ -633,7 +633,7 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
         case FAB__MSG_STATS:
             want = 48;
             if (body == want) {
-                fab_daemon_stats_t *st = &r.u.stats;
+                fab__stats_t *st = &r.u.stats;
                 st->pid = fab__le_get64(b);
                 st->clients = fab__le_get64(b + 8);
                 st->allocations = fab__le_get64(b + 16);

@@ -52,6 +52,7 @@
 #include <sys/types.h>
 
 #include "fabmem/handle.h"
+#include "src/common/fabfault.h"
 #include "src/common/topology.h"
 
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
@@ -197,19 +198,9 @@ typedef struct fab__request {
 } fab__request_t;
 
 /* FAULT: the owner of the daemon changes the emulated fabric at run time
- * (fabmem fault; docs/fabric.md). The reply has no body. */
-enum {
-    FAB__FAULT_OP_SET = 1,     /* one key of one node */
-    FAB__FAULT_OP_CHANNEL = 2, /* withdraw or restore one IMEX channel */
-    FAB__FAULT_OP_RESET = 3,   /* everything back to the config */
-};
-enum {
-    FAB__FAULT_KEY_IMEX = 1,           /* FAB__IMEX_UP, _DOWN, _HUNG */
-    FAB__FAULT_KEY_FABRIC_STATE = 2,   /* fab_fabric_state_t */
-    FAB__FAULT_KEY_FABRIC_MANAGER = 3, /* 0 up, 1 down, 2 starting */
-    FAB__FAULT_KEY_GPUS_ISOLATED = 4,  /* 0 no, 1 yes */
-    FAB__FAULT_KEY_MAX = 4,
-};
+ * (fabmem fault; docs/fabric.md); its ops and keys, FAB__FAULT_OP_* and
+ * FAB__FAULT_KEY_*, are the fault vocabulary's (src/common/fabfault.h).
+ * The reply has no body. */
 
 /* MC_REDUCE's operations: a sum over every bind of 32-bit elements. */
 enum {
@@ -241,6 +232,12 @@ typedef struct fab__reply_memory {
 
 /* A decoded reply: the header, and on success the body of its type. An
  * error reply has no body. */
+/* STATS: the daemon's counters, as fab_client_stats hands them out
+ * (fab_daemon_stats_t, fabmem/fabric.h, the client's copy). */
+typedef struct fab__stats {
+    uint64_t pid, clients, allocations, references, bytes, rss;
+} fab__stats_t;
+
 typedef struct fab__reply {
     uint16_t type; /* the request type, without FAB__MSG_REPLY */
     uint32_t seq;
@@ -263,7 +260,7 @@ typedef struct fab__reply {
             fab_uuid_t uuid;
             uint32_t unimported; /* exports never imported */
         } release;
-        fab_daemon_stats_t stats;
+        fab__stats_t stats;
         struct {
             uint8_t live;
         } verify;

@@ -1,5 +1,5 @@
 /* The inside of fab_topology_t, for the daemon: the config file's nodes and
- * devices, its IMEX channels and its [daemon] settings. fabric.h gives the
+ * devices, its IMEX channels and its [daemon] settings. fabmem/topology.h gives the
  * public readers; this header gives the daemon what it decides rules with. */
 #ifndef FABMEM_COMMON_TOPOLOGY_H
 #define FABMEM_COMMON_TOPOLOGY_H
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 
 #define FAB__HOST_NUMA_MAX 64 /* host NUMA nodes per node */
 #define FAB__CHANNEL_MAX 64 /* channel numbers 0..63: a client's set is one word */
@@ -116,5 +116,11 @@ bool fab__topology_gpus_isolated(const fab_topology_t *topology, int node);
 
 /* The device uuid of ordinal on node (stable across runs). */
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);
+
+/* Set the private attribute id (a field fault, src/common/fabfault.c) of node to value; 0 removes it (0 is each
+ * one's healthy value, so a healthy node spends none of its
+ * FAB__NODE_ATTRIBUTES_MAX slots on them). 0, or -1 when the node has no
+ * slot left. */
+int fab__fault_attribute_set(fab__node_t *node, uint32_t id, int32_t value);
 
 #endif /* FABMEM_COMMON_TOPOLOGY_H */

@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 #include "src/common/proto.h"
 #include "src/common/topology.h"
 

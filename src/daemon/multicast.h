@@ -15,7 +15,7 @@
 #ifndef FABMEM_DAEMON_MULTICAST_H
 #define FABMEM_DAEMON_MULTICAST_H
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 #include "src/common/proto.h"
 #include "src/daemon/registry.h"
 

@@ -1236,7 +1236,7 @@ static fab_status_t fab__request_topology(const fab__registry_t *daemon, const f
  * what its own uid holds. */
 static void fab__request_stats(fab__registry_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
 {
-    fab_daemon_stats_t *out = &reply->u.stats;
+    fab__stats_t *out = &reply->u.stats;
     out->pid = (uint64_t)getpid();
     if (conn->uid != daemon->uid && conn->uid != 0) {
         const fab__user_t *user = conn->user;

@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 #include "fabmem/model.h"
 #include "src/daemon/map.h"
 #include "src/common/log.h"

@@ -69,6 +69,11 @@
 #include "src/common/proto.h"
 #include "src/fabric/observe.h"
 
+/* The client's names for the IPC handle are the wire's (src/fabric/ipc.h). */
+_Static_assert(FAB__CLIENT_IPC_HANDLE_BYTES == FAB__IPC_HANDLE_BYTES, "IPC handle length");
+_Static_assert((int)FAB__CLIENT_IPC_KIND_MEM == (int)FAB__IPC_KIND_MEM, "IPC kind MEM");
+_Static_assert((int)FAB__CLIENT_IPC_KIND_EVENT == (int)FAB__IPC_KIND_EVENT, "IPC kind EVENT");
+
 struct fab_client {
     pthread_mutex_t lock;
     pid_t pid;       /* the process that owns the connection */
@@ -1210,7 +1215,13 @@ fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_ou
     pthread_mutex_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
-    *stats_out = reply.u.stats;
+    const fab__stats_t *st = &reply.u.stats;
+    *stats_out = (fab_daemon_stats_t){.pid = st->pid,
+                                      .clients = st->clients,
+                                      .allocations = st->allocations,
+                                      .references = st->references,
+                                      .bytes = st->bytes,
+                                      .rss = st->rss};
     return FAB_SUCCESS;
 }
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "fabmem/fabric.h"
-#include "src/common/proto.h"
+#include "src/common/fabfault.h"
 
 /* Send FAULT (op FAB__FAULT_OP_*, key FAB__FAULT_KEY_*, target a node index
  * or channel number, value). FAB_SUCCESS, or the daemon's refusal:
