@@ -79,7 +79,7 @@ static fab_topology_t *fab__topology_new(void)
     fab_topology_t *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return NULL;
-    t->driver_version = 13000;
+    t->driver_version = FAB_DRIVER_VERSION_DEFAULT;
     t->socket_mode = 0600;
     t->limits.connections = FAB__LIMIT_CONNECTIONS_DEFAULT;
     t->limits.allocations = FAB__LIMIT_ALLOCATIONS_DEFAULT;
@@ -847,7 +847,7 @@ int fab_device_uuid_string(const fab_uuid_t *uuid, char *buf, size_t len)
 
 int fab_topology_driver_version(const fab_topology_t *topology)
 {
-    return topology ? topology->driver_version : 13000;
+    return topology ? topology->driver_version : FAB_DRIVER_VERSION_DEFAULT;
 }
 
 uint64_t fab__topology_channels(const fab_topology_t *topology, uid_t uid, gid_t gid)
