@@ -34,6 +34,7 @@
 #include "src/fabric/fabmemd.h"
 #include "tools/fabmem_fault.h"
 #include "run_job.h"
+#include "src/base/env.h"
 
 #define FAB__INPUT_MAX 4096
 
@@ -217,7 +218,7 @@ static fab_client_t *connect_quietly(void)
     fab_client_t *client = NULL;
     fab_status_t status = fab_client_connect(&options, &client);
     if (status != FAB_SUCCESS) {
-        const char *where = getenv("FABMEM_SOCKET");
+        const char *where = getenv(FAB__ENV_SOCKET);
         fprintf(stderr, "fabmem: no daemon answers at %s: %s (%s)\n",
                 where && *where ? where : "the per-user socket", fab_status_string(status),
                 fab_status_name(status));
@@ -713,8 +714,8 @@ static int run_rank_env_check(const char *rank, const char *assignment)
     }
     /* --node-per-rank chooses each rank's node and its GPU on it together;
      * another node for one rank would leave it a GPU index of the first. */
-    if ((size_t)(eq - assignment) == strlen("FABMEM_NODE") &&
-        strncmp(assignment, "FABMEM_NODE", (size_t)(eq - assignment)) == 0) {
+    if ((size_t)(eq - assignment) == strlen(FAB__ENV_NODE) &&
+        strncmp(assignment, FAB__ENV_NODE, (size_t)(eq - assignment)) == 0) {
         fprintf(stderr, "fabmem run: --rank-env %s %s: --node-per-rank places every rank "
                         "(rank r on the r-th GPU of the topology, nodes in the config's order); "
                         "to put a rank on another node, order the config's nodes so, or run it "
@@ -818,8 +819,8 @@ static void run_check_arm(run_check_t *c, const char *dir)
     if (!c->on)
         return;
     snprintf(c->file, sizeof(c->file), "%s/check.jsonl", dir);
-    setenv("FABMEM_CHECK", "1", 1);
-    setenv("FABMEM_CHECK_FILE", c->file, 1);
+    setenv(FAB__ENV_CHECK, "1", 1);
+    setenv(FAB__ENV_CHECK_FILE, c->file, 1);
 }
 
 /* After it has exited with rc: gather the findings, write --json, say how
@@ -940,7 +941,7 @@ static int cmd_run(int argc, char **argv)
         }
         config = config_path;
     } else {
-        config = getenv("FABMEM_CONFIG"); /* the daemon's default rule */
+        config = getenv(FAB__ENV_CONFIG); /* the daemon's default rule */
     }
     char emu[PATH_MAX];
     if (emulation_dir(emu, sizeof(emu)) != 0) {
@@ -973,8 +974,8 @@ static int cmd_run(int argc, char **argv)
             return 1;
         }
     }
-    setenv("FABMEM_SOCKET", socket, 1);
-    setenv("FABMEM_NO_AUTOSTART", "1", 1);
+    setenv(FAB__ENV_SOCKET, socket, 1);
+    setenv(FAB__ENV_NO_AUTOSTART, "1", 1);
     /* A rank's findings are its own: each rank gathers its program's in a
      * directory of its own, and --json FILE becomes FILE.<rank>. */
     char check_dir[PATH_MAX] = "", json_rank[PATH_MAX + 16];
@@ -994,15 +995,15 @@ static int cmd_run(int argc, char **argv)
     }
     run_check_arm(&check, per_rank ? check_dir : dir);
     if (config != NULL)
-        setenv("FABMEM_CONFIG", config, 1);
+        setenv(FAB__ENV_CONFIG, config, 1);
     if (node != NULL)
-        setenv("FABMEM_NODE", node, 1);
+        setenv(FAB__ENV_NODE, node, 1);
     if (kernels[0] != '\0') {
-        const char *old_kernels = getenv("FABMEM_KERNELS");
+        const char *old_kernels = getenv(FAB__ENV_KERNELS);
         char all[sizeof(kernels) + PATH_MAX];
         snprintf(all, sizeof(all), "%s%s%s", kernels, old_kernels && *old_kernels ? ":" : "",
                  old_kernels ? old_kernels : "");
-        setenv("FABMEM_KERNELS", all, 1);
+        setenv(FAB__ENV_KERNELS, all, 1);
     }
     /* The emulation's folder first, unless it is first already. */
     const char *old = getenv("LD_LIBRARY_PATH");

@@ -21,6 +21,7 @@
 #include "fabmem.h"
 #include "src/common/fabfault.h"
 #include "src/fabric/fault.h"
+#include "src/base/env.h"
 
 #define FAB__FAULT_SETS_MAX 8
 
@@ -78,7 +79,7 @@ static fab_client_t *fab__fault_connect(void)
     fab_client_t *client = NULL;
     fab_status_t status = fab_client_connect(&options, &client);
     if (status != FAB_SUCCESS) {
-        const char *where = getenv("FABMEM_SOCKET");
+        const char *where = getenv(FAB__ENV_SOCKET);
         fprintf(stderr, "fabmem fault: no daemon answers at %s: %s (%s)\n",
                 where && *where ? where : "the per-user socket", fab_status_string(status),
                 fab_status_name(status));

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "src/fabric/fabmemd.h"
+#include "src/base/env.h"
 
 /* Seconds a daemon whose ranks were all killed waits before leaving. The
  * ranks hold connections while the job lives, so only the first rank's
@@ -73,10 +74,10 @@ static const char *const fab__job_files[] = {"fabmemd.sock", "fabmemd.sock.lock"
  * what the daemon still held, and the starter that the directory is gone. */
 static bool fab__job_verbose(void)
 {
-    const char *report = getenv("FABMEM_RUN_REPORT");
+    const char *report = getenv(FAB__ENV_RUN_REPORT);
     if (report != NULL && strcmp(report, "1") == 0)
         return true;
-    const char *log = getenv("FABMEM_LOG");
+    const char *log = getenv(FAB__ENV_LOG);
     return log != NULL && (strcmp(log, "info") == 0 || strcmp(log, "debug") == 0);
 }
 
@@ -501,7 +502,7 @@ int fab__job_join(fab__job_t *job, const char *config, bool config_given)
     job->lock_fd = -1;
     job->janitor = 0;
     job->client = NULL;
-    const char *env_socket = getenv("FABMEM_SOCKET");
+    const char *env_socket = getenv(FAB__ENV_SOCKET);
     if (env_socket != NULL && *env_socket != '\0') {
         /* Inside an outer fabmem run (or a daemon the user named). */
         if (config_given) {

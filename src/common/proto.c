@@ -5,6 +5,7 @@
 #include "src/common/proto.h"
 
 #include "src/base/le.h"
+#include "src/base/env.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -866,7 +867,7 @@ int fab__proto_wait(int sock, int64_t deadline_ms)
 
 int fab__socket_path(const char *explicit_path, char *buf, size_t cap)
 {
-    const char *env = getenv("FABMEM_SOCKET");
+    const char *env = getenv(FAB__ENV_SOCKET);
     const char *xdg = getenv("XDG_RUNTIME_DIR");
     int n;
     if (explicit_path != NULL && *explicit_path != '\0')

@@ -29,6 +29,7 @@
 
 #include "src/common/fabfault.h"
 #include "src/common/log.h"
+#include "src/base/env.h"
 
 #define FAB__GIB (1024ull * 1024 * 1024)
 #define FAB__MIB (1024ull * 1024)
@@ -623,7 +624,7 @@ fab_status_t fab_topology_load(const char *config_path, fab_topology_t **topolog
     if (topology_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
     if (config_path == NULL || *config_path == '\0') {
-        const char *env = getenv("FABMEM_CONFIG");
+        const char *env = getenv(FAB__ENV_CONFIG);
         config_path = env != NULL && *env != '\0' ? env : NULL;
     }
     fab_topology_t *t = fab__topology_new();
@@ -680,7 +681,7 @@ fab_status_t fab_topology_find_node(const fab_topology_t *topology, const char *
     if (topology == NULL || index_out == NULL)
         return FAB_ERROR_INVALID_VALUE;
     if (name == NULL || *name == '\0') {
-        const char *env = getenv("FABMEM_NODE");
+        const char *env = getenv(FAB__ENV_NODE);
         name = env != NULL && *env != '\0' ? env : NULL;
     }
     if (name == NULL) {

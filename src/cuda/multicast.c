@@ -90,6 +90,7 @@
 #include "src/common/proto.h"
 #include "src/common/topology.h"
 #include "src/fabric/multicast.h"
+#include "src/base/env.h"
 
 #define FAB__CU_MC_DEVICES 128 /* a team: an NVL72 rack's GPUs fit (the daemon's limit too) */
 #define FAB__CU_MC_TYPES (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC)
@@ -510,7 +511,7 @@ out:
  * on the daemon (docs/fabric.md); 0 there means none. */
 static int64_t fab__cu_mc_deadline_ms(void)
 {
-    const char *s = getenv("FABMEM_TIMEOUT_MS");
+    const char *s = getenv(FAB__ENV_TIMEOUT_MS);
     long ms = 10000;
     if (s && *s) {
         char *end;

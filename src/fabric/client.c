@@ -68,6 +68,7 @@
 #include "src/common/log.h"
 #include "src/common/proto.h"
 #include "src/fabric/observe.h"
+#include "src/base/env.h"
 
 /* The client's names for the IPC handle are the wire's (src/fabric/ipc.h). */
 _Static_assert(FAB__CLIENT_IPC_HANDLE_BYTES == FAB__IPC_HANDLE_BYTES, "IPC handle length");
@@ -202,7 +203,7 @@ static const char fab__anchor = 0; /* an object of this library, for dladdr */
 
 int fab__fabmemd_find(char *buf, size_t cap)
 {
-    const char *env = getenv("FABMEM_DAEMON");
+    const char *env = getenv(FAB__ENV_DAEMON);
     if (env != NULL && *env != '\0') {
         snprintf(buf, cap, "%s", env);
         return fab__is_executable(buf) ? 0 : -1;
@@ -258,7 +259,7 @@ static int fab__fabmemd_start(const char *socket_path, int timeout_ms)
      * async-signal-safe calls, and putenv/malloc are not. */
     char fdtext[16], sockenv[PATH_MAX + 16];
     snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
-    snprintf(sockenv, sizeof(sockenv), "FABMEM_SOCKET=%s", socket_path);
+    snprintf(sockenv, sizeof(sockenv), FAB__ENV_SOCKET "=%s", socket_path);
     size_t nenv = 0;
     while (environ != NULL && environ[nenv] != NULL)
         nenv++;
@@ -270,7 +271,7 @@ static int fab__fabmemd_start(const char *socket_path, int timeout_ms)
     }
     size_t k = 0;
     for (size_t i = 0; i < nenv; i++) {
-        if (strncmp(environ[i], "FABMEM_SOCKET=", 14) != 0)
+        if (strncmp(environ[i], FAB__ENV_SOCKET "=", sizeof(FAB__ENV_SOCKET)) != 0)
             envp[k++] = environ[i];
     }
     envp[k++] = sockenv;
@@ -791,7 +792,7 @@ static fab_status_t fab__call(fab_client_t *client, fab__request_t *request,
 
 static int fab__timeout_from_env(void)
 {
-    const char *text = getenv("FABMEM_TIMEOUT_MS");
+    const char *text = getenv(FAB__ENV_TIMEOUT_MS);
     if (text == NULL || *text == '\0')
         return FAB__TIMEOUT_DEFAULT_MS;
     char *end;
@@ -851,12 +852,12 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
         return FAB_ERROR_INVALID_VALUE;
     int autostart = options->autostart;
     if (autostart < 0) {
-        const char *no = getenv("FABMEM_NO_AUTOSTART");
+        const char *no = getenv(FAB__ENV_NO_AUTOSTART);
         autostart = !(no != NULL && strcmp(no, "1") == 0);
     }
     const char *node = options->node;
     if (node == NULL)
-        node = getenv("FABMEM_NODE");
+        node = getenv(FAB__ENV_NODE);
     if (node == NULL)
         node = "";
     if (strlen(node) > 255)
