@@ -28,48 +28,18 @@ static void fab__header_put(uint8_t *buf, uint16_t type, uint32_t seq, uint32_t 
     fab__le_put32(buf + 12, status);
 }
 
-/* Body lengths of requests, by type (HELLO's is variable: its minimum). */
+/* The list's rows by type number (src/common/proto.h): a number past the
+ * array or given twice does not compile. */
+#define FAB__MSG_ROW_(name, num, body, fds_in, fds_out, rq, rp)                               \
+    [num] = {#name, (uint16_t)(body), fds_in, fds_out, FAB__RQ_##rq, FAB__RP_##rp},
+const fab__msg_row_t fab__msgs[FAB__MSG_TYPE_MAX + 1] = {FAB__MSG_LIST(FAB__MSG_ROW_)};
+#undef FAB__MSG_ROW_
+
+/* Body lengths of requests, by type (HELLO's and IMPORT_MANY's vary: their
+ * fixed part). */
 static size_t fab__request_body_len(uint16_t type)
 {
-    switch (type) {
-    case FAB__MSG_HELLO:
-        return 5;
-    case FAB__MSG_ALLOC:
-        return 17;
-    case FAB__MSG_EXPORT:
-    case FAB__MSG_RELEASE:
-        return 8;
-    case FAB__MSG_IMPORT:
-        return 4 + FAB_HANDLE_BYTES;
-    case FAB__MSG_STATS:
-        return 0;
-    case FAB__MSG_VERIFY:
-        return FAB_HANDLE_BYTES;
-    case FAB__MSG_ADOPT:
-        return 9 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
-    case FAB__MSG_TOPOLOGY:
-        return 4;
-    case FAB__MSG_IPC_PUBLISH:
-        return 13;
-    case FAB__MSG_IPC_OPEN:
-    case FAB__MSG_IPC_WITHDRAW:
-        return FAB__IPC_HANDLE_BYTES;
-    case FAB__MSG_FAULT:
-        return 10;
-    case FAB__MSG_IMPORT_MANY:
-        return 5; /* and 64 handle bytes per handle */
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
-        return FAB__MC_BODY;
-    default:
-        return 0;
-    }
+    return fab__msg(type)->request_body;
 }
 
 size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
@@ -77,56 +47,54 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
     uint8_t *b = buf + FAB__PROTO_HEADER;
     size_t len = fab__request_body_len(request->type);
     fab__header_put(buf, request->type, request->seq, 0);
-    switch (request->type) {
-    case FAB__MSG_HELLO:
+    switch (fab__msg(request->type)->request_layout) {
+    case FAB__RQ_HELLO:
         fab__le_put32(b, request->u.hello.version);
         b[4] = request->u.hello.name_len;
         memcpy(b + 5, request->u.hello.name, request->u.hello.name_len);
         len += request->u.hello.name_len;
         break;
-    case FAB__MSG_ALLOC:
+    case FAB__RQ_ALLOC:
         fab__le_put32(b, (uint32_t)request->u.alloc.device);
         fab__le_put64(b + 4, request->u.alloc.size);
         b[12] = request->u.alloc.peer_access;
         fab__le_put32(b + 13, request->u.alloc.handle_type);
         break;
-    case FAB__MSG_EXPORT:
-    case FAB__MSG_RELEASE:
+    case FAB__RQ_REGION:
         fab__le_put64(b, request->u.region.region);
         break;
-    case FAB__MSG_IMPORT:
+    case FAB__RQ_IMPORT:
         fab__le_put32(b, (uint32_t)request->u.import.device);
         memcpy(b + 4, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_VERIFY:
+    case FAB__RQ_VERIFY:
         memcpy(b, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_ADOPT:
+    case FAB__RQ_ADOPT:
         fab__le_put32(b, (uint32_t)request->u.import.device);
         fab__le_put32(b + 4, request->u.import.handle_type);
         b[8] = request->u.import.creator;
         memcpy(b + 9, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         memcpy(b + 9 + FAB_HANDLE_BYTES, request->u.import.token, FAB__TOKEN_BYTES);
         break;
-    case FAB__MSG_TOPOLOGY:
+    case FAB__RQ_TOPOLOGY:
         fab__le_put32(b, request->u.topology.node);
         break;
-    case FAB__MSG_IPC_PUBLISH:
+    case FAB__RQ_IPC_PUBLISH:
         b[0] = request->u.ipc_publish.kind;
         fab__le_put32(b + 1, (uint32_t)request->u.ipc_publish.device);
         fab__le_put64(b + 5, request->u.ipc_publish.size);
         break;
-    case FAB__MSG_IPC_OPEN:
-    case FAB__MSG_IPC_WITHDRAW:
+    case FAB__RQ_IPC_HANDLE:
         memcpy(b, request->u.ipc.bytes, FAB__IPC_HANDLE_BYTES);
         break;
-    case FAB__MSG_FAULT:
+    case FAB__RQ_FAULT:
         b[0] = request->u.fault.op;
         b[1] = request->u.fault.key;
         fab__le_put32(b + 2, request->u.fault.target);
         fab__le_put32(b + 6, (uint32_t)request->u.fault.value);
         break;
-    case FAB__MSG_IMPORT_MANY: {
+    case FAB__RQ_IMPORT_MANY: {
         /* At most FAB__IMPORT_MANY_MAX: the caller's to keep. */
         unsigned count = request->u.import_many.count <= FAB__IMPORT_MANY_MAX
                              ? request->u.import_many.count
@@ -139,14 +107,7 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         len += (size_t)FAB_HANDLE_BYTES * count;
         break;
     }
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
+    case FAB__RQ_MC:
         fab__le_put64(b, request->u.mc.id);
         fab__le_put32(b + 8, (uint32_t)request->u.mc.device);
         fab__le_put32(b + 12, request->u.mc.count);
@@ -195,8 +156,8 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (r.releases[i] == 0)
             return FAB_ERROR_INVALID_VALUE; /* no reference has id 0 */
     }
-    switch (type) {
-    case FAB__MSG_HELLO:
+    switch (fab__msg(type)->request_layout) {
+    case FAB__RQ_HELLO:
         if (body < want || body != want + b[4])
             return FAB_ERROR_INVALID_VALUE;
         r.u.hello.version = fab__le_get32(b);
@@ -206,7 +167,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (memchr(r.u.hello.name, '\0', r.u.hello.name_len) != NULL)
             return FAB_ERROR_INVALID_VALUE;
         break;
-    case FAB__MSG_ALLOC:
+    case FAB__RQ_ALLOC:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.alloc.device = (int32_t)fab__le_get32(b);
@@ -216,28 +177,27 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (r.u.alloc.peer_access > FAB_ACCESS_READ_WRITE)
             return FAB_ERROR_INVALID_VALUE;
         break;
-    case FAB__MSG_EXPORT:
-    case FAB__MSG_RELEASE:
+    case FAB__RQ_REGION:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.region.region = fab__le_get64(b);
         break;
-    case FAB__MSG_IMPORT:
+    case FAB__RQ_IMPORT:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.import.device = (int32_t)fab__le_get32(b);
         memcpy(r.u.import.handle.bytes, b + 4, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_STATS:
+    case FAB__RQ_EMPTY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         break;
-    case FAB__MSG_VERIFY:
+    case FAB__RQ_VERIFY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         memcpy(r.u.import.handle.bytes, b, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_ADOPT:
+    case FAB__RQ_ADOPT:
         if (body != want || b[8] > 1)
             return FAB_ERROR_INVALID_VALUE;
         r.u.import.device = (int32_t)fab__le_get32(b);
@@ -246,25 +206,24 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
         memcpy(r.u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
         break;
-    case FAB__MSG_TOPOLOGY:
+    case FAB__RQ_TOPOLOGY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.topology.node = fab__le_get32(b);
         break;
-    case FAB__MSG_IPC_PUBLISH:
+    case FAB__RQ_IPC_PUBLISH:
         if (body != want || (b[0] != FAB__IPC_KIND_MEM && b[0] != FAB__IPC_KIND_EVENT))
             return FAB_ERROR_INVALID_VALUE;
         r.u.ipc_publish.kind = b[0];
         r.u.ipc_publish.device = (int32_t)fab__le_get32(b + 1);
         r.u.ipc_publish.size = fab__le_get64(b + 5);
         break;
-    case FAB__MSG_IPC_OPEN:
-    case FAB__MSG_IPC_WITHDRAW:
+    case FAB__RQ_IPC_HANDLE:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         memcpy(r.u.ipc.bytes, b, FAB__IPC_HANDLE_BYTES);
         break;
-    case FAB__MSG_FAULT:
+    case FAB__RQ_FAULT:
         /* The shape only; which node, channel and value make sense is the
          * daemon's question (an error reply, not a closed connection). */
         if (body != want || b[0] < FAB__FAULT_OP_SET || b[0] > FAB__FAULT_OP_RESET ||
@@ -275,7 +234,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         r.u.fault.target = fab__le_get32(b + 2);
         r.u.fault.value = (int32_t)fab__le_get32(b + 6);
         break;
-    case FAB__MSG_IMPORT_MANY:
+    case FAB__RQ_IMPORT_MANY:
         /* A count of 0 or past the most, or handle bytes that are not
          * exactly count handles, is malformed. */
         if (body < want || b[4] == 0 || b[4] > FAB__IMPORT_MANY_MAX ||
@@ -284,14 +243,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         r.u.import_many.device = (int32_t)fab__le_get32(b);
         r.u.import_many.count = b[4];
         break;
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
+    case FAB__RQ_MC:
         /* The shape only: which team, device and ranges make sense is the
          * daemon's question (an error reply). */
         if (body != want)
@@ -487,32 +439,31 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
     fab__header_put(buf, (uint16_t)(reply->type | FAB__MSG_REPLY), reply->seq, reply->status);
     if (reply->status != FAB_SUCCESS)
         return FAB__PROTO_HEADER;
-    switch (reply->type) {
-    case FAB__MSG_HELLO:
+    switch (fab__msg(reply->type)->reply_layout) {
+    case FAB__RP_HELLO:
         fab__le_put32(b, (uint32_t)reply->u.hello.node);
         fab__le_put32(b + 4, reply->u.hello.driver_version);
         n = 8;
         break;
-    case FAB__MSG_ALLOC:
+    case FAB__RP_ALLOC:
         n = fab__memory_encode(&reply->u.alloc.memory, b);
         memcpy(b + n, reply->u.alloc.handle.bytes, FAB_HANDLE_BYTES);
         memcpy(b + n + FAB_HANDLE_BYTES, reply->u.alloc.token, FAB__TOKEN_BYTES);
         n += FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
         break;
-    case FAB__MSG_EXPORT:
+    case FAB__RP_HANDLE:
         memcpy(b, reply->u.exported.handle.bytes, FAB_HANDLE_BYTES);
         n = FAB_HANDLE_BYTES;
         break;
-    case FAB__MSG_IMPORT:
-    case FAB__MSG_ADOPT:
+    case FAB__RP_MEMORY:
         n = fab__memory_encode(&reply->u.import, b);
         break;
-    case FAB__MSG_RELEASE:
+    case FAB__RP_RELEASE:
         memcpy(b, reply->u.release.uuid.bytes, 16);
         fab__le_put32(b + 16, reply->u.release.unimported);
         n = 20;
         break;
-    case FAB__MSG_STATS: {
+    case FAB__RP_STATS: {
         const fab__stats_t *st = &reply->u.stats;
         const uint64_t v[6] = {st->pid, st->clients, st->allocations, st->references, st->bytes,
                                st->rss};
@@ -521,26 +472,26 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         n = 48;
         break;
     }
-    case FAB__MSG_VERIFY:
+    case FAB__RP_VERIFY:
         b[0] = reply->u.verify.live;
         n = 1;
         break;
-    case FAB__MSG_TOPOLOGY:
+    case FAB__RP_TOPOLOGY:
         fab__le_put32(b, reply->u.topology.node_count);
         fab__le_put32(b + 4, reply->u.topology.driver_version);
         n = 8 + fab__node_encode(&reply->u.topology.node, b + 8);
         break;
-    case FAB__MSG_IPC_PUBLISH:
+    case FAB__RP_IPC_HANDLE:
         memcpy(b, reply->u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
         n = FAB__IPC_HANDLE_BYTES;
         break;
-    case FAB__MSG_IPC_OPEN:
+    case FAB__RP_IPC_OPEN:
         b[0] = reply->u.ipc_open.kind;
         fab__le_put32(b + 1, (uint32_t)reply->u.ipc_open.device);
         fab__le_put64(b + 5, reply->u.ipc_open.size);
         n = 13;
         break;
-    case FAB__MSG_IMPORT_MANY: {
+    case FAB__RP_IMPORT_MANY: {
         unsigned count = reply->u.import_many.count <= FAB__IMPORT_MANY_MAX
                              ? reply->u.import_many.count
                              : 0;
@@ -555,14 +506,7 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         }
         break;
     }
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
+    case FAB__RP_MC:
         fab__le_put64(b, reply->u.mc.id);
         fab__le_put64(b + 8, reply->u.mc.size);
         fab__le_put64(b + 16, reply->u.mc.granularity);
@@ -597,15 +541,15 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     if (r.status != FAB_SUCCESS) {
         want = 0;
     } else {
-        switch (r.type) {
-        case FAB__MSG_HELLO:
+        switch (fab__msg(r.type)->reply_layout) {
+        case FAB__RP_HELLO:
             want = 8;
             if (body == want) {
                 r.u.hello.node = (int32_t)fab__le_get32(b);
                 r.u.hello.driver_version = fab__le_get32(b + 4);
             }
             break;
-        case FAB__MSG_ALLOC:
+        case FAB__RP_ALLOC:
             want = 37 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
             if (body == want) {
                 fab__memory_decode(b, &r.u.alloc.memory);
@@ -613,25 +557,24 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 memcpy(r.u.alloc.token, b + 37 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
             }
             break;
-        case FAB__MSG_EXPORT:
+        case FAB__RP_HANDLE:
             want = FAB_HANDLE_BYTES;
             if (body == want)
                 memcpy(r.u.exported.handle.bytes, b, FAB_HANDLE_BYTES);
             break;
-        case FAB__MSG_IMPORT:
-        case FAB__MSG_ADOPT:
+        case FAB__RP_MEMORY:
             want = 37;
             if (body == want)
                 fab__memory_decode(b, &r.u.import);
             break;
-        case FAB__MSG_RELEASE:
+        case FAB__RP_RELEASE:
             want = 20;
             if (body == want) {
                 memcpy(r.u.release.uuid.bytes, b, 16);
                 r.u.release.unimported = fab__le_get32(b + 16);
             }
             break;
-        case FAB__MSG_STATS:
+        case FAB__RP_STATS:
             want = 48;
             if (body == want) {
                 fab__stats_t *st = &r.u.stats;
@@ -643,12 +586,12 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 st->rss = fab__le_get64(b + 40);
             }
             break;
-        case FAB__MSG_VERIFY:
+        case FAB__RP_VERIFY:
             want = 1;
             if (body == want)
                 r.u.verify.live = b[0];
             break;
-        case FAB__MSG_TOPOLOGY:
+        case FAB__RP_TOPOLOGY:
             if (body < 8 ||
                 fab__node_decode(b + 8, body - 8, &r.u.topology.node) != FAB_SUCCESS)
                 return FAB_ERROR_INVALID_VALUE;
@@ -656,12 +599,12 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             r.u.topology.driver_version = fab__le_get32(b + 4);
             want = body;
             break;
-        case FAB__MSG_IPC_PUBLISH:
+        case FAB__RP_IPC_HANDLE:
             want = FAB__IPC_HANDLE_BYTES;
             if (body == want)
                 memcpy(r.u.ipc_publish.bytes, b, FAB__IPC_HANDLE_BYTES);
             break;
-        case FAB__MSG_IPC_OPEN:
+        case FAB__RP_IPC_OPEN:
             want = 13;
             if (body == want) {
                 r.u.ipc_open.kind = b[0];
@@ -669,11 +612,10 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 r.u.ipc_open.size = fab__le_get64(b + 5);
             }
             break;
-        case FAB__MSG_IPC_WITHDRAW:
-        case FAB__MSG_FAULT:
+        case FAB__RP_EMPTY:
             want = 0;
             break;
-        case FAB__MSG_IMPORT_MANY: {
+        case FAB__RP_IMPORT_MANY: {
             /* Entries of their own lengths: walk them, each within body. */
             if (body < 1 || b[0] == 0 || b[0] > FAB__IMPORT_MANY_MAX)
                 return FAB_ERROR_INVALID_VALUE;
@@ -695,14 +637,7 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             want = at;
             break;
         }
-        case FAB__MSG_MC_CREATE:
-        case FAB__MSG_MC_JOIN:
-        case FAB__MSG_MC_ADD:
-        case FAB__MSG_MC_BIND:
-        case FAB__MSG_MC_UNBIND:
-        case FAB__MSG_MC_SYNC:
-        case FAB__MSG_MC_REDUCE:
-        case FAB__MSG_MC_LEAVE:
+        case FAB__RP_MC:
             want = FAB__MC_REPLY;
             if (body == want) {
                 r.u.mc.id = fab__le_get64(b);

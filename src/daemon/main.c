@@ -592,12 +592,10 @@ static void fab__client_readable(fab__loop_t *loop, fab__client_t *client)
         }
         fab__request_t request;
         fab_status_t status = fab__request_decode(buf, (size_t)n, &request);
-        if (status != FAB_SUCCESS || (fd != -1 && request.type != FAB__MSG_ADOPT &&
-                                      request.type != FAB__MSG_IPC_PUBLISH &&
-                                      request.type != FAB__MSG_MC_JOIN &&
-                                      request.type != FAB__MSG_MC_BIND)) {
-            /* Only ADOPT, IPC_PUBLISH, MC_JOIN and MC_BIND bring an fd, and a message that does not decode
-             * leaves nothing to trust about the stream. */
+        if (status != FAB_SUCCESS || (fd != -1 && fab__msg(request.type)->request_fds == 0)) {
+            /* Only the messages the list says bring an fd may (ADOPT,
+             * IPC_PUBLISH, MC_JOIN, MC_BIND), and a message that does not
+             * decode leaves nothing to trust about the stream. */
             fab__registry_conn_log(client->conn, FAB__LOG_WARN, "client pid %ld sent %s, closing",
                                    (long)client->conn->pid,
                                    fd != -1 ? "a file descriptor" : "a malformed message");

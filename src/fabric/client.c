@@ -527,9 +527,8 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
         return fab__reply_read(client, deadline, reply_out, fds); /* 0 once past it */
     bool decoded = n > 0 && fab__reply_decode(buf, (size_t)n, reply_out) == FAB_SUCCESS;
     /* Only IMPORT_MANY and MC_JOIN (the staging and shadow memfds) carry
-     * more than one fd. */
-    bool several = decoded && (reply_out->type == FAB__MSG_IMPORT_MANY ||
-                               reply_out->type == FAB__MSG_MC_JOIN);
+     * more than one fd (the message list's reply fds). */
+    bool several = decoded && fab__msg(reply_out->type)->reply_fds > 1;
     if (!decoded || (!several && fds->lost && fds->count > 0)) {
         if (n > 0)
             fab__fds_close(fds);
