@@ -638,32 +638,15 @@ static pid_t run_daemon_start(const char *socket, const char *config)
         fprintf(stderr, "fabmem run: no fabmemd found (set FABMEM_DAEMON)\n");
         return -1;
     }
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return -1;
-    char fdtext[16];
-    snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
-    const char *argv[10] = {exe, "--foreground", "--socket", socket, "--ready-fd", fdtext};
-    int argc = 6;
+    const char *args[5] = {"--socket", socket};
     if (config != NULL) {
-        argv[argc++] = "--config";
-        argv[argc++] = config;
+        args[2] = "--config";
+        args[3] = config;
     }
-    argv[argc] = NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        fcntl(pipefd[1], F_SETFD, 0);
-        execv(exe, (char *const *)argv);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    char byte;
-    ssize_t got = pid > 0 ? read(pipefd[0], &byte, 1) : -1;
-    close(pipefd[0]);
-    if (got == 1)
+    fab__fabmemd_spawn_t spawn = {.exe = exe, .args = args, .ready_fd = -1};
+    pid_t pid = 0;
+    if (fab__fabmemd_spawn(&spawn, &pid) == 0)
         return pid;
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
     fprintf(stderr, "fabmem run: fabmemd did not start (%s)\n", exe);
     return -1;
 }

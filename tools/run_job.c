@@ -215,8 +215,9 @@ static void fab__job_remove_dir(const char *dir)
 
 /* The janitor: holds <dir>.lock, runs the daemon as its child, and when the
  * daemon has exited removes the directory, then the lock file. Never returns. */
-static void fab__job_janitor(const char *exe, const char *const *argv, const char *dir)
+static void fab__job_janitor(void *arg, const char *exe, char *const *argv)
 {
+    const char *dir = arg;
     setpgid(0, 0);
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
@@ -237,7 +238,7 @@ static void fab__job_janitor(const char *exe, const char *const *argv, const cha
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
-        execv(exe, (char *const *)argv);
+        execv(exe, argv);
         _exit(127);
     }
     close(3); /* the readiness pipe is the daemon's to write */
@@ -263,46 +264,20 @@ static pid_t fab__job_daemon_start(const char *dir, const char *socket, const ch
         fprintf(stderr, "fabmem run: no fabmemd found (set FABMEM_DAEMON)\n");
         return -1;
     }
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return -1;
-    /* The janitor keeps only the readiness pipe (as fd 3), stdout, stderr. */
-    const char *argv[12] = {exe, "--foreground", "--socket", socket, "--ready-fd", "3",
-                            "--idle-exit", FAB__JOB_IDLE_EXIT};
-    int argc = 8;
+    /* The janitor keeps only the readiness pipe (as fd 3), stdout, stderr:
+     * nothing of the rank's may outlive it there, above all not job.lock's
+     * open file, whose flock would then stay held if the rank were killed
+     * holding it. */
+    const char *args[7] = {"--socket", socket, "--idle-exit", FAB__JOB_IDLE_EXIT};
     if (config != NULL) {
-        argv[argc++] = "--config";
-        argv[argc++] = config;
+        args[4] = "--config";
+        args[5] = config;
     }
-    argv[argc] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* Nothing of the rank's may outlive it here: above all not job.lock's
-         * open file, whose flock would then stay held if the rank were
-         * killed holding it. */
-        if (pipefd[1] != 3 && dup2(pipefd[1], 3) != 3)
-            _exit(1);
-        fcntl(3, F_SETFD, 0);
-        close_range(4, ~0u, 0);
-        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null >= 0) {
-            dup2(null, 0);
-            close(null);
-        }
-        fab__job_janitor(exe, argv, dir);
-    }
-    close(pipefd[1]);
-    char byte;
-    ssize_t got = -1;
-    if (pid > 0)
-        while ((got = read(pipefd[0], &byte, 1)) < 0 && errno == EINTR)
-            ;
-    close(pipefd[0]);
-    if (got == 1)
+    fab__fabmemd_spawn_t spawn = {.exe = exe, .args = args, .ready_fd = 3, .close_others = 1,
+                                  .in_child = fab__job_janitor, .in_child_arg = (void *)dir};
+    pid_t pid = 0;
+    if (fab__fabmemd_spawn(&spawn, &pid) == 0)
         return pid;
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
     fprintf(stderr, "fabmem run: fabmemd did not start (%s)\n", exe);
     return -1;
 }

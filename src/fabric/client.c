@@ -193,57 +193,10 @@ static int fab__connect_once(const char *path, int64_t deadline, int timeout_ms)
     return -1;
 }
 
-static int fab__is_executable(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-static const char fab__anchor = 0; /* an object of this library, for dladdr */
-
-int fab__fabmemd_find(char *buf, size_t cap)
-{
-    const char *env = getenv(FAB__ENV_DAEMON);
-    if (env != NULL && *env != '\0') {
-        snprintf(buf, cap, "%s", env);
-        return fab__is_executable(buf) ? 0 : -1;
-    }
-    Dl_info info;
-    if (dladdr(&fab__anchor, &info) != 0 && info.dli_fname != NULL) {
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof(dir), "%s", info.dli_fname);
-        char *slash = strrchr(dir, '/');
-        if (slash != NULL) {
-            *slash = '\0';
-            /* Installed (lib/, lib/fabmem/; a program in bin/), then the
-             * build tree (libfabmem.so at its top, libcuda.so.1 in
-             * lib/fabmem/, the fabmem program in tools/). */
-            static const char *const rel[] = {"/../bin/fabmemd", "/../../bin/fabmemd",
-                                              "/fabmemd", "/src/daemon/fabmemd",
-                                              "/../../src/daemon/fabmemd",
-                                              "/../src/daemon/fabmemd"};
-            for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-                if ((size_t)snprintf(buf, cap, "%s%s", dir, rel[i]) < cap && fab__is_executable(buf))
-                    return 0;
-            }
-        }
-    }
-    const char *path = getenv("PATH");
-    if (path == NULL)
-        return -1;
-    char copy[4096];
-    snprintf(copy, sizeof(copy), "%s", path);
-    char *save = NULL;
-    for (char *dir = strtok_r(copy, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save)) {
-        if ((size_t)snprintf(buf, cap, "%s/fabmemd", dir) < cap && fab__is_executable(buf))
-            return 0;
-    }
-    return -1;
-}
-
 extern char **environ;
 
-/* Start a daemon for socket path and wait until it listens or gives way. */
+/* Start a daemon for socket path and wait until it listens or gives way
+ * (fab__fabmemd_spawn: detached, so that it is no child of ours). */
 static int fab__fabmemd_start(const char *socket_path, int timeout_ms)
 {
     char exe[PATH_MAX];
@@ -251,62 +204,30 @@ static int fab__fabmemd_start(const char *socket_path, int timeout_ms)
         fab__log(FAB__LOG_WARN, "no fabmemd to start (set FABMEM_DAEMON)");
         return -1;
     }
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return -1;
-    /* Everything the child needs, its environment included, is made before
-     * fork: between fork and exec a threaded process may only make
-     * async-signal-safe calls, and putenv/malloc are not. */
-    char fdtext[16], sockenv[PATH_MAX + 16];
-    snprintf(fdtext, sizeof(fdtext), "%d", pipefd[1]);
+    /* The daemon's environment: ours, with FABMEM_SOCKET the socket's. */
+    char sockenv[PATH_MAX + 16];
     snprintf(sockenv, sizeof(sockenv), FAB__ENV_SOCKET "=%s", socket_path);
     size_t nenv = 0;
     while (environ != NULL && environ[nenv] != NULL)
         nenv++;
     char **envp = calloc(nenv + 2, sizeof(*envp));
-    if (envp == NULL) {
-        close(pipefd[0]);
-        close(pipefd[1]);
+    if (envp == NULL)
         return -1;
-    }
     size_t k = 0;
     for (size_t i = 0; i < nenv; i++) {
         if (strncmp(environ[i], FAB__ENV_SOCKET "=", sizeof(FAB__ENV_SOCKET)) != 0)
             envp[k++] = environ[i];
     }
     envp[k++] = sockenv;
-    char *const argv[] = {exe, "--foreground", "--autostarted", "--ready-fd", fdtext, NULL};
-    pid_t pid = fork();
-    if (pid < 0) {
-        free(envp);
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        setsid();
-        if (fork() != 0)
-            _exit(0);
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, 0);
-            dup2(null, 1);
-            dup2(null, 2);
-        }
-        fcntl(pipefd[1], F_SETFD, 0);
-        execve(exe, argv, envp);
-        _exit(127);
-    }
+    static const char *const args[] = {"--autostarted", NULL};
+    fab__fabmemd_spawn_t spawn = {.exe = exe, .args = args, .envp = envp, .detach = 1,
+                                  .ready_fd = -1, .timeout_ms = timeout_ms};
+    int ready = fab__fabmemd_spawn(&spawn, NULL);
     free(envp);
-    close(pipefd[1]);
-    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    int64_t deadline = timeout_ms > 0 ? fab__now_ms() + timeout_ms : -1;
-    char byte = 0;
-    int ready = fab__proto_wait(pipefd[0], deadline) == 1 && read(pipefd[0], &byte, 1) == 1;
-    close(pipefd[0]);
+    if (ready < 0)
+        return -1; /* no pipe, no fork */
     fab__log(FAB__LOG_INFO, "started %s for %s: %s", exe, socket_path,
-             ready ? "ready" : "it gave way or failed");
+             ready == 0 ? "ready" : "it gave way or failed");
     return 0;
 }
 
