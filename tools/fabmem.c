@@ -32,6 +32,7 @@
 
 #include "fabmem.h"
 #include "src/fabric/fabmemd.h"
+#include "tools/connect.h"
 #include "tools/fabmem_fault.h"
 #include "run_job.h"
 #include "src/base/env.h"
@@ -210,23 +211,6 @@ static int cmd_decode(const char *arg)
     return status == FAB_SUCCESS ? 0 : 1;
 }
 
-/* A client that never starts a daemon: these commands observe, they do not
- * create. */
-static fab_client_t *connect_quietly(void)
-{
-    fab_client_options_t options = {.socket_path = NULL, .node = NULL, .autostart = 0};
-    fab_client_t *client = NULL;
-    fab_status_t status = fab_client_connect(&options, &client);
-    if (status != FAB_SUCCESS) {
-        const char *where = getenv(FAB__ENV_SOCKET);
-        fprintf(stderr, "fabmem: no daemon answers at %s: %s (%s)\n",
-                where && *where ? where : "the per-user socket", fab_status_string(status),
-                fab_status_name(status));
-        return NULL;
-    }
-    return client;
-}
-
 static int cmd_verify(const char *arg)
 {
     uint8_t raw[FAB__INPUT_MAX];
@@ -239,7 +223,7 @@ static int cmd_verify(const char *arg)
                fab_status_string(status));
         return 1;
     }
-    fab_client_t *client = connect_quietly();
+    fab_client_t *client = fab__tool_connect("fabmem");
     if (client == NULL)
         return 1;
     bool live = false;
@@ -332,7 +316,7 @@ static int print_json(json_t *root)
  * daemon answers (said on stderr). */
 static fab_client_t *topology_of_daemon(const fab_topology_t **topology_out)
 {
-    fab_client_t *client = connect_quietly();
+    fab_client_t *client = fab__tool_connect("fabmem");
     if (client == NULL)
         return NULL;
     fab_status_t status = fab_client_topology(client, topology_out);
