@@ -358,39 +358,13 @@ static int fab__node_attribute(fab__parse_t *p, fab__node_t *node, const char *n
     return 1;
 }
 
-/* "fabric_manager = up | down | starting": a fault. Down, multicast binds
- * fail as the driver's do when Fabric Manager is not running; starting, as
- * they do while it is still setting the team up. Kept as a private
- * attribute (an id past CUDA's), because attributes already travel with the
- * topology from the daemon to every client. */
-static int fab__node_fabric_manager(fab__parse_t *p, fab__node_t *node, const char *value)
-{
-    int32_t down;
-    if (strcmp(value, "up") == 0)
-        down = 0;
-    else if (strcmp(value, "down") == 0)
-        down = 1;
-    else if (strcmp(value, "starting") == 0)
-        down = 2;
-    else
-        return FAB__BAD("fabric_manager: not up, down or starting: %s", value);
-    for (unsigned i = 0; i < node->nattributes; i++) {
-        if (node->attributes[i].id == FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN) {
-            node->attributes[i].value = down;
-            return 1;
-        }
-    }
-    if (node->nattributes == FAB__NODE_ATTRIBUTES_MAX)
-        return FAB__BAD("fabric_manager: a node may set at most %d attributes",
-                        FAB__NODE_ATTRIBUTES_MAX);
-    node->attributes[node->nattributes].id = FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN;
-    node->attributes[node->nattributes].value = down;
-    node->nattributes++;
-    return 1;
-}
-
-/* "imex = up | down | hung" and "gpus_isolated = no | yes": field faults,
- * kept as private attributes as fabric_manager is (fabfault.h). */
+/* "imex = up | down | hung", "gpus_isolated = no | yes" and
+ * "fabric_manager = up | down | starting": field faults (fabfault.h), kept
+ * as private attributes (ids past CUDA's), because attributes already travel
+ * with the topology from the daemon to every client; the healthy value
+ * spends no slot. fabric_manager down makes multicast binds fail as the
+ * driver's do when Fabric Manager is not running; starting, as they do
+ * while it is still setting the team up. */
 static int fab__node_fault(fab__parse_t *p, fab__node_t *node, int key, const char *value)
 {
     int32_t v;
@@ -406,12 +380,11 @@ static int fab__node_fault(fab__parse_t *p, fab__node_t *node, int key, const ch
 static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, const char *value)
 {
     unsigned long long v;
-    if (strcmp(key, "imex") == 0 || strcmp(key, "gpus_isolated") == 0)
+    if (strcmp(key, "imex") == 0 || strcmp(key, "gpus_isolated") == 0 ||
+        strcmp(key, "fabric_manager") == 0)
         return fab__node_fault(p, node, fab__fault_key_parse(key), value);
     if (strncmp(key, "attribute.", 10) == 0) {
         return fab__node_attribute(p, node, key + 10, value);
-    } else if (strcmp(key, "fabric_manager") == 0) {
-        return fab__node_fabric_manager(p, node, value);
     } else if (strcmp(key, "imex_domain") == 0) {
         if (*value == '\0' || strlen(value) >= FAB_NAME_MAX)
             return FAB__BAD("imex_domain: empty or too long");
@@ -502,6 +475,18 @@ static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, co
     return 1;
 }
 
+bool fab__config_key_listed(const char *section, const char *key)
+{
+#define FAB__KEY_(sec, name, sample)                                                       \
+    if (strcmp(section, #sec) == 0 &&                                                      \
+        (strcmp(key, name) == 0 ||                                                         \
+         (strcmp(name, "attribute.NAME") == 0 && strncmp(key, "attribute.", 10) == 0)))    \
+        return true;
+    FAB__CONFIG_KEYS(FAB__KEY_)
+#undef FAB__KEY_
+    return false;
+}
+
 static int fab__ini_handler(void *user, const char *section, const char *key, const char *value)
 {
     fab__parse_t *p = user;
@@ -510,7 +495,7 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
     if (p->error[0] != '\0' || p->oom)
         return 0;
     if (strcmp(section, "driver") == 0) {
-        if (strcmp(key, "version") != 0)
+        if (!fab__config_key_listed("driver", key) || strcmp(key, "version") != 0)
             return FAB__BAD("unknown key %s in [driver]", key);
         if (fab__parse_u64(value, &v) != 0 || v > INT32_MAX)
             return FAB__BAD("version: not a number: %s", value);
@@ -518,7 +503,9 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
         return 1;
     }
     if (strcmp(section, "daemon") == 0) {
-        if (strcmp(key, "socket_mode") == 0) {
+        if (!fab__config_key_listed("daemon", key)) {
+            return FAB__BAD("unknown key %s in [daemon]", key);
+        } else if (strcmp(key, "socket_mode") == 0) {
             char *end;
             errno = 0;
             unsigned long mode = strtoul(value, &end, 8);
@@ -574,6 +561,8 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
         const char *name = section + 5;
         if (*name == '\0' || strlen(name) >= FAB_NAME_MAX)
             return FAB__BAD("node name empty or too long");
+        if (!fab__config_key_listed("node", key))
+            return FAB__BAD("unknown key %s in a node section", key);
         fab__node_t *node = fab__node_get(p, name);
         if (node == NULL)
             return 0;
@@ -585,7 +574,9 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
         fab__channel_t *c = fab__channel_get(t, (unsigned)v, &p->oom);
         if (c == NULL)
             return 0;
-        if (strcmp(key, "uids") == 0) {
+        if (!fab__config_key_listed("channel", key)) {
+            return FAB__BAD("unknown key %s in a channel section", key);
+        } else if (strcmp(key, "uids") == 0) {
             if (fab__parse_ids(value, &c->uids, &c->nuids, &p->oom) != 0)
                 return p->oom ? 0 : FAB__BAD("uids: not a list of numbers: %s", value);
         } else if (strcmp(key, "gids") == 0) {
