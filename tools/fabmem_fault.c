@@ -4,7 +4,7 @@
  * before anything is sent:
  *
  *   fabmem fault NODE KEY=VALUE...          imex, fabric_state, fabric_manager,
- *                                           gpus_isolated (src/common/fabfault.h)
+ *                                           gpus_isolated (src/common/faultwords.h)
  *   fabmem fault channel N withdraw|restore
  *   fabmem fault reset
  *
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "fabmem.h"
-#include "src/common/fabfault.h"
-#include "src/fabric/fault.h"
+#include "src/common/faultwords.h"
+#include "src/fabric/client_fault.h"
 
 #define FAB__FAULT_SETS_MAX 8
 

@@ -52,8 +52,8 @@
 #include <sys/types.h>
 
 #include "fabmem/handle.h"
-#include "src/common/fabfault.h"
-#include "src/common/topology.h"
+#include "src/common/faultwords.h"
+#include "src/common/topology_impl.h"
 
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
 /* 3: the TOPOLOGY node record grew the fabric status and health, the
@@ -137,12 +137,12 @@ enum {
     X(IPC_OPEN, 11, FAB__IPC_HANDLE_BYTES, 0, 1, IPC_HANDLE, IPC_OPEN)                      \
     /* 64 IPC handle bytes */                                                               \
     X(IPC_WITHDRAW, 12, FAB__IPC_HANDLE_BYTES, 0, 0, IPC_HANDLE, EMPTY)                     \
-    /* u8 op, u8 key, u32 target, i32 value (src/daemon/faults.h) */                        \
+    /* u8 op, u8 key, u32 target, i32 value (src/daemon/fieldfaults.h) */                        \
     X(FAULT, 13, 10, 0, 0, FAULT, EMPTY)                                                    \
     /* i32 device, u8 count (1..FAB__IMPORT_MANY_MAX), count x 64 handle bytes (protocol 6) \
      */                                                                                     \
     X(IMPORT_MANY, 14, 5, 0, FAB__IMPORT_MANY_MAX, IMPORT_MANY, IMPORT_MANY)                \
-    /* Multicast teams (src/daemon/multicast.h): every MC_* request has the same 44-byte    \
+    /* Multicast teams (src/daemon/teams.h): every MC_* request has the same 44-byte    \
      * body, fab__request_t.u.mc, each type reading the fields it names here.               \
      * id: the token region; device, count (devices), types, size, mc_offset (the           \
      * granularity); the reply brings the team's token fd */                                \
@@ -272,7 +272,7 @@ typedef struct fab__request {
 
 /* FAULT: the owner of the daemon changes the emulated fabric at run time
  * (fabmem fault; docs/fabric.md); its ops and keys, FAB__FAULT_OP_* and
- * FAB__FAULT_KEY_*, are the fault vocabulary's (src/common/fabfault.h).
+ * FAB__FAULT_KEY_*, are the fault vocabulary's (src/common/faultwords.h).
  * The reply has no body. */
 
 /* MC_REDUCE's operations: a sum over every bind of 32-bit elements. */

@@ -15,7 +15,7 @@
  *
  * Nodes keep the order in which they first appear. An unknown section or key,
  * or a bad value, fails the load and is logged with file and line. */
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 #include "src/base/cuda_attributes.h"
 
 #include <errno.h>
@@ -27,7 +27,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "src/common/fabfault.h"
+#include "src/common/faultwords.h"
 #include "src/common/log.h"
 #include "src/base/env.h"
 
@@ -359,7 +359,7 @@ static int fab__node_attribute(fab__parse_t *p, fab__node_t *node, const char *n
 }
 
 /* "imex = up | down | hung", "gpus_isolated = no | yes" and
- * "fabric_manager = up | down | starting": field faults (fabfault.h), kept
+ * "fabric_manager = up | down | starting": field faults (faultwords.h), kept
  * as private attributes (ids past CUDA's), because attributes already travel
  * with the topology from the daemon to every client; the healthy value
  * spends no slot. fabric_manager down makes multicast binds fail as the

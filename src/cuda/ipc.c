@@ -1,6 +1,6 @@
 /* Legacy CUDA IPC: cuIpcGetMemHandle, cuIpcOpenMemHandle(_v2),
  * cuIpcCloseMemHandle, cuIpcGetEventHandle and cuIpcOpenEventHandle, between
- * processes of one node, through the fabric daemon (src/fabric/ipc.h).
+ * processes of one node, through the fabric daemon (src/fabric/client_ipc.h).
  *
  * Memory. A cuMemAlloc allocation is a sealed memfd (memory.c). Its first
  * cuIpcGetMemHandle publishes a descriptor of it to the daemon, which keeps
@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "src/common/log.h"
-#include "src/fabric/ipc.h"
+#include "src/fabric/client_ipc.h"
 
 _Static_assert(sizeof(CUipcMemHandle) == FAB__CLIENT_IPC_HANDLE_BYTES, "a handle is the daemon's bytes");
 _Static_assert(sizeof(CUipcEventHandle) == FAB__CLIENT_IPC_HANDLE_BYTES, "a handle is the daemon's bytes");

@@ -21,7 +21,7 @@
  * cuMemAlloc allocation shared by legacy CUDA IPC) are the requests that
  * carry an fd. Nothing on the request path blocks.
  *
- * An import that a hung IMEX holds (src/daemon/faults.h) blocks only its own
+ * An import that a hung IMEX holds (src/daemon/fieldfaults.h) blocks only its own
  * client: the loop keeps the request, stops reading that client (it waits
  * for this reply anyway), and answers it when the faults change (putting it
  * to the registry again) or when imex_timeout_ms has passed (IMEX's
@@ -66,11 +66,11 @@
 
 #include "fabmem/handle.h"
 #include "fabmem/version.h"
-#include "src/daemon/faults.h"
+#include "src/daemon/fieldfaults.h"
 #include "src/daemon/registry.h"
 #include "src/common/log.h"
 #include "src/common/proto.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 
 #define FAB__AUTOSTART_IDLE_S 5
 /* Messages read from one client per wakeup, so that one that pipelines
@@ -100,7 +100,7 @@ typedef struct fab__client {
     uint64_t sent_bytes; /* over the ring */
     unsigned sent_fds;   /* over the ring; in its uid's count too */
     int lingering;       /* closed by the daemon, waiting for its fds to be read */
-    int held;                 /* a request held for a hung IMEX (faults.h) */
+    int held;                 /* a request held for a hung IMEX (fieldfaults.h) */
     int64_t held_deadline;    /* CLOCK_MONOTONIC ms: then it fails */
     uint64_t held_generation; /* the faults it was last tried under */
     fab__request_t held_request;
@@ -500,7 +500,7 @@ static void fab__client_hold(fab__loop_t *loop, fab__client_t *client, const fab
     client->held = 1;
     client->held_request = *request;
     /* Its carried releases were dropped when it was first answered; the
-     * retries (faults.h) must not drop them again. */
+     * retries (fieldfaults.h) must not drop them again. */
     client->held_request.nreleases = 0;
     client->held_deadline = fab__now_ms() + fab__faults_imex_timeout_ms(faults);
     client->held_generation = fab__faults_generation(faults);

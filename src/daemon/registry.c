@@ -38,9 +38,9 @@
 #include "src/base/le.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
-#include "src/common/topology.h"
-#include "src/daemon/faults.h"
-#include "src/daemon/multicast.h"
+#include "src/common/topology_impl.h"
+#include "src/daemon/fieldfaults.h"
+#include "src/daemon/teams.h"
 
 typedef struct fab__ref fab__ref_t;
 
@@ -216,7 +216,7 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
     daemon->used = calloc((size_t)total + 1, sizeof(*daemon->used));
     /* The topology is the daemon's own (main.c loaded it for the registry
      * alone): field faults are written into it, so that every rule and
-     * every TOPOLOGY reply sees them (faults.h). */
+     * every TOPOLOGY reply sees them (fieldfaults.h). */
     daemon->faults = fab__faults_create((fab_topology_t *)topology);
     daemon->mcs = fab__mcs_create(topology);
     if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL ||

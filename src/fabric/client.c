@@ -42,9 +42,9 @@
  * won the race, after which connecting again finds that one. */
 #include "fabmem/fabric.h"
 #include "src/fabric/fabmemd.h"
-#include "src/fabric/ipc.h"
-#include "src/fabric/multicast.h"
-#include "src/fabric/fault.h"
+#include "src/fabric/client_ipc.h"
+#include "src/fabric/client_mc.h"
+#include "src/fabric/client_fault.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -70,7 +70,7 @@
 #include "src/fabric/observe.h"
 #include "src/base/env.h"
 
-/* The client's names for the IPC handle are the wire's (src/fabric/ipc.h). */
+/* The client's names for the IPC handle are the wire's (src/fabric/client_ipc.h). */
 _Static_assert(FAB__CLIENT_IPC_HANDLE_BYTES == FAB__IPC_HANDLE_BYTES, "IPC handle length");
 _Static_assert((int)FAB__CLIENT_IPC_KIND_MEM == (int)FAB__IPC_KIND_MEM, "IPC kind MEM");
 _Static_assert((int)FAB__CLIENT_IPC_KIND_EVENT == (int)FAB__IPC_KIND_EVENT, "IPC kind EVENT");
@@ -1514,7 +1514,7 @@ fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_r
     return FAB_SUCCESS;
 }
 
-/* ---- field faults (src/fabric/fault.h) ------------------------------------------- */
+/* ---- field faults (src/fabric/client_fault.h) ------------------------------------------- */
 
 fab_status_t fab__client_fault(fab_client_t *client, uint8_t op, uint8_t key, uint32_t target,
                                int32_t value)

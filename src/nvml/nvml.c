@@ -30,8 +30,8 @@
 #include <time.h>
 
 #include "fabmem/fabric.h"
-#include "src/common/topology.h"
-#include "src/fabric/fault.h"
+#include "src/common/topology_impl.h"
+#include "src/fabric/client_fault.h"
 #include "src/common/log.h"
 
 #define FAB__NVML_MAX_DEVICES 64

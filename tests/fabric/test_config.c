@@ -1,4 +1,4 @@
-/* The config keys: one list (FAB__CONFIG_KEYS, src/common/topology.h),
+/* The config keys: one list (FAB__CONFIG_KEYS, src/common/topology_impl.h),
  * against which the parser, docs/fabric.md's tables and their defaults are
  * checked. */
 #include "fabtest.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fabmem.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 
 typedef struct cfg_key {
     const char *section, *name, *sample;

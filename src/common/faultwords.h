@@ -2,11 +2,11 @@
  * ([node] keys imex, fabric_state, fabric_manager, gpus_isolated), the FAULT
  * message and `fabmem fault`, so that a fault is spelled the same
  * everywhere (docs/fabric.md, "Field faults"). Only names and numbers live
- * here; the rules that apply them are the daemon's (src/daemon/faults.c,
+ * here; the rules that apply them are the daemon's (src/daemon/fieldfaults.c,
  * registry.c). It includes no other header of the tree: the config reader,
  * the codec and `fabmem fault` all take it. */
-#ifndef FABMEM_COMMON_FABFAULT_H
-#define FABMEM_COMMON_FABFAULT_H
+#ifndef FABMEM_COMMON_FAULTWORDS_H
+#define FABMEM_COMMON_FAULTWORDS_H
 
 #include <stdint.h>
 
@@ -43,4 +43,4 @@ const char *fab__fault_value_words(int key);
  * client), or 0 for fabric_state, which is a field of the record. */
 uint32_t fab__fault_key_attribute(int key);
 
-#endif /* FABMEM_COMMON_FABFAULT_H */
+#endif /* FABMEM_COMMON_FAULTWORDS_H */

@@ -7,8 +7,8 @@
  * What a client published lives as long as its connection: a daemon that
  * restarts forgets it (handles published before then no longer open), and
  * the client does not publish again on reconnecting. */
-#ifndef FABMEM_FABRIC_IPC_H
-#define FABMEM_FABRIC_IPC_H
+#ifndef FABMEM_FABRIC_CLIENT_IPC_H
+#define FABMEM_FABRIC_CLIENT_IPC_H
 
 #include <stdint.h>
 
@@ -43,4 +43,4 @@ fab_status_t fab__client_ipc_open(fab_client_t *client, const uint8_t handle[FAB
 fab_status_t fab__client_ipc_withdraw(fab_client_t *client,
                                       const uint8_t handle[FAB__CLIENT_IPC_HANDLE_BYTES]);
 
-#endif /* FABMEM_FABRIC_IPC_H */
+#endif /* FABMEM_FABRIC_CLIENT_IPC_H */

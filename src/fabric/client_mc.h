@@ -1,12 +1,12 @@
 /* Multicast teams through the daemon (client.c implements it; the daemon's
- * side is src/daemon/multicast.h): libcuda's multicast.c is the only user,
+ * side is src/daemon/teams.h): libcuda's multicast.c is the only user,
  * and never calls these holding fab__cu.lock.
  *
  * A team lives in the daemon and is reached on this client's connection: a
  * reconnection (a daemon that restarted) loses every membership, and later
  * calls of a member id fail with INVALID_VALUE. */
-#ifndef FABMEM_FABRIC_MULTICAST_H
-#define FABMEM_FABRIC_MULTICAST_H
+#ifndef FABMEM_FABRIC_CLIENT_MC_H
+#define FABMEM_FABRIC_CLIENT_MC_H
 
 #include <stdint.h>
 
@@ -24,4 +24,4 @@ fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_r
                             int fd_in, fab__reply_t *reply_out, int fds_out[2],
                             unsigned *nfds_out);
 
-#endif /* FABMEM_FABRIC_MULTICAST_H */
+#endif /* FABMEM_FABRIC_CLIENT_MC_H */

@@ -1,8 +1,8 @@
 /* The inside of fab_topology_t, for the daemon: the config file's nodes and
  * devices, its IMEX channels and its [daemon] settings. fabmem/topology.h gives the
  * public readers; this header gives the daemon what it decides rules with. */
-#ifndef FABMEM_COMMON_TOPOLOGY_H
-#define FABMEM_COMMON_TOPOLOGY_H
+#ifndef FABMEM_COMMON_TOPOLOGY_IMPL_H
+#define FABMEM_COMMON_TOPOLOGY_IMPL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,7 +24,7 @@ typedef struct fab__attribute {
  * "fabric_manager = down" (1) or "starting" (2) fault, which multicast
  * binds obey. */
 #define FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN 0x7f000001u
-/* Two more private attributes, field faults of the node (src/common/fabfault.h):
+/* Two more private attributes, field faults of the node (src/common/faultwords.h):
  * its emulated IMEX service (FAB__IMEX_*), which the daemon's import rule
  * obeys, and "gpus_isolated" (1: no NVLink between the node's GPUs), which
  * the daemon's import rule and libcuda's peer queries obey. */
@@ -167,10 +167,10 @@ bool fab__topology_gpus_isolated(const fab_topology_t *topology, int node);
 /* The device uuid of ordinal on node (stable across runs). */
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);
 
-/* Set the private attribute id (a field fault, src/common/fabfault.c) of node to value; 0 removes it (0 is each
+/* Set the private attribute id (a field fault, src/common/faultwords.c) of node to value; 0 removes it (0 is each
  * one's healthy value, so a healthy node spends none of its
  * FAB__NODE_ATTRIBUTES_MAX slots on them). 0, or -1 when the node has no
  * slot left. */
 int fab__fault_attribute_set(fab__node_t *node, uint32_t id, int32_t value);
 
-#endif /* FABMEM_COMMON_TOPOLOGY_H */
+#endif /* FABMEM_COMMON_TOPOLOGY_IMPL_H */
