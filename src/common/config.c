@@ -465,6 +465,26 @@ static int fab__node_key(fab__parse_t *p, fab__node_t *node, const char *key, co
     return 1;
 }
 
+/* The per-uid limit that [daemon] key counts (max_*_per_uid, bytes aside),
+ * or NULL. */
+static uint64_t *fab__limit_count(fab_topology_t *t, const char *key)
+{
+    const struct {
+        const char *key;
+        uint64_t *count;
+    } limits[] = {
+        {"max_connections_per_uid", &t->limits.connections},
+        {"max_allocations_per_uid", &t->limits.allocations},
+        {"max_ipc_entries_per_uid", &t->limits.ipc_entries},
+        {"max_references_per_uid", &t->limits.references},
+        {"max_fds_in_flight_per_uid", &t->limits.fds_in_flight},
+    };
+    for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++)
+        if (strcmp(key, limits[i].key) == 0)
+            return limits[i].count;
+    return NULL;
+}
+
 bool fab__config_key_listed(const char *section, const char *key)
 {
 #define FAB__KEY_(sec, name, sample)                                                       \
@@ -506,26 +526,10 @@ static int fab__ini_handler(void *user, const char *section, const char *key, co
             if (fab__parse_u64(value, &v) != 0 || v > 86400 * 365)
                 return FAB__BAD("idle_exit: not a number of seconds: %s", value);
             t->idle_exit = (int)v;
-        } else if (strcmp(key, "max_connections_per_uid") == 0) {
+        } else if (fab__limit_count(t, key) != NULL) {
             if (fab__parse_u64(value, &v) != 0)
-                return FAB__BAD("max_connections_per_uid: not a number: %s", value);
-            t->limits.connections = v;
-        } else if (strcmp(key, "max_allocations_per_uid") == 0) {
-            if (fab__parse_u64(value, &v) != 0)
-                return FAB__BAD("max_allocations_per_uid: not a number: %s", value);
-            t->limits.allocations = v;
-        } else if (strcmp(key, "max_ipc_entries_per_uid") == 0) {
-            if (fab__parse_u64(value, &v) != 0)
-                return FAB__BAD("max_ipc_entries_per_uid: not a number: %s", value);
-            t->limits.ipc_entries = v;
-        } else if (strcmp(key, "max_references_per_uid") == 0) {
-            if (fab__parse_u64(value, &v) != 0)
-                return FAB__BAD("max_references_per_uid: not a number: %s", value);
-            t->limits.references = v;
-        } else if (strcmp(key, "max_fds_in_flight_per_uid") == 0) {
-            if (fab__parse_u64(value, &v) != 0)
-                return FAB__BAD("max_fds_in_flight_per_uid: not a number: %s", value);
-            t->limits.fds_in_flight = v;
+                return FAB__BAD("%s: not a number: %s", key, value);
+            *fab__limit_count(t, key) = v;
         } else if (strcmp(key, "max_bytes_per_uid") == 0) {
             if (fab__parse_bytes(value, &t->limits.bytes) != 0)
                 return FAB__BAD("max_bytes_per_uid: not a size: %s", value);
