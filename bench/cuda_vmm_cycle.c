@@ -1,6 +1,6 @@
 /* The VMM cycle through the driver API next to the bare system calls that
  * carry it, in the same run, and the ratio between them (the emulation aims
- * at 1.5x).
+ * at 1.2x the reserved calls below).
  *
  *   driver: cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess,
  *           cuMemUnmap, cuMemRelease, cuMemAddressFree
@@ -8,6 +8,11 @@
  *   sealed: the same with the seals and the mode 0400 every memfd of the
  *           emulation carries (F_ADD_SEALS, fchmod): the kernel's share of
  *           the trust rules, so that its ratio is the bookkeeping alone
+ *   reserved: the sealed calls with the mapping made into a reservation
+ *           first (an anonymous PROT_NONE mmap, then mmap MAP_FIXED), as
+ *           the driver's rules have it: the baseline the driver is held to.
+ *           cuMemUnmap's one call more (the range goes back to PROT_NONE
+ *           anonymous memory: it stays reserved) is the driver's own
  *
  * The process is pinned to one core. Each round runs the three loops in turn;
  * the ratios are per round, printed as min / median / max.
@@ -77,6 +82,7 @@ static double driver_round(int cycles, size_t size, const CUmemAllocationProp *p
     return (now_ns() - t0) / cycles;
 }
 
+/* sealed: 1 the seals and mode, 2 those and a reservation first. */
 static double bare_round(int cycles, size_t size, int sealed)
 {
     double t0 = now_ns();
@@ -87,7 +93,12 @@ static double bare_round(int cycles, size_t size, int sealed)
         if (sealed && (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
                        fchmod(fd, 0400) != 0))
             exit(1);
-        void *p = mmap(NULL, size, PROT_NONE, MAP_SHARED, fd, 0);
+        void *p = sealed < 2 ? NULL
+                             : mmap(NULL, size, PROT_NONE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            exit(1);
+        p = mmap(p, size, PROT_NONE, MAP_SHARED | (p ? MAP_FIXED : 0), fd, 0);
         if (p == MAP_FAILED || mprotect(p, size, PROT_READ | PROT_WRITE) != 0)
             exit(1);
         munmap(p, size);
@@ -158,24 +169,30 @@ int main(int argc, char **argv)
     access.location.id = 0;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 
-    double drv[99], bare[99], sealed[99], ratio[99], ratio_sealed[99];
+    double drv[99], bare[99], sealed[99], reserved[99], ratio[99], ratio_sealed[99],
+        ratio_reserved[99];
     driver_round(cycles / 10 + 1, size, &prop, &access); /* warm up all three */
     bare_round(cycles / 10 + 1, size, 0);
     bare_round(cycles / 10 + 1, size, 1);
+    bare_round(cycles / 10 + 1, size, 2);
     for (int r = 0; r < rounds; r++) {
         drv[r] = driver_round(cycles, size, &prop, &access);
         bare[r] = bare_round(cycles, size, 0);
         sealed[r] = bare_round(cycles, size, 1);
+        reserved[r] = bare_round(cycles, size, 2);
         ratio[r] = drv[r] / bare[r];
         ratio_sealed[r] = drv[r] / sealed[r];
+        ratio_reserved[r] = drv[r] / reserved[r];
     }
     printf("VMM cycle, %zu bytes, %d cycles x %d rounds, one core; min / median / max\n", size,
            cycles, rounds);
     print_row("driver API (7 calls), ns", drv, rounds, "");
     print_row("bare syscalls (6), ns", bare, rounds, "");
     print_row("sealed syscalls (8), ns", sealed, rounds, "");
+    print_row("reserved syscalls (9), ns", reserved, rounds, "");
     print_row("ratio to bare", ratio, rounds, "x");
     print_row("ratio to sealed", ratio_sealed, rounds, "x");
+    print_row("ratio to reserved", ratio_reserved, rounds, "x");
 
     int fd = syscall_counter(0, 0);
     double s0 = counted(fd), w0 = switches();
@@ -185,12 +202,16 @@ int main(int argc, char **argv)
     double s2 = counted(fd), w2 = switches();
     bare_round(cycles, size, 1);
     double s3 = counted(fd), w3 = switches();
+    bare_round(cycles, size, 2);
+    double s4 = counted(fd), w4 = switches();
     if (fd >= 0)
-        printf("  per cycle: driver %.1f syscalls %.2f switches; bare %.1f, %.2f; sealed %.1f, %.2f\n",
+        printf("  per cycle: driver %.1f syscalls %.2f switches; bare %.1f, %.2f; sealed %.1f, %.2f; "
+               "reserved %.1f, %.2f\n",
                (s1 - s0) / cycles, (w1 - w0) / cycles, (s2 - s1) / cycles, (w2 - w1) / cycles,
-               (s3 - s2) / cycles, (w3 - w2) / cycles);
+               (s3 - s2) / cycles, (w3 - w2) / cycles, (s4 - s3) / cycles, (w4 - w3) / cycles);
     else
-        printf("  per cycle: driver %.2f switches; bare %.2f; sealed %.2f (system calls: no perf)\n",
-               (w1 - w0) / cycles, (w2 - w1) / cycles, (w3 - w2) / cycles);
+        printf("  per cycle: driver %.2f switches; bare %.2f; sealed %.2f; reserved %.2f (system "
+               "calls: no perf)\n",
+               (w1 - w0) / cycles, (w2 - w1) / cycles, (w3 - w2) / cycles, (w4 - w3) / cycles);
     return 0;
 }

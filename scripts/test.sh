@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds fabmem and runs every test: one CTest case per test.
-# Usage: scripts/test.sh [plain|asan|valgrind|check]   (default plain)
+# Usage: scripts/test.sh [plain|asan|valgrind|check|libraries]   (default plain)
 #   plain     warnings are errors; every test, examples and install checks
 #   asan      the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   valgrind  the same tests, each run under valgrind memcheck
@@ -9,6 +9,10 @@
 #             program and kind; fails when a test fails or when a finding is
 #             not one that a test makes on purpose (tests/check_expected.txt;
 #             docs/cuda.md, "Lifetime checker")
+#   libraries the plain build, the virtual environment of scripts/deps.sh
+#             libraries, then every tests/libraries/*/run (other people's GPU
+#             libraries running their own tests on fabmem; docs/libraries.md);
+#             a suite whose toolkit is absent is reported as skipped
 # Any failure, sanitizer report or memcheck error exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,13 +24,35 @@ case $mode in
   asan)     dir=build-asan;     flags=(-DFABMEM_SANITIZE=address,undefined) ;;
   valgrind) dir=build-valgrind; flags=(-DFABMEM_VALGRIND=ON) ;;
   check)    dir=build;          flags=() ;;
-  *) echo "usage: scripts/test.sh [plain|asan|valgrind|check]" >&2; exit 2 ;;
+  libraries) dir=build;         flags=() ;;
+  *) echo "usage: scripts/test.sh [plain|asan|valgrind|check|libraries]" >&2; exit 2 ;;
 esac
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$dir" -DFABMEM_WERROR=ON "${flags[@]}" >/dev/null
 cmake --build "$dir" -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+if [ "$mode" = libraries ]; then
+  "$(dirname "$0")"/deps.sh libraries
+  venv=${FABMEM_PYENV:-build/pyenv}
+  export VIRTUAL_ENV=$root/$venv PATH=$root/$venv/bin:$PATH
+  export FABMEM_BIN=$root/$dir/tools/fabmem
+  passed=0 failed=0 skipped=0
+  for run in tests/libraries/*/run; do
+    lib=$(basename "$(dirname "$run")")
+    echo "== library $lib =="
+    rc=0
+    nice -n 10 "$run" || rc=$?
+    case $rc in
+      0)  passed=$((passed + 1)) ;;
+      77) skipped=$((skipped + 1)); echo "library $lib: skipped (above: why)" ;;
+      *)  failed=$((failed + 1)); echo "library $lib: FAILED (exit $rc)" ;;
+    esac
+  done
+  echo "libraries: $passed passed, $failed failed, $skipped skipped"
+  [ "$failed" -eq 0 ]
+  exit
+fi
 cd "$dir"
 if [ "$mode" = check ]; then
   findings=$PWD/check-suite.jsonl

@@ -414,7 +414,7 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *   ALLOC     memory (u64 region, 16 uuid, u64 size, u8 access, i32 device),
  *             64 handle bytes, 16 token bytes
  *   EXPORT    64 handle bytes
- *   IMPORT    memory          ADOPT  memory
+ *   IMPORT    memory, then (version 7) u8 kind     ADOPT  memory
  *   RELEASE   16 uuid, u32 exports never imported
  *   STATS     six u64: pid, clients, allocations, references, bytes, rss
  *   VERIFY    u8 live
@@ -457,6 +457,8 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         break;
     case FAB__RP_MEMORY:
         n = fab__memory_encode(&reply->u.import, b);
+        if (reply->type == FAB__MSG_IMPORT && reply->u.import.kind != FAB__MEMORY_UNSAID)
+            b[n++] = reply->u.import.kind;
         break;
     case FAB__RP_RELEASE:
         memcpy(b, reply->u.release.uuid.bytes, 16);
@@ -563,9 +565,15 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 memcpy(r.u.exported.handle.bytes, b, FAB_HANDLE_BYTES);
             break;
         case FAB__RP_MEMORY:
-            want = 37;
-            if (body == want)
+            /* A version-7 IMPORT reply says the kind; 0 is never sent. */
+            want = r.type == FAB__MSG_IMPORT && body == 38 &&
+                           (b[37] == FAB__MEMORY_PLAIN || b[37] == FAB__MEMORY_MC_TOKEN)
+                       ? 38
+                       : 37;
+            if (body == want) {
                 fab__memory_decode(b, &r.u.import);
+                r.u.import.kind = want == 38 ? b[37] : FAB__MEMORY_UNSAID;
+            }
             break;
         case FAB__RP_RELEASE:
             want = 20;

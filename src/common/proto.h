@@ -69,8 +69,13 @@
  * which a version-5 daemon would answer by closing the connection. A
  * version-6 daemon answers it only to a client that said HELLO 6, and a
  * version-6 client that a daemon refuses says HELLO 5 on the same connection
- * and then sends single IMPORTs instead. */
-#define FAB__PROTO_VERSION 6u
+ * and then sends single IMPORTs instead.
+ * 7: an IMPORT reply ends with one byte more, the memory's kind
+ * (FAB__MEMORY_PLAIN or FAB__MEMORY_MC_TOKEN), sent only to a client that
+ * said HELLO 7: a client that knows it is plain memory need not ask MC_JOIN
+ * whether it is a multicast team's token. A version-7 client that a daemon
+ * refuses says HELLO 6, then 5, on the same connection. */
+#define FAB__PROTO_VERSION 7u
 /* The oldest version the daemon still serves: a version-4 client never sets
  * header bytes 6 and 7, never sends FAULT, and reads every RELEASE reply,
  * which the daemon still sends, so it is served as before. (A version-5
@@ -78,6 +83,8 @@
 #define FAB__PROTO_VERSION_MIN 4u
 /* The first version that has IMPORT_MANY. */
 #define FAB__PROTO_VERSION_IMPORT_MANY 6u
+/* The first version whose IMPORT reply says the memory's kind. */
+#define FAB__PROTO_VERSION_MEMORY_KIND 7u
 #define FAB__PROTO_RELEASES_MAX 16 /* released ids one request may carry */
 /* The sender sends nothing more before this request's reply: the daemon
  * need not look for another message from it before it sleeps. */
@@ -299,7 +306,14 @@ typedef struct fab__reply_memory {
     uint64_t size;
     uint8_t access; /* what the receiver may map */
     int32_t device;
+    uint8_t kind; /* IMPORT, version 7: a FAB__MEMORY_*; FAB__MEMORY_UNSAID otherwise */
 } fab__reply_memory_t;
+
+/* What an IMPORT reply says the memory is. UNSAID (a daemon before version
+ * 7, or a reply that does not say) is encoded as no byte at all. */
+#define FAB__MEMORY_UNSAID 0u
+#define FAB__MEMORY_PLAIN 1u    /* memory, no multicast team's token */
+#define FAB__MEMORY_MC_TOKEN 2u /* a team's token: MC_JOIN makes a member */
 
 /* A decoded reply: the header, and on success the body of its type. An
  * error reply has no body. */

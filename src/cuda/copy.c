@@ -227,6 +227,22 @@ static CUresult fab__cu_set(uintptr_t dst, const void *value, size_t width, size
     return fab__cu_xfer(&x, stream, mode);
 }
 
+/* cuMemsetD2D*: Height rows of Width elements, dstPitch bytes apart; the
+ * driver's rule that the pitch hold a row (for more than one row) is
+ * fab__cu_xfer's. */
+static CUresult fab__cu_set2d(uintptr_t dst, size_t pitch, const void *value, size_t width,
+                              size_t n, size_t height, CUstream stream, unsigned mode)
+{
+    if (dst % width != 0 || n > SIZE_MAX / width || (height > 1 && pitch % width != 0))
+        return fab__cu_check_init() != CUDA_SUCCESS ? CUDA_ERROR_NOT_INITIALIZED
+                                                    : CUDA_ERROR_INVALID_VALUE;
+    fab__cu_xfer_t x = {.dst = dst, .dst_side = FAB__CU_DEVICE, .width = n * width,
+                        .height = height, .dpitch = height > 1 ? pitch : n * width, .depth = 1,
+                        .set = true, .pat_width = width};
+    memcpy(x.pattern, value, width);
+    return fab__cu_xfer(&x, stream, mode);
+}
+
 /* ---- copies ------------------------------------------------------------------ */
 
 #define FAB__CU_ASYNC FAB__CU_XFER_ASYNC
@@ -556,6 +572,54 @@ FAB__CU_SET_PAIR(cuMemsetD16Async, cuMemsetD16Async_ptsz, FAB__CU_ASYNC, unsigne
 FAB__CU_SET_PAIR(cuMemsetD32Async, cuMemsetD32Async_ptsz, FAB__CU_ASYNC, unsigned int, 4,
                  (CUdeviceptr dstDevice, unsigned int value, size_t N, CUstream hStream),
                  hStream)
+
+#define FAB__CU_SET2D_PAIR(name, ptname, mode, type, width, params, stream)        \
+    CUresult name params                                                            \
+    {                                                                               \
+        FAB__CU_FAULT();                                                            \
+        type v = value;                                                             \
+        return fab__cu_set2d(dstDevice, dstPitch, &v, width, Width, Height, stream, mode); \
+    }                                                                               \
+    CUresult ptname params                                                          \
+    {                                                                               \
+        FAB__CU_FAULT();                                                            \
+        type v = value;                                                             \
+        return fab__cu_set2d(dstDevice, dstPitch, &v, width, Width, Height, stream,  \
+                             (mode) | FAB__CU_PTDS);                                \
+    }
+
+FAB__CU_EXPORT CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch,
+                                             unsigned char value, size_t Width, size_t Height);
+FAB__CU_EXPORT CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch,
+                                              unsigned short value, size_t Width, size_t Height);
+FAB__CU_EXPORT CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr dstDevice, size_t dstPitch,
+                                              unsigned int value, size_t Width, size_t Height);
+FAB__CU_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+                                               unsigned char value, size_t Width, size_t Height,
+                                               CUstream hStream);
+FAB__CU_EXPORT CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+                                                unsigned short value, size_t Width,
+                                                size_t Height, CUstream hStream);
+FAB__CU_EXPORT CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dstPitch,
+                                                unsigned int value, size_t Width, size_t Height,
+                                                CUstream hStream);
+
+#define FAB__CU_D2D(type) (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, \
+                           size_t Height)
+#define FAB__CU_D2DA(type) (CUdeviceptr dstDevice, size_t dstPitch, type value, size_t Width, \
+                            size_t Height, CUstream hStream)
+FAB__CU_SET2D_PAIR(cuMemsetD2D8_v2, cuMemsetD2D8_v2_ptds, 0, unsigned char, 1,
+                   FAB__CU_D2D(unsigned char), NULL)
+FAB__CU_SET2D_PAIR(cuMemsetD2D16_v2, cuMemsetD2D16_v2_ptds, 0, unsigned short, 2,
+                   FAB__CU_D2D(unsigned short), NULL)
+FAB__CU_SET2D_PAIR(cuMemsetD2D32_v2, cuMemsetD2D32_v2_ptds, 0, unsigned int, 4,
+                   FAB__CU_D2D(unsigned int), NULL)
+FAB__CU_SET2D_PAIR(cuMemsetD2D8Async, cuMemsetD2D8Async_ptsz, FAB__CU_ASYNC, unsigned char, 1,
+                   FAB__CU_D2DA(unsigned char), hStream)
+FAB__CU_SET2D_PAIR(cuMemsetD2D16Async, cuMemsetD2D16Async_ptsz, FAB__CU_ASYNC, unsigned short,
+                   2, FAB__CU_D2DA(unsigned short), hStream)
+FAB__CU_SET2D_PAIR(cuMemsetD2D32Async, cuMemsetD2D32Async_ptsz, FAB__CU_ASYNC, unsigned int, 4,
+                   FAB__CU_D2DA(unsigned int), hStream)
 
 /* The 3.1 ABI's 2D and 3D descriptors hold device pointers in 32 bits, which
  * the emulation's 64-bit addresses do not fit (as cuMemAlloc's 3.1 ABI):

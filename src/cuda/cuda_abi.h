@@ -487,6 +487,9 @@ typedef struct FAB_CU(CUDA_MEMCPY3D_st) {
     size_t Depth;
 } FAB_CU(CUDA_MEMCPY3D);
 
+#define FAB_CU_MEM_ATTACH_GLOBAL 0x1
+#define FAB_CU_MEM_ATTACH_HOST 0x2
+#define FAB_CU_MEM_ATTACH_SINGLE 0x4
 #define FAB_CU_MEMHOSTALLOC_PORTABLE 0x01
 #define FAB_CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define FAB_CU_MEMHOSTALLOC_WRITECOMBINED 0x04
@@ -541,5 +544,34 @@ typedef struct FAB_CU(CUmulticastObjectProp_st) {
     unsigned long long handleTypes;
     unsigned long long flags;
 } FAB_CU(CUmulticastObjectProp);
+
+/* What the entry points of legacy.c name: CUDA arrays, texture and surface
+ * references, the 3D peer copy and the profiler's output mode, none of which
+ * the emulation looks inside (they are refused), so the structs stay
+ * incomplete and the enumerations are ints; and the shared-memory bank
+ * configuration, whose values it answers. */
+typedef struct FAB_CU(CUtexref_st) *FAB_CU(CUtexref);
+typedef struct FAB_CU(CUsurfref_st) *FAB_CU(CUsurfref);
+typedef struct FAB_CU(CUDA_ARRAY_DESCRIPTOR_st) FAB_CU(CUDA_ARRAY_DESCRIPTOR);
+typedef struct FAB_CU(CUDA_ARRAY3D_DESCRIPTOR_st) FAB_CU(CUDA_ARRAY3D_DESCRIPTOR);
+typedef struct FAB_CU(CUDA_MEMCPY3D_PEER_st) FAB_CU(CUDA_MEMCPY3D_PEER);
+typedef int FAB_CU(CUarray_format);
+typedef int FAB_CU(CUaddress_mode);
+typedef int FAB_CU(CUfilter_mode);
+typedef int FAB_CU(CUoutput_mode);
+#define FAB_CU_SHARED_CONFIG_LIST(XX)                  \
+    XX(CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE, 0x00)    \
+    XX(CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE, 0x01)  \
+    XX(CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE, 0x02)
+typedef enum FAB_CU(CUsharedconfig_enum) {
+    FAB_CU_SHARED_CONFIG_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUsharedconfig);
+#define FAB_CU_MEM_ATTACH_LIST(XX)  \
+    XX(CU_MEM_ATTACH_GLOBAL, 0x1)   \
+    XX(CU_MEM_ATTACH_HOST, 0x2)     \
+    XX(CU_MEM_ATTACH_SINGLE, 0x4)
+typedef enum FAB_CU(CUmemAttach_flags_enum) {
+    FAB_CU_MEM_ATTACH_LIST(FAB__CU_ENUMERATOR)
+} FAB_CU(CUmemAttach_flags);
 
 #endif /* FAB_CUDA_ABI_H */

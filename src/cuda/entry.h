@@ -106,6 +106,18 @@ FAB__CU_API cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, s
                                  CUstream hStream);
 FAB__CU_API cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N);
 FAB__CU_API cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N);
+FAB__CU_API cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width,
+                            size_t Height);
+FAB__CU_API cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                             size_t Width, size_t Height);
+FAB__CU_API cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                             size_t Width, size_t Height);
+FAB__CU_API cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc,
+                              size_t Width, size_t Height, CUstream hStream);
+FAB__CU_API cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short us,
+                               size_t Width, size_t Height, CUstream hStream);
+FAB__CU_API cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui,
+                               size_t Width, size_t Height, CUstream hStream);
 FAB__CU_API cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N);
 FAB__CU_API cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N);
 FAB__CU_API cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream);
@@ -140,6 +152,7 @@ FAB__CU_API cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned
 FAB__CU_API cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                size_t Height, unsigned int ElementSizeBytes);
 FAB__CU_API cuMemAllocHost(void **pp, unsigned int bytesize);
+FAB__CU_API cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 FAB__CU_API cuMemAllocHost_v2(void **pp, size_t bytesize);
 FAB__CU_API cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
 FAB__CU_API cuMemFreeHost(void *p);
@@ -303,6 +316,7 @@ FAB__CU_API cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel 
 FAB__CU_API cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 FAB__CU_API cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
 FAB__CU_API cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+FAB__CU_API cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
 FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                         int blockSize, size_t dynamicSMemSize);
 FAB__CU_API cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func,
@@ -396,6 +410,81 @@ FAB__CU_API cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice de
 FAB__CU_API cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop,
                                       CUmulticastGranularity_flags option);
 
+
+/* Older and rarer entry points (legacy.c). */
+FAB__CU_API cuCtxAttach(CUcontext *pctx, unsigned int flags);
+FAB__CU_API cuCtxDetach(CUcontext ctx);
+FAB__CU_API cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
+FAB__CU_API cuCtxGetCacheConfig(CUfunc_cache *pconfig);
+FAB__CU_API cuCtxSetCacheConfig(CUfunc_cache config);
+FAB__CU_API cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
+FAB__CU_API cuCtxSetSharedMemConfig(CUsharedconfig config);
+FAB__CU_API cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
+FAB__CU_API cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
+FAB__CU_API cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode);
+FAB__CU_API cuProfilerStart(void);
+FAB__CU_API cuProfilerStop(void);
+FAB__CU_API cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
+FAB__CU_API cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray);
+FAB__CU_API cuArrayDestroy(CUarray hArray);
+FAB__CU_API cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray);
+FAB__CU_API cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray);
+FAB__CU_API cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount);
+FAB__CU_API cuMemcpyAtoD_v2(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount);
+FAB__CU_API cuMemcpyAtoH_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount);
+FAB__CU_API cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount);
+FAB__CU_API cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount);
+FAB__CU_API cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy);
+FAB__CU_API cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream);
+FAB__CU_API cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name);
+FAB__CU_API cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name);
+FAB__CU_API cuTexRefCreate(CUtexref *pTexRef);
+FAB__CU_API cuTexRefDestroy(CUtexref hTexRef);
+FAB__CU_API cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags);
+FAB__CU_API cuTexRefSetAddress_v2(size_t *ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes);
+FAB__CU_API cuTexRefSetAddress2D_v3(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR *desc, CUdeviceptr dptr, size_t Pitch);
+FAB__CU_API cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents);
+FAB__CU_API cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am);
+FAB__CU_API cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);
+FAB__CU_API cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags);
+FAB__CU_API cuTexRefGetAddress_v2(CUdeviceptr *pdptr, CUtexref hTexRef);
+FAB__CU_API cuTexRefGetArray(CUarray *phArray, CUtexref hTexRef);
+FAB__CU_API cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref hTexRef, int dim);
+FAB__CU_API cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref hTexRef);
+FAB__CU_API cuTexRefGetFormat(CUarray_format *pFormat, int *pNumChannels, CUtexref hTexRef);
+FAB__CU_API cuTexRefGetFlags(unsigned int *pFlags, CUtexref hTexRef);
+FAB__CU_API cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags);
+FAB__CU_API cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef);
+FAB__CU_API cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef);
+FAB__CU_API cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z);
+FAB__CU_API cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes);
+FAB__CU_API cuParamSetSize(CUfunction hfunc, unsigned int numbytes);
+FAB__CU_API cuParamSeti(CUfunction hfunc, int offset, unsigned int value);
+FAB__CU_API cuParamSetf(CUfunction hfunc, int offset, float value);
+FAB__CU_API cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsigned int numbytes);
+FAB__CU_API cuLaunch(CUfunction f);
+FAB__CU_API cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
+FAB__CU_API cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream);
+
+/* Their first ABIs, which cuGetProcAddress answers for older versions (the
+ * descriptors of CUDA 2.0 are never read, so they are untyped here). */
+FAB__CU_API cuMemsetD2D8(CUdeviceptr_v1, unsigned int, unsigned char, unsigned int, unsigned int);
+FAB__CU_API cuMemsetD2D16(CUdeviceptr_v1, unsigned int, unsigned short, unsigned int, unsigned int);
+FAB__CU_API cuMemsetD2D32(CUdeviceptr_v1, unsigned int, unsigned int, unsigned int, unsigned int);
+FAB__CU_API cuArrayCreate(CUarray *, const void *);
+FAB__CU_API cuArrayGetDescriptor(void *, CUarray);
+FAB__CU_API cuArray3DCreate(CUarray *, const void *);
+FAB__CU_API cuArray3DGetDescriptor(void *, CUarray);
+FAB__CU_API cuMemcpyAtoA(CUarray, unsigned int, CUarray, unsigned int, unsigned int);
+FAB__CU_API cuMemcpyAtoD(CUdeviceptr_v1, CUarray, unsigned int, unsigned int);
+FAB__CU_API cuMemcpyAtoH(void *, CUarray, unsigned int, unsigned int);
+FAB__CU_API cuMemcpyDtoA(CUarray, unsigned int, CUdeviceptr_v1, unsigned int);
+FAB__CU_API cuMemcpyHtoA(CUarray, unsigned int, const void *, unsigned int);
+FAB__CU_API cuTexRefSetAddress(unsigned int *, CUtexref, CUdeviceptr_v1, unsigned int);
+FAB__CU_API cuTexRefGetAddress(CUdeviceptr_v1 *, CUtexref);
+FAB__CU_API cuTexRefSetAddress2D(CUtexref, const void *, CUdeviceptr_v1, unsigned int);
+FAB__CU_API cuTexRefSetAddress2D_v2(CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t);
+
 /* The per-thread-default-stream ABIs (_ptds, _ptsz) of the names above, the
  * rows of procaddress.c's second table: declared here, where every file
  * that defines one sees its declaration. */
@@ -435,6 +524,23 @@ FAB__CU_PT(CUresult, cuStreamBatchMemOp_ptsz, CUstream, unsigned int, CUstreamBa
            unsigned int)
 FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
            CUstreamBatchMemOpParams *, unsigned int)
+FAB__CU_PT(CUresult, cuMemsetD2D8_v2_ptds, CUdeviceptr, size_t, unsigned char, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemsetD2D16_v2_ptds, CUdeviceptr, size_t, unsigned short, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemsetD2D32_v2_ptds, CUdeviceptr, size_t, unsigned int, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemsetD2D8Async_ptsz, CUdeviceptr, size_t, unsigned char, size_t, size_t,
+           CUstream)
+FAB__CU_PT(CUresult, cuMemsetD2D16Async_ptsz, CUdeviceptr, size_t, unsigned short, size_t, size_t,
+           CUstream)
+FAB__CU_PT(CUresult, cuMemsetD2D32Async_ptsz, CUdeviceptr, size_t, unsigned int, size_t, size_t,
+           CUstream)
+FAB__CU_PT(CUresult, cuMemcpyAtoA_v2_ptds, CUarray, size_t, CUarray, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemcpyAtoD_v2_ptds, CUdeviceptr, CUarray, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemcpyAtoH_v2_ptds, void *, CUarray, size_t, size_t)
+FAB__CU_PT(CUresult, cuMemcpyDtoA_v2_ptds, CUarray, size_t, CUdeviceptr, size_t)
+FAB__CU_PT(CUresult, cuMemcpyHtoA_v2_ptds, CUarray, size_t, const void *, size_t)
+FAB__CU_PT(CUresult, cuMemcpy3DPeer_ptds, const CUDA_MEMCPY3D_PEER *)
+FAB__CU_PT(CUresult, cuMemcpy3DPeerAsync_ptsz, const CUDA_MEMCPY3D_PEER *, CUstream)
+FAB__CU_PT(CUresult, cuStreamAttachMemAsync_ptsz, CUstream, CUdeviceptr, size_t, unsigned int)
 #undef FAB__CU_PT
 
 #endif /* FAB_CUDA_ENTRY_H */

@@ -132,6 +132,9 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     }
     uint64_t threads = (uint64_t)b[0] * b[1] * b[2];
     if (threads > (uint64_t)max_threads || shared > (unsigned)fn->max_dynamic_shared) {
+        fab__log(FAB__LOG_DEBUG, "launch %s: %llu threads (at most %d), %u shared bytes (at most %d: "
+                 "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): INVALID_VALUE", fn->name,
+                 (unsigned long long)threads, max_threads, shared, fn->max_dynamic_shared);
         r = CUDA_ERROR_INVALID_VALUE;
         goto out;
     }
@@ -170,6 +173,8 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
         if (threads > k.max_threads ||
             (k.reqntid[0] && (b[0] != k.reqntid[0] || b[1] != (k.reqntid[1] ? k.reqntid[1] : 1) ||
                               b[2] != (k.reqntid[2] ? k.reqntid[2] : 1)))) {
+            fab__log(FAB__LOG_DEBUG, "launch %s: %llu threads, over its .maxntid %u or not its .reqntid: "
+                     "INVALID_VALUE", fn->name, (unsigned long long)threads, k.max_threads);
             r = CUDA_ERROR_INVALID_VALUE; /* more threads than .maxntid, or not .reqntid */
             goto out;
         }
@@ -352,4 +357,22 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void 
 {
     FAB__CU_FAULT();
     return fab__cu_launch_ex(config, f, kernelParams, extra, FAB__CU_SUBMIT_PER_THREAD);
+}
+
+/* cuKernelSetCacheConfig: cuFuncSetCacheConfig for a library's kernel (here
+ * rather than in module.c, which is past its size). A preference kept; a CPU
+ * has no L1 to split from shared memory. */
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+{
+    FAB__CU_ENTER_DEVICE(dev);
+    if ((unsigned)config > (unsigned)CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_function_t *fn = fab__cu_function_find((CUfunction)kernel);
+    if (fn && fab__cu_function_device(fn) != -1)
+        fn = NULL; /* a module's function is not a CUkernel */
+    if (fn)
+        fn->cache = config;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

@@ -1,5 +1,5 @@
 /* Memory outside the VMM API: cuMemAlloc (and Pitch), cuMemFree,
- * cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister,
+ * cuMemAllocManaged, cuMemAllocHost, cuMemHostAlloc, cuMemFreeHost, cuMemHostRegister,
  * cuMemHostUnregister, cuMemHostGetDevicePointer, cuMemHostGetFlags,
  * cuMemGetInfo's 3.1 ABI, cuMemGetAddressRange, and the pointer attributes
  * of every kind of memory (cuPointerGetAttribute(s), cuPointerSetAttribute;
@@ -15,7 +15,8 @@
  * is made the same way and counts against nothing. A registration records a
  * range of the caller's own memory. With unified addressing every address is
  * the same on host and device, so a device pointer of host memory is the
- * host pointer.
+ * host pointer. cuMemAllocManaged memory is a cuMemAlloc whose record says
+ * managed: the host reaches device memory already, so nothing migrates.
  *
  * Lifecycle of a record: allocate or register (memory made with no lock
  * held, then the record inserted under fab__cu.lock for writing) ─▶ use
@@ -59,6 +60,9 @@
 
 typedef enum { FAB__CU_MEM_DEVICE, FAB__CU_MEM_HOST, FAB__CU_MEM_REGISTERED } fab__cu_mem_kind_t;
 
+/* In a device record's flags (which are otherwise 0): cuMemAllocManaged's. */
+#define FAB__CU_MEM_MANAGED 0x80000000u
+
 typedef struct fab__cu_mem {
     fab__cu_tnode_t node; /* first; node.key is the base */
     size_t size;          /* as asked: the range the attributes report */
@@ -67,7 +71,7 @@ typedef struct fab__cu_mem {
     fab__cu_mem_kind_t kind;
     int device;
     CUcontext ctx;
-    unsigned flags; /* CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_* as given */
+    unsigned flags; /* CU_MEMHOSTALLOC_* / CU_MEMHOSTREGISTER_* as given; FAB__CU_MEM_MANAGED */
     uint64_t id;    /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
     bool sync_memops;
     bool counted; /* size is in the device's used bytes */
@@ -244,6 +248,20 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     return CUDA_SUCCESS;
 }
 
+/* Managed memory: device memory (counted, freed by cuMemFree) that the host
+ * reads and writes, as every device allocation here. cuda.h: flags are
+ * CU_MEM_ATTACH_GLOBAL or CU_MEM_ATTACH_HOST, a size of 0 is INVALID_VALUE. */
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    FAB__CU_ENTER();
+    if (!dptr || bytesize == 0 || (flags != FAB_CU_MEM_ATTACH_GLOBAL && flags != FAB_CU_MEM_ATTACH_HOST))
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p;
+    FAB__CU_TRY(fab__cu_mem_alloc(FAB__CU_MEM_DEVICE, bytesize, FAB__CU_MEM_MANAGED | flags, &p));
+    *dptr = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
 /* The CUDA 3.1 ABI: 32-bit pointers, which 64-bit addresses do not fit. */
 CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
@@ -253,11 +271,24 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* cuda.h: cuMemFree and cuMemFreeHost "may perform implicit synchronization"
+ * (all but stream-ordered memory), and programs rely on it: numba-cuda frees
+ * a kernel's temporaries while the kernel may still be queued. So the work
+ * queued in the calling thread's context ends before the memory goes; its
+ * errors stay for the calls that report them (sticky faults). */
+void fab__cu_free_waits(void)
+{
+    CUcontext ctx;
+    if (fab__cu_current_ctx(&ctx) == CUDA_SUCCESS)
+        (void)FAB__CU_INNER(cuCtxSynchronize_v2(ctx));
+}
+
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     FAB__CU_ENTER();
     if (dptr == 0)
         return CUDA_SUCCESS; /* as free(NULL) */
+    fab__cu_free_waits();
     /* Pool memory too (cuMemAllocAsync, an imported pool pointer). */
     CUresult pr = fab__cu_pool_free((uintptr_t)dptr);
     if (pr != CUDA_ERROR_NOT_FOUND)
@@ -339,6 +370,7 @@ CUresult cuMemFreeHost(void *p)
     FAB__CU_ENTER();
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
+    fab__cu_free_waits();
     return fab__cu_mem_free((uintptr_t)p, FAB__CU_MEM_HOST, CUDA_ERROR_INVALID_VALUE);
 }
 
@@ -466,7 +498,10 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
     uintptr_t base = 0;
     size_t size = 0;
     bool found = false;
-    if (m && m->kind == FAB__CU_MEM_DEVICE) {
+    /* Host allocations too: with unified addressing their device pointer is
+     * theirs, and the driver answers for it (numba-cuda sizes a mapped array
+     * so). A registration is the caller's memory: not the driver's to size. */
+    if (m && m->kind != FAB__CU_MEM_REGISTERED) {
         base = m->node.key;
         size = m->size;
         found = true;
@@ -503,10 +538,11 @@ static CUresult fab__cu_mem_attribute(const fab__cu_mem_t *m, void *data,
     case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(bool *)data = m->sync_memops; break;
     case CU_POINTER_ATTRIBUTE_BUFFER_ID:
     case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: *(unsigned long long *)data = m->id; break;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(bool *)data = false; break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(bool *)data = (m->flags & FAB__CU_MEM_MANAGED) != 0; break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = m->device; break;
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-        *(bool *)data = m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened;
+        *(bool *)data = m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened &&
+                        !(m->flags & FAB__CU_MEM_MANAGED);
         break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
     case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
@@ -645,7 +681,8 @@ CUresult fab__cu_mem_ipc_source(uintptr_t addr, int *fd_out, size_t *size_out, i
     *fd_out = -1;
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_mem_t *m = fab__cu_mem_find(addr);
-    if (m && m->node.key == addr && m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened) {
+    if (m && m->node.key == addr && m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened &&
+        !(m->flags & FAB__CU_MEM_MANAGED)) {
         *size_out = m->map_len;
         *device_out = m->device;
         *id_out = m->id;

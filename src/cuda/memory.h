@@ -61,4 +61,12 @@ CUresult fab__cu_mem_ipc_unmap(uintptr_t addr);
  * for a range past the allocation or a registration, which has no memfd. */
 CUresult fab__cu_mem_backing(uintptr_t addr, size_t len, int *fd_out, size_t *offset_out);
 
+/* cuMemFree, cuMemFreeHost, cuModuleUnload and cuLibraryUnload synchronise,
+ * as the driver's do: the work queued before the call in the calling
+ * thread's context (a kernel or a copy that still uses the memory or the
+ * code) completes before it goes. An error of that work stays the
+ * context's, for its next synchronisation; with no current context there is
+ * nothing to wait for. */
+void fab__cu_free_waits(void);
+
 #endif /* FAB_CUDA_MEMORY_H */

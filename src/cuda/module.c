@@ -31,6 +31,7 @@
 #include "src/cuda/plugin.h"
 #include "src/cuda/program.h"
 #include "src/cuda/module.h"
+#include "src/cuda/memory.h"
 #include "src/cuda/entry.h"
 
 #include <errno.h>
@@ -379,6 +380,7 @@ CUresult cuModuleLoad(CUmodule *module, const char *fname)
 CUresult cuModuleUnload(CUmodule hmod)
 {
     FAB__CU_ENTER();
+    fab__cu_free_waits(); /* a queued launch still runs its code */
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_module_t *m = fab__cu_module_find(hmod);
     if (m && !m->in_library) /* a library's module goes with cuLibraryUnload */
@@ -568,6 +570,7 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 CUresult cuLibraryUnload(CUlibrary library)
 {
     FAB__CU_ENTER();
+    fab__cu_free_waits();
     fab__cu_library_t *l = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
     for (fab__cu_library_t **p = &fab__cu_libraries; *p; p = &(*p)->next) {

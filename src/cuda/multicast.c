@@ -284,6 +284,10 @@ static CUresult fab__cu_mc_adopt(fab__cu_alloc_t *a)
      * bytes are never read. */
     if (!fab__cu.client || a->fd < 0 || a->size != fab__cu.devices[a->device].granularity)
         return CUDA_SUCCESS;
+    /* Nor memory the daemon said, in its IMPORT reply, is no team's token:
+     * the same answer, without a round trip of its own. */
+    if (a->region != NULL && !fab__region_maybe_mc_token(a->region))
+        return CUDA_SUCCESS;
     struct fab__cu_mc *mc = calloc(1, sizeof(*mc));
     if (!mc)
         return CUDA_ERROR_OUT_OF_MEMORY;

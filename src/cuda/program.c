@@ -349,7 +349,8 @@ static void fab__cu_program_work(void *arg)
     fab__log(FAB__LOG_ERROR, "kernel %s stopped (%s): %s", run->name, rname,
              fault.report[0] ? fault.report : "no report");
     if (s == FAB__PTX_E_FAULT || s == FAB__PTX_E_MISALIGNED)
-        FAB__CU_CHECK(fab__cu_check_bad_range(fault.address, 1, false, r, run->name));
+        FAB__CU_CHECK(fab__cu_check_bad_range(fault.address, fault.size ? fault.size : 1, fault.write, r,
+                                              run->name));
     fab__cu_sticky_set(run->device, r);
 }
 
@@ -365,15 +366,15 @@ CUresult fab__cu_program_launch(const fab__ptx_kernel_t *kernel, const char *nam
 {
     fab__ptx_kernel_info_t info;
     fab__ptx_kernel_info(kernel, &info);
-    if (a->arg_buffer && a->arg_buffer_size < info.param_bytes)
-        return CUDA_ERROR_INVALID_VALUE; /* fewer argument bytes than the kernel takes */
     fab__cu_program_run_t *run = calloc(1, sizeof(*run) + info.param_bytes);
     if (!run || !(run->name = strdup(name))) {
         free(run);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     if (a->arg_buffer) {
-        memcpy(run->params, a->arg_buffer, info.param_bytes);
+        /* the bytes given, the rest zero: NCCL passes the used part of a 4 KiB block */
+        memcpy(run->params, a->arg_buffer,
+               a->arg_buffer_size < info.param_bytes ? a->arg_buffer_size : info.param_bytes);
     } else {
         for (uint32_t i = 0; i < info.nparams; i++) {
             size_t off, size;

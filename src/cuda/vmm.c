@@ -56,6 +56,9 @@ typedef struct fab__cu_piece {
 
 #define FAB__CU_HOST_READ 1u
 #define FAB__CU_HOST_WRITE 2u
+/* The largest alignment a kernel gives large anonymous mappings by itself:
+ * a huge page (cuMemAddressReserve tries the size alone up to it). */
+#define FAB__CU_EXACT_ALIGN_MAX (2u * 1024 * 1024)
 
 typedef struct fab__cu_range {
     fab__cu_tnode_t node; /* first; node.key is base */
@@ -252,6 +255,25 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
         if (m != MAP_FAILED && (uintptr_t)m != addr) {
             munmap(m, size); /* an old kernel took the hint as a hint */
             m = MAP_FAILED;
+        }
+        if (m != MAP_FAILED) {
+            range->map_base = range->base = (uintptr_t)m;
+            range->map_len = size;
+        }
+    }
+    /* A kernel that places large anonymous mappings on huge-page boundaries
+     * (transparent huge pages not "never") gives an aligned base for the
+     * size alone: then the reservation is exactly it, and cuMemMap of the
+     * whole replaces one mapping instead of splitting one in three. Once a
+     * base comes back unaligned, no more tries: each costs an munmap. */
+    static int fab__cu_exact_misses;
+    if (m == MAP_FAILED && align <= FAB__CU_EXACT_ALIGN_MAX &&
+        !__atomic_load_n(&fab__cu_exact_misses, __ATOMIC_RELAXED)) {
+        m = mmap(NULL, size, PROT_NONE, mflags, -1, 0);
+        if (m != MAP_FAILED && (uintptr_t)m % align != 0) {
+            munmap(m, size);
+            m = MAP_FAILED;
+            __atomic_store_n(&fab__cu_exact_misses, 1, __ATOMIC_RELAXED);
         }
         if (m != MAP_FAILED) {
             range->map_base = range->base = (uintptr_t)m;

@@ -53,6 +53,7 @@ typedef struct fab__alloc {
     uint32_t refs;
     fab__user_t *owner;   /* charged for it while live */
     fab__ref_t *parked;   /* importers waiting for the creator (pending only) */
+    bool mc_token;        /* a multicast team was made of it (MC_CREATE) */
 } fab__alloc_t;
 
 /* A live allocation's handle: minted as it went live and kept by its model
@@ -928,6 +929,12 @@ static fab_status_t fab__import(fab__registry_t *daemon, fab__conn_t *conn, int 
     out->size = fab_import_size(&import);
     out->access = (uint8_t)fab_import_access(&import);
     out->device = device;
+    /* Said to a client that can read it: the importer of plain memory then
+     * asks no MC_JOIN. A team's token stays one after its team ends (MC_JOIN
+     * then answers NOT_FOUND, as for any memory). */
+    out->kind = conn->version < FAB__PROTO_VERSION_MEMORY_KIND ? FAB__MEMORY_UNSAID
+                : alloc->mc_token                             ? FAB__MEMORY_MC_TOKEN
+                                                              : FAB__MEMORY_PLAIN;
     *fd_out = fd;
     *fd_owned = owned;
     return FAB_SUCCESS;
@@ -1519,14 +1526,19 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         /* MC_CREATE names its token by the sender's reference: one it
          * allocated, that nobody else holds, live. */
         int token_fd = -1;
+        fab__alloc_t *token = NULL;
         if (request->type == FAB__MSG_MC_CREATE) {
             fab__ref_t *ref = fab__ref_get(conn, request->u.mc.id);
             if (ref != NULL && ref->creator && !ref->parked && ref->alloc->refs == 1 &&
-                fab__alloc_live(ref->alloc))
-                token_fd = ref->alloc->fd;
+                fab__alloc_live(ref->alloc)) {
+                token = ref->alloc;
+                token_fd = token->fd;
+            }
         }
         reply->status = (uint32_t)fab__mcs_answer(daemon->mcs, conn, request, &fd_in, token_fd,
                                                   reply, fds_out);
+        if (token != NULL && reply->status == FAB_SUCCESS)
+            token->mc_token = true; /* its imports say so (FAB__MEMORY_MC_TOKEN) */
         return;
     }
     if (fd_in >= 0)

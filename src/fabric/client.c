@@ -129,6 +129,7 @@ struct fab_region {
     bool creator;          /* allocated here, not imported */
     uint32_t handle_type;  /* creator: the types it asked for */
     fab_handle_t handle;   /* proof of the uuid, for ADOPT */
+    uint8_t kind;          /* imported: what the daemon said it is (FAB__MEMORY_*) */
     uint8_t token[FAB__TOKEN_BYTES]; /* creator: proof of having made it, for ADOPT */
     fab_region_t *prev, *next;
     size_t nmaps, capmaps;
@@ -592,12 +593,14 @@ static fab_status_t fab__reply_await_fds(fab_client_t *client, const fab__reques
 }
 
 /* HELLO with our version; a daemon that refuses it (NOT_SUPPORTED) is
- * asked once more, on the same connection, with version 5, the last before
- * IMPORT_MANY: a version-5 daemon then serves us, and import_many sends it
- * single IMPORTs. */
+ * asked again, on the same connection, with version 6, the last before the
+ * IMPORT reply said the memory's kind (libcuda then asks MC_JOIN as before),
+ * and then with 5, the last before IMPORT_MANY: a version-5 daemon then
+ * serves us, and import_many sends it single IMPORTs. */
 static fab_status_t fab__hello(fab_client_t *client)
 {
-    static const uint32_t versions[] = {FAB__PROTO_VERSION, FAB__PROTO_VERSION_IMPORT_MANY - 1};
+    static const uint32_t versions[] = {FAB__PROTO_VERSION, FAB__PROTO_VERSION_MEMORY_KIND - 1,
+                                        FAB__PROTO_VERSION_IMPORT_MANY - 1};
     fab_status_t status = FAB_ERROR_NOT_SUPPORTED;
     for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
         fab__request_t hello = {.type = FAB__MSG_HELLO};
@@ -609,7 +612,7 @@ static fab_status_t fab__hello(fab_client_t *client)
         if (status == FAB_SUCCESS) {
             client->node = reply.u.hello.node;
             client->proto = versions[i];
-            if (i > 0)
+            if (versions[i] < FAB__PROTO_VERSION_IMPORT_MANY)
                 fab__log(FAB__LOG_INFO, "fabmemd at %s speaks protocol %u: imports go one "
                          "request each", client->path, versions[i]);
             return FAB_SUCCESS;
@@ -927,6 +930,7 @@ static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__requ
         memcpy(region->token, reply->u.alloc.token, sizeof(region->token));
     } else {
         region->handle = request->u.import.handle;
+        region->kind = reply->u.import.kind;
     }
     client->live_regions++;
     *region_out = region;
@@ -1279,6 +1283,11 @@ fab_uuid_t fab_region_uuid(const fab_region_t *region)
 int fab_region_device_ordinal(const fab_region_t *region)
 {
     return region ? region->device : -1;
+}
+
+bool fab__region_maybe_mc_token(const fab_region_t *region)
+{
+    return region != NULL && region->kind != FAB__MEMORY_PLAIN;
 }
 
 fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **addr_out)

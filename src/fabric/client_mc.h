@@ -8,6 +8,7 @@
 #ifndef FABMEM_FABRIC_CLIENT_MC_H
 #define FABMEM_FABRIC_CLIENT_MC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fabmem/fabric.h"
@@ -23,5 +24,10 @@
 fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_region_t *region,
                             int fd_in, fab__reply_t *reply_out, int fds_out[2],
                             unsigned *nfds_out);
+
+/* Whether region may be a multicast team's token, so that MC_JOIN is worth
+ * asking: false only for an import the daemon said is plain memory
+ * (protocol 7), true for any other. */
+bool fab__region_maybe_mc_token(const fab_region_t *region);
 
 #endif /* FABMEM_FABRIC_CLIENT_MC_H */

@@ -13,14 +13,6 @@
 
 #include "src/ptx/exec.h"
 
-/* The hottest handlers are built twice, for x86-64-v3 (AVX2, FMA) and for the base
- * instruction set, and the loader picks one for the CPU it runs on. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FAB__PTX_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define FAB__PTX_HOT
-#endif
-
 /* ---- integer arithmetic ---------------------------------------------------------------- */
 
 #define ITYPES(T, CASE)                                                  \

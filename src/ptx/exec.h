@@ -25,6 +25,14 @@
 #define LANES_N FAB__PTX_LANES
 #define FAB__PTX_DEAD 0xfffffffeu /* the pc of an entry whose lanes all leave before reconverging */
 
+/* The hottest handlers are built twice, for x86-64-v3 (AVX2, FMA) and for the base
+ * instruction set, and the loader picks one for the CPU it runs on. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define FAB__PTX_HOT __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define FAB__PTX_HOT
+#endif
+
 #define W_ARGS fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m
 #define TOP (&w->st[w->depth - 1])
 #define SLOT(i) (w->R + (size_t)(i) * LANES_N)

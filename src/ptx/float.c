@@ -350,8 +350,71 @@ static uint64_t fab__ptx_cvt1(const fab__ptx_x_t *in, uint64_t v)
     }
 }
 
+/* The fp8 pairs of cvt: e4m3 (bias 7, no infinity, S.1111.111 NaN, 448 the largest) and
+ * e5m2 (bias 15, IEEE's pattern, 57344 the largest). To fp8 always .rn .satfinite: beyond
+ * the largest finite (infinity too) is the largest; NaN is 0x7f. */
+static float fab__ptx_fp8_to_f32(uint32_t b, bool e5)
+{
+    int mb = e5 ? 2 : 3, bias = e5 ? 15 : 7;
+    uint32_t e = (b & 0x7f) >> mb, mt = b & ((1u << mb) - 1);
+    float s = (b & 0x80) ? -1.0f : 1.0f;
+    if ((e5 && e == 31) || (!e5 && e == 15 && mt == 7))
+        return e5 && !mt ? s * INFINITY : NAN;
+    return s * ldexpf((float)(e ? mt | (1u << mb) : mt), (e ? (int)e : 1) - bias - mb);
+}
+
+static uint32_t fab__ptx_to_fp8(double x, bool e5, bool relu)
+{
+    if (isnan(x))
+        return 0x7f;
+    if (relu && x < 0)
+        return 0;
+    int mb = e5 ? 2 : 3, bias = e5 ? 15 : 7, k;
+    uint32_t sign = signbit(x) ? 0x80 : 0, top = e5 ? 0x7b : 0x7e;
+    double a = fabs(x), max = e5 ? 57344.0 : 448.0;
+    if (a >= max)
+        return sign | top;
+    (void)frexp(a, &k);
+    int qe = (k - 1 < 1 - bias ? 1 - bias : k - 1) - mb;
+    double r = ldexp(nearbyint(ldexp(a, -qe)), qe); /* the loop runs in round-to-nearest-even */
+    if (r > max)
+        return sign | top;
+    if (r < ldexp(1.0, 1 - bias))
+        return sign | (uint32_t)ldexp(r, bias - 1 + mb);
+    (void)frexp(r, &k);
+    return sign | (uint32_t)(k - 1 + bias) << mb | (uint32_t)(ldexp(r, mb - k + 1) - ldexp(1.0, mb));
+}
+
+static void fab__ptx_cvt_fp8_lanes(const fab__ptx_x_t *in, uint64_t *D, const uint64_t *A, uint32_t m)
+{
+    bool relu = in->f & XF_(RELU);
+    if (in->t == T_(F16X2)) {
+        bool e5 = in->t2 == T_(E5M2X2);
+        LANES({
+            uint32_t lo = fab__ptx_f32_to_f16(fab__ptx_fp8_to_f32(A[l] & 0xff, e5), W_(RN));
+            uint32_t hi = fab__ptx_f32_to_f16(fab__ptx_fp8_to_f32(A[l] >> 8 & 0xff, e5), W_(RN));
+            if (relu)
+                lo = lo & 0x8000 && (lo & 0x7fff) <= 0x7c00 ? 0 : lo, hi = hi & 0x8000 && (hi & 0x7fff) <= 0x7c00 ? 0 : hi;
+            D[l] = hi << 16 | lo;
+        });
+        return;
+    }
+    bool e5 = in->t == T_(E5M2X2);
+    if (in->t2 == T_(F32)) {
+        const uint64_t *B = A + ((int64_t)in->s[1] - (int64_t)in->s[0]) * LANES_N;
+        LANES(D[l] = fab__ptx_to_fp8(F(A[l]), e5, relu) << 8 | fab__ptx_to_fp8(F(B[l]), e5, relu));
+        return;
+    }
+    LANES(D[l] = fab__ptx_to_fp8(fab__ptx_f16_to_f32((uint16_t)(A[l] >> 16)), e5, relu) << 8 |
+                 fab__ptx_to_fp8(fab__ptx_f16_to_f32((uint16_t)A[l]), e5, relu));
+}
+
 void fab__ptx_cvt_lanes(const fab__ptx_x_t *in, uint64_t *D, const uint64_t *A, uint32_t m)
 {
+    if (in->t == T_(E4M3X2) || in->t == T_(E5M2X2) || in->t2 == T_(E4M3X2) || in->t2 == T_(E5M2X2)) {
+        fab__ptx_cvt_fp8_lanes(in, D, A, m);
+        return;
+    }
     if (in->t == T_(F16X2) || in->t == T_(BF16X2)) {
         const uint64_t *B = A + ((int64_t)in->s[1] - (int64_t)in->s[0]) * LANES_N;
         bool bf = in->t == T_(BF16X2);
@@ -400,7 +463,7 @@ static bool fab__ptx_fcmp(unsigned k, double a, double b)
     }
 }
 
-uint32_t fab__ptx_compare(const fab__ptx_x_t *in, const uint64_t *A, const uint64_t *B)
+FAB__PTX_HOT uint32_t fab__ptx_compare(const fab__ptx_x_t *in, const uint64_t *A, const uint64_t *B)
 {
     uint32_t r = 0;
     unsigned t = in->t, k = in->k;

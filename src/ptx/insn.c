@@ -439,6 +439,19 @@ static int fab__ptx_dc_cvt(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__pt
             x->rnd = W_(RN);
         return fab__ptx_plain_ops(dc, in, x, 1, 2, T_(B32), sts);
     }
+    bool d8 = dt == T_(E4M3X2) || dt == T_(E5M2X2), s8 = st == T_(E4M3X2) || st == T_(E5M2X2);
+    if (s8 && dt == T_(F16X2)) {
+        /* cvt.rn.f16x2.e4m3x2 d, a: each byte of a to the half of d in its place */
+        unsigned sts[1] = {T_(B16)};
+        return fab__ptx_plain_ops(dc, in, x, 1, 1, T_(B32), sts);
+    }
+    if (d8 && (st == T_(F16X2) || st == T_(F32))) {
+        /* cvt.rn.satfinite.e4m3x2.f16x2 d, a (half i to byte i); .f32 d, a, b (a to the upper) */
+        if (!(x->f & FAB__PTX_XF_SAT))
+            return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a conversion to fp8 without .satfinite");
+        unsigned sts[2] = {st == T_(F32) ? st : T_(B32), st};
+        return fab__ptx_plain_ops(dc, in, x, 1, st == T_(F32) ? 2 : 1, T_(B16), sts);
+    }
     bool dok = fab__ptx_is_int(dt) || dt == T_(F16) || dt == T_(BF16) || dt == T_(F32) || dt == T_(F64);
     bool sok = fab__ptx_is_int(st) || st == T_(F16) || st == T_(BF16) || st == T_(F32) || st == T_(F64);
     if (!dok)
@@ -490,6 +503,8 @@ static int fab__ptx_dc_ldst(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         x->k = 1;
     unsigned et = t;
     if (x->vec == 1) {
+        if (val->kind == FAB__PTX_OPD_VEC && val->elems == 1 && val->first < dc->f->npool)
+            val = &dc->f->pool[val->first]; /* {%r}: ptxas takes one register in braces */
         if (val->kind == FAB__PTX_OPD_VEC)
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a vector operand without .v2/.v4");
         return st ? fab__ptx_dc_src(dc, val, et, &x->s[0]) : fab__ptx_dc_dst(dc, val, et, &x->d[0]);

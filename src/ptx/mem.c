@@ -141,6 +141,44 @@ static inline void fab__ptx_store_word(unsigned char *p, unsigned n, int mo, uin
 }
 
 /* The access of lane l, checked: its window and its alignment. */
+/* Whether every lane's address a + off is at or above the null page and
+ * aligned to n: one branch-free pass, so that the common full-warp access
+ * then needs no test per lane (the per-lane path finds which lane failed). */
+static inline bool fab__ptx_lanes_ok(const uint64_t *A, uint64_t off, unsigned n)
+{
+    uint64_t mis = 0, low = 0;
+    for (unsigned l = 0; l < LANES_N; l++) {
+        uint64_t a = A[l] + off;
+        mis |= a & (n - 1);
+        low |= a < FAB__PTX_LOW_LIMIT;
+    }
+    return !(mis | low);
+}
+
+/* For lane l's host address a of an n-byte access: 0, or the fault of a
+ * null-page or misaligned one (R_FAULT). */
+static inline int fab__ptx_host_bad(fab__ptx_warp_t *w, const fab__ptx_x_t *in, unsigned l, uint64_t a,
+                                    unsigned n)
+{
+    if (a < FAB__PTX_LOW_LIMIT)
+        return fab__ptx_bad_addr(w, l, a, n, in->space);
+    if (a & (n - 1))
+        return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+    return 0;
+}
+
+/* In a loop over lanes l: skip an inactive lane, else set a to its host
+ * address and return the fault of a bad one. */
+#define FAB__PTX_HOST_LANE(a, l, n)                                                        \
+    if (!(m >> (l) & 1))                                                                   \
+        continue;                                                                          \
+    uint64_t a = A[l] + (uint64_t)in->off;                                                 \
+    do {                                                                                   \
+        int bad_ = fab__ptx_host_bad(w, in, l, a, n);                                      \
+        if (bad_)                                                                          \
+            return bad_;                                                                   \
+    } while (0)
+
 #define FAB__PTX_ADDR(p, l, n)                                                             \
     uint64_t a_ = A[l] + (uint64_t)in->off;                                                \
     unsigned char *p = fab__ptx_where(w, in->space, l, a_, n);                             \
@@ -165,14 +203,21 @@ int fab__ptx_x_ld(W_ARGS)
     } else if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8) && !sgn) {
         /* the common case, without the per-lane switches */
         uint64_t *D = SLOT(in->d[0]);
+        if (m == 0xffffffffu && fab__ptx_lanes_ok(A, (uint64_t)in->off, n)) {
+            const uint64_t off = (uint64_t)in->off;
+            if (n == 4)
+                for (unsigned l = 0; l < LANES_N; l++) {
+                    uint32_t x;
+                    memcpy(&x, (const void *)(uintptr_t)(A[l] + off), 4);
+                    D[l] = x;
+                }
+            else
+                for (unsigned l = 0; l < LANES_N; l++)
+                    memcpy(&D[l], (const void *)(uintptr_t)(A[l] + off), 8);
+            goto loaded;
+        }
         for (unsigned l = 0; l < LANES_N; l++) {
-            if (!(m >> l & 1))
-                continue;
-            uint64_t a = A[l] + (uint64_t)in->off;
-            if (a < FAB__PTX_LOW_LIMIT)
-                return fab__ptx_bad_addr(w, l, a, n, in->space);
-            if (a & (n - 1))
-                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            FAB__PTX_HOST_LANE(a, l, n);
             if (n == 4) {
                 uint32_t x;
                 memcpy(&x, (const void *)(uintptr_t)a, 4);
@@ -188,6 +233,27 @@ int fab__ptx_x_ld(W_ARGS)
                 continue;
             FAB__PTX_ADDR(p, l, n);
             D[l] = fab__ptx_load1(p, n, sem, sgn);
+        }
+    } else if (in->space == FAB__PTX_XS_GENERIC && (tot == 8 || tot == 16) && (n == 4 || n == 8)) {
+        /* The vectors LL-style protocols move ({data, flag} as v2.u32,
+         * v4.u32, v2.u64) at a host address: one or two 8-byte words a
+         * lane, without the general case's per-element arithmetic. */
+        int mo = sem == FAB__PTX_SEM_ACQUIRE ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+        unsigned nw = tot / 8;
+        for (unsigned l = 0; l < LANES_N; l++) {
+            FAB__PTX_HOST_LANE(a, l, tot);
+            for (unsigned c = 0; c < nw; c++) {
+                uint64_t x = __atomic_load_n((const uint64_t *)(uintptr_t)(a + 8 * c), mo);
+                if (n == 8) {
+                    w->R[(size_t)in->d[c] * LANES_N + l] = x;
+                    continue;
+                }
+                uint64_t lo = x & 0xffffffffu, hi = x >> 32;
+                if (sgn)
+                    lo = (uint64_t)(int64_t)(int32_t)lo, hi = (uint64_t)(int64_t)(int32_t)hi;
+                w->R[(size_t)in->d[2 * c] * LANES_N + l] = lo;
+                w->R[(size_t)in->d[2 * c + 1] * LANES_N + l] = hi;
+            }
         }
     } else {
         /* A vector access is single-copy atomic per aligned 8 bytes (the
@@ -213,6 +279,7 @@ int fab__ptx_x_ld(W_ARGS)
             }
         }
     }
+loaded:
     if (sem != FAB__PTX_SEM_PLAIN) {
         uint32_t pc = TOP->pc;
         if (w->spin_pc == pc && !w->stored) {
@@ -238,14 +305,20 @@ int fab__ptx_x_st(W_ARGS)
     w->stored = true;
     if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8)) {
         const uint64_t *V = SLOT(in->s[0]);
+        if (m == 0xffffffffu && fab__ptx_lanes_ok(A, (uint64_t)in->off, n)) {
+            const uint64_t off = (uint64_t)in->off;
+            if (n == 4)
+                for (unsigned l = 0; l < LANES_N; l++) {
+                    uint32_t x = (uint32_t)V[l];
+                    memcpy((void *)(uintptr_t)(A[l] + off), &x, 4);
+                }
+            else
+                for (unsigned l = 0; l < LANES_N; l++)
+                    memcpy((void *)(uintptr_t)(A[l] + off), &V[l], 8);
+            return R_NEXT;
+        }
         for (unsigned l = 0; l < LANES_N; l++) {
-            if (!(m >> l & 1))
-                continue;
-            uint64_t a = A[l] + (uint64_t)in->off;
-            if (a < FAB__PTX_LOW_LIMIT)
-                return fab__ptx_bad_addr(w, l, a, n, in->space);
-            if (a & (n - 1))
-                return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)a, "a misaligned access");
+            FAB__PTX_HOST_LANE(a, l, n);
             if (n == 4) {
                 uint32_t x = (uint32_t)V[l];
                 memcpy((void *)(uintptr_t)a, &x, 4);
@@ -268,6 +341,23 @@ int fab__ptx_x_st(W_ARGS)
      * when smaller), each stored single-copy atomic (fab__ptx_x_ld). */
     unsigned cs = tot < 8 ? tot : 8;
     int mo = sem == FAB__PTX_SEM_RELEASE ? __ATOMIC_RELEASE : __ATOMIC_RELAXED;
+    if (in->space == FAB__PTX_XS_GENERIC && (tot == 8 || tot == 16) && (n == 4 || n == 8)) {
+        /* as the load's fast path: one or two whole words a lane */
+        unsigned nw = tot / 8;
+        for (unsigned l = 0; l < LANES_N; l++) {
+            FAB__PTX_HOST_LANE(a, l, tot);
+            for (unsigned c = 0; c < nw; c++) {
+                uint64_t x;
+                if (n == 8)
+                    x = w->R[(size_t)in->s[c] * LANES_N + l];
+                else
+                    x = (w->R[(size_t)in->s[2 * c] * LANES_N + l] & 0xffffffffu) |
+                        w->R[(size_t)in->s[2 * c + 1] * LANES_N + l] << 32;
+                __atomic_store_n((uint64_t *)(uintptr_t)(a + 8 * c), x, mo);
+            }
+        }
+        return R_NEXT;
+    }
     for (unsigned l = 0; l < LANES_N; l++) {
         if (!(m >> l & 1))
             continue;

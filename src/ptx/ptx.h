@@ -171,6 +171,8 @@ typedef struct fab__ptx_launch {
 typedef struct fab__ptx_fault {
     fab__ptx_status_t status;
     uintptr_t address;       /* the address a FAULT or MISALIGNED access used */
+    uint32_t size;           /* bytes that access covers (0: not a memory access) */
+    bool write;              /* whether it stores (st, red, atom, multimem.st/red) */
     uint32_t block[3], thread[3];
     uint32_t line;           /* PTX line of the instruction */
     char report[512];        /* one line: kernel, block, thread, line, address, why */

@@ -230,7 +230,13 @@ static void fab__ptx_stop(fab__ptx_run_t *run, fab__ptx_warp_t *w)
         memcpy(f->block, w->blk->ctaid, sizeof(f->block));
     memcpy(f->thread, w->tid[w->fault_lane & 31], sizeof(f->thread));
     const fab__ptx_simt_t *t = w->depth ? &w->st[w->depth - 1] : NULL;
-    f->line = t && t->pc < w->code->nx ? w->code->x[t->pc].line : 0;
+    const fab__ptx_x_t *in = t && t->pc < w->code->nx ? &w->code->x[t->pc] : NULL;
+    f->line = in ? in->line : 0;
+    if (in && (f->status == FAB__PTX_E_FAULT || f->status == FAB__PTX_E_MISALIGNED)) {
+        f->size = (uint32_t)in->size * (in->vec ? in->vec : 1);
+        f->write = in->op == FAB__PTX_OP_ST || in->op == FAB__PTX_OP_RED || in->op == FAB__PTX_OP_ATOM ||
+                   in->op == FAB__PTX_OP_MULTIMEM_ST || in->op == FAB__PTX_OP_MULTIMEM_RED;
+    }
     snprintf(f->report, sizeof(f->report),
              "kernel %s: block (%u,%u,%u) thread (%u,%u,%u) PTX line %u (%s): %s, address 0x%llx",
              run->kernel->info.name, f->block[0], f->block[1], f->block[2], f->thread[0], f->thread[1],

@@ -208,6 +208,44 @@ static int helper_copy_unmapped(int argc, char **argv, int sock)
     return 0;
 }
 
+/* helper "kernel_store_unmapped": a kernel, loaded from PTX text, stores a
+ * word into the unmapped half of a reservation; the launch's error is the
+ * driver's, and the finding says the kernel wrote, and how much. */
+static const char store_word_ptx[] =
+    ".version 8.0\n.target sm_80\n.address_size 64\n"
+    ".visible .entry store_word(.param .u64 p)\n{\n"
+    "    .reg .b64 %rd<2>;\n"
+    "    ld.param.u64 %rd1, [p];\n"
+    "    st.global.u32 [%rd1+128], 7;\n"
+    "    ret;\n}\n";
+
+static int helper_kernel_store_unmapped(int argc, char **argv, int sock)
+{
+    (void)sock;
+    HELPER_START(argc, argv);
+    size_t g = granularity();
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr ptr;
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    HELPER_CU(cuMemCreate(&h, g, &prop, 0), 50);
+    HELPER_CU(cuMemAddressReserve(&ptr, 2 * g, 0, 0, 0), 51);
+    HELPER_CU(cuMemMap(ptr, g, 0, h, 0), 52);
+    CUmemAccessDesc d = cut_access(0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    HELPER_CU(cuMemSetAccess(ptr, g, &d, 1), 53);
+    CUmodule mod;
+    CUfunction f;
+    HELPER_CU(cuModuleLoadData(&mod, store_word_ptx), 54);
+    HELPER_CU(cuModuleGetFunction(&f, mod, "store_word"), 55);
+    CUdeviceptr hole = ptr + g;
+    void *params[] = {&hole};
+    HELPER_CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), 56);
+    HELPER_CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS, 57);
+    HELPER_CU(cuMemUnmap(ptr, g), 58);
+    HELPER_CU(cuMemRelease(h), 59);
+    HELPER_CU(cuMemAddressFree(ptr, 2 * g), 60);
+    return 0;
+}
+
 /* helper "write_read_only": a store into a mapping granted read access
  * only; the process dies of it, as of an unhandled fault. */
 static int helper_write_read_only(int argc, char **argv, int sock)
@@ -485,6 +523,22 @@ static void copy_into_unmapped_range_is_reported(void **state)
     free(r);
 }
 
+static void a_kernel_store_into_an_unmapped_range_is_reported_as_a_write(void **state)
+{
+    (void)state;
+    const char *vg = getenv("FABTEST_UNDER_VALGRIND");
+    if (vg && *vg == '1')
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    run_t *r = run_checked("kernel_store_unmapped");
+    assert_int_equal(r->status, 0);
+    HAS(r->err, "store_word writes 4 bytes at 0x");
+    HAS(r->err, "in an unmapped part of a reservation");
+    HAS(r->err, "CUDA_ERROR_ILLEGAL_ADDRESS");
+    HAS(r->json, "\"finding\":\"bad-range\"");
+    HAS(r->err, ": 1 finding\n");
+    free(r);
+}
+
 static void write_to_read_only_mapping_is_reported_and_fatal(void **state)
 {
     (void)state;
@@ -612,6 +666,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(release_after_last_release_names_who_released),
     cmocka_unit_test(double_free_is_reported),
     cmocka_unit_test(copy_into_unmapped_range_is_reported),
+    cmocka_unit_test(a_kernel_store_into_an_unmapped_range_is_reported_as_a_write),
     cmocka_unit_test(write_to_read_only_mapping_is_reported_and_fatal),
     cmocka_unit_test(store_after_free_is_reported_and_fatal),
     cmocka_unit_test(pool_allocations_are_checked_too),
@@ -633,6 +688,7 @@ static const fab_test_helper_t helpers[] = {
     {"double_release", helper_double_release},
     {"double_free", helper_double_free},
     {"copy_unmapped", helper_copy_unmapped},
+    {"kernel_store_unmapped", helper_kernel_store_unmapped},
     {"write_read_only", helper_write_read_only},
     {"use_after_free", helper_use_after_free},
     {"pool", helper_pool},

@@ -5,6 +5,7 @@
  * copies. */
 #include "cuda_test.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #define TWO_GPUS "[node a]\ngpus = 2\n"
@@ -529,7 +530,124 @@ static void proc_address_gives_the_per_thread_abi_when_asked(void **state)
     }
 }
 
+static void managed_memory_is_device_memory_the_host_reads_and_writes(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUdeviceptr p;
+    CU_IS(cuMemAllocManaged(&p, 0, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_INVALID_VALUE);
+    CU_IS(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_SINGLE), CUDA_ERROR_INVALID_VALUE);
+    CU_IS(cuMemAllocManaged(&p, 4096, 0), CUDA_ERROR_INVALID_VALUE);
+    CU_IS(cuMemAllocManaged(NULL, 4096, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemAllocManaged(&p, 4096, CU_MEM_ATTACH_GLOBAL));
+    unsigned char *host = (unsigned char *)(uintptr_t)p;
+    fill(host, 4096, 3); /* the host writes it directly */
+    unsigned char back[4096];
+    CU_OK(cuMemcpyDtoH(back, p, sizeof back)); /* and the driver copies it as device memory */
+    assert_memory_equal(back, host, sizeof back);
+    CU_OK(cuMemsetD8(p, 0x5a, 16));
+    assert_int_equal(host[15], 0x5a);
+    bool managed = false, ipc = true;
+    unsigned int type = 0;
+    CU_OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    CU_OK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p));
+    CU_OK(cuPointerGetAttribute(&ipc, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, p));
+    assert_true(managed);
+    assert_int_equal(type, CU_MEMORYTYPE_DEVICE);
+    assert_false(ipc); /* managed memory is not shared by legacy IPC */
+    CU_OK(cuMemFree(p));
+    CU_IS(cuMemFree(p), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemAllocManaged(&p, 100, CU_MEM_ATTACH_HOST));
+    CU_OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    assert_true(managed);
+    CU_OK(cuMemFree(p));
+    /* Plain device memory is not managed. */
+    CU_OK(cuMemAlloc(&p, 100));
+    CU_OK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p));
+    assert_false(managed);
+    CU_OK(cuMemFree(p));
+    void *fn = NULL;
+    CU_OK(cuGetProcAddress("cuMemAllocManaged", &fn, 13000, 0, NULL));
+    CUresult (*alloc)(CUdeviceptr *, size_t, unsigned int);
+    memcpy(&alloc, &fn, sizeof(fn));
+    CU_OK(alloc(&p, 64, CU_MEM_ATTACH_GLOBAL));
+    CU_OK(cuMemFree(p));
+}
+
+static void address_range_of_host_allocations_is_theirs_and_registrations_have_none(void **state)
+{
+    (void)state;
+    cut_init(0);
+    void *pinned, *mapped;
+    CU_OK(cuMemAllocHost(&pinned, 5000));
+    CU_OK(cuMemHostAlloc(&mapped, 300, CU_MEMHOSTALLOC_DEVICEMAP));
+    CUdeviceptr dmapped;
+    CU_OK(cuMemHostGetDevicePointer(&dmapped, mapped, 0));
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CU_OK(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned + 4999));
+    assert_int_equal(base, (CUdeviceptr)(uintptr_t)pinned);
+    assert_int_equal(size, 5000);
+    CU_OK(cuMemGetAddressRange(&base, &size, dmapped + 1));
+    assert_int_equal(base, dmapped);
+    assert_int_equal(size, 300);
+    unsigned char *reg = aligned_alloc(4096, 4096);
+    assert_non_null(reg);
+    CU_OK(cuMemHostRegister(reg, 4096, 0));
+    CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)reg), CUDA_ERROR_NOT_FOUND);
+    CU_OK(cuMemHostUnregister(reg));
+    free(reg);
+    CU_OK(cuMemFreeHost(pinned));
+    CU_OK(cuMemFreeHost(mapped));
+    CU_IS(cuMemGetAddressRange(&base, &size, (CUdeviceptr)(uintptr_t)pinned), CUDA_ERROR_NOT_FOUND);
+}
+
+static void *open_gate(void *gate)
+{
+    __atomic_store_n((uint32_t *)gate, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void mem_free_waits_for_the_work_queued_on_its_memory(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUstream s;
+    CU_OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    uint32_t *gate, *out;
+    CU_OK(cuMemAllocHost((void **)&gate, 64));
+    CU_OK(cuMemAllocHost((void **)&out, 64));
+    gate[0] = 0;
+    out[0] = 0;
+    CUdeviceptr dev;
+    CU_OK(cuMemAlloc(&dev, 64));
+    /* The stream holds until the gate opens; then it fills dev and copies it out. */
+    CU_OK(cuStreamWaitValue32(s, (CUdeviceptr)(uintptr_t)gate, 1, CU_STREAM_WAIT_VALUE_EQ));
+    CU_OK(cuMemsetD32Async(dev, 0xfab, 16, s));
+    CU_OK(cuMemcpyDtoHAsync(out, dev, 64, s));
+    pthread_t opener;
+    assert_int_equal(pthread_create(&opener, NULL, open_gate, gate), 0);
+    CU_OK(cuMemFree(dev)); /* waits for the stream's work: its memory is still there for it */
+    assert_int_equal(__atomic_load_n(&out[15], __ATOMIC_SEQ_CST), 0xfab);
+    assert_int_equal(pthread_join(opener, NULL), 0);
+    CU_OK(cuStreamSynchronize(s));
+    assert_int_equal(out[0], 0xfab);
+    /* cuMemFreeHost waits the same way for work on pinned memory. */
+    gate[0] = 0;
+    CU_OK(cuStreamWaitValue32(s, (CUdeviceptr)(uintptr_t)gate, 1, CU_STREAM_WAIT_VALUE_EQ));
+    CU_OK(cuMemsetD32Async((CUdeviceptr)(uintptr_t)out, 7, 16, s));
+    assert_int_equal(pthread_create(&opener, NULL, open_gate, gate), 0);
+    CU_OK(cuMemFreeHost(out)); /* after the memset ran: the stream ends clean */
+    assert_int_equal(pthread_join(opener, NULL), 0);
+    CU_OK(cuStreamSynchronize(s));
+    CU_OK(cuMemFreeHost(gate));
+    CU_OK(cuStreamDestroy(s));
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(mem_free_waits_for_the_work_queued_on_its_memory),
+    cmocka_unit_test(address_range_of_host_allocations_is_theirs_and_registrations_have_none),
+    cmocka_unit_test(managed_memory_is_device_memory_the_host_reads_and_writes),
     cmocka_unit_test(mem_free_of_zero_succeeds_and_double_free_fails),
     cmocka_unit_test(mem_alloc_pitch_aligns_rows),
     cmocka_unit_test(copies_between_every_kind_of_memory),

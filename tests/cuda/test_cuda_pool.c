@@ -296,10 +296,21 @@ static void copies_reach_pool_memory(void **state)
     CU_OK(cuStreamDestroy(s));
 }
 
-/* A kernel that FABMEM_KERNELS implements (tests/cuda/kernels_for_tests.c):
- * fill(unsigned *out, unsigned base) writes base + i at out[i]. */
+/* fill(unsigned *out, unsigned base) writes base + i at out[i], i the
+ * thread's index in the grid; run as written by the PTX engine. */
 static const char fill_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n"
-                               ".visible .entry fill(.param .u64 out, .param .u32 base) { ret; }\n";
+                               ".visible .entry fill(.param .u64 out, .param .u32 base)\n{\n"
+                               "    .reg .b32 %r<6>;\n    .reg .b64 %rd<4>;\n"
+                               "    ld.param.u64 %rd1, [out];\n"
+                               "    ld.param.u32 %r1, [base];\n"
+                               "    mov.u32 %r2, %ctaid.x;\n    mov.u32 %r3, %ntid.x;\n"
+                               "    mov.u32 %r4, %tid.x;\n"
+                               "    mad.lo.u32 %r5, %r2, %r3, %r4;\n"
+                               "    mul.wide.u32 %rd2, %r5, 4;\n"
+                               "    add.s64 %rd3, %rd1, %rd2;\n"
+                               "    add.u32 %r5, %r5, %r1;\n"
+                               "    st.global.u32 [%rd3], %r5;\n"
+                               "    ret;\n}\n";
 
 static void kernels_write_pool_memory_in_stream_order(void **state)
 {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #define PTX_HEAD ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -270,8 +271,46 @@ static void a_packed_argument_buffer_is_taken_through_extra(void **state)
     unsigned got = 0;
     CU_OK(cuMemcpyDtoH(&got, p, 4));
     assert_int_equal(got, 7);
-    size = 4; /* fewer bytes than the kernel's parameters */
-    CU_IS(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra), CUDA_ERROR_INVALID_VALUE);
+    CU_OK(cuMemFree(p));
+    CU_OK(cuModuleUnload(mod));
+}
+
+/* NCCL's kernels take a 4 KiB parameter block and are launched with the bytes
+ * of it in use (CU_LAUNCH_PARAM_BUFFER_SIZE less than the kernel's parameters):
+ * those bytes are the kernel's, the rest read zero. */
+static const char padded_ptx[] = PTX_HEAD
+    ".visible .entry store_first(.param .align 8 .b8 args[4096])\n"
+    "{\n"
+    "  .reg .b32 %r<2>;\n"
+    "  .reg .b64 %rd<2>;\n"
+    "  ld.param.u64 %rd1, [args];\n"
+    "  ld.param.u32 %r1, [args+8];\n"
+    "  add.u32 %r1, %r1, 7;\n"
+    "  st.global.u32 [%rd1], %r1;\n"
+    "  ld.param.u32 %r1, [args+4092];\n"
+    "  st.global.u32 [%rd1+4], %r1;\n"
+    "  ret;\n"
+    "}\n";
+
+static void an_argument_buffer_shorter_than_the_parameters_is_taken(void **state)
+{
+    (void)state;
+    cut_init(0);
+    CUmodule mod = load(padded_ptx);
+    CUfunction f = function(mod, "store_first");
+    CUdeviceptr p;
+    CU_OK(cuMemAlloc(&p, 8));
+    CU_OK(cuMemsetD32(p, 0xffffffffu, 2));
+    struct { CUdeviceptr p; uint32_t add; } args = {p, 35};
+    size_t size = 12; /* of 4096 */
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &args, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got[2] = {0, 1};
+    CU_OK(cuMemcpyDtoH(got, p, sizeof(got)));
+    assert_int_equal(got[0], 42);
+    assert_int_equal(got[1], 0);
     CU_OK(cuMemFree(p));
     CU_OK(cuModuleUnload(mod));
 }
@@ -702,11 +741,82 @@ static void a_kernel_that_does_not_end_is_logged_with_its_spinning_warps(void **
     CU_OK(cuModuleUnload(mod));
 }
 
+/* cuMemFree and cuModuleUnload synchronise, as the driver's do: memory a
+ * queued kernel still writes, or the module of its code, goes only once the
+ * kernel completed. A second thread frees (or unloads) while the kernel
+ * waits for the host; the host lets the kernel go only after the thread said
+ * it is about to. */
+typedef struct free_waiter {
+    CUcontext ctx;
+    CUdeviceptr dev;
+    CUmodule mod; /* unloaded instead, when set */
+    CUstream stream;
+    int ready[2];
+    CUresult freed, queried;
+} free_waiter_t;
+
+static void *free_while_the_kernel_waits(void *arg)
+{
+    free_waiter_t *w = arg;
+    CU_OK(cuCtxSetCurrent(w->ctx));
+    char c = 1;
+    assert_int_equal(write(w->ready[1], &c, 1), 1);
+    w->freed = w->mod ? cuModuleUnload(w->mod) : cuMemFree(w->dev);
+    w->queried = cuStreamQuery(w->stream); /* done by then, and without a fault */
+    return NULL;
+}
+
+static void free_while_a_kernel_waits(bool unload)
+{
+    free_waiter_t w = {.ctx = cut_init(0)};
+    CUmodule mod = load(wait_ptx);
+    CUfunction f = function(mod, "wait_flag");
+    unsigned *flag;
+    CU_OK(cuMemAllocHost((void **)&flag, sizeof(unsigned)));
+    *flag = 0;
+    CU_OK(cuMemAlloc(&w.dev, 4096));
+    w.mod = unload ? mod : NULL;
+    CUdeviceptr args[2] = {(CUdeviceptr)(uintptr_t)flag, w.dev};
+    void *params[] = {&args[0], &args[1]};
+    CU_OK(cuStreamCreate(&w.stream, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, w.stream, params, NULL));
+    assert_int_equal(pipe(w.ready), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, free_while_the_kernel_waits, &w), 0);
+    char c;
+    assert_int_equal(read(w.ready[0], &c, 1), 1);
+    __atomic_store_n(flag, 1u, __ATOMIC_RELEASE);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    CU_OK(w.freed);
+    CU_OK(w.queried);
+    CU_OK(cuCtxSynchronize());
+    close(w.ready[0]);
+    close(w.ready[1]);
+    CU_OK(cuStreamDestroy(w.stream));
+    CU_OK(cuMemFreeHost(flag));
+    CU_OK(unload ? cuMemFree(w.dev) : cuModuleUnload(mod));
+}
+
+static void mem_free_waits_for_the_kernels_queued_before_it(void **state)
+{
+    (void)state;
+    free_while_a_kernel_waits(false);
+}
+
+static void module_unload_waits_for_the_kernels_queued_before_it(void **state)
+{
+    (void)state;
+    free_while_a_kernel_waits(true);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_ptx_kernel_runs_without_a_plugin),
     cmocka_unit_test(a_launch_returns_before_the_kernel_runs_and_copies_its_arguments),
+    cmocka_unit_test(mem_free_waits_for_the_kernels_queued_before_it),
+    cmocka_unit_test(module_unload_waits_for_the_kernels_queued_before_it),
     cmocka_unit_test(a_module_variable_is_the_one_its_kernels_use),
     cmocka_unit_test(a_packed_argument_buffer_is_taken_through_extra),
+    cmocka_unit_test(an_argument_buffer_shorter_than_the_parameters_is_taken),
     cmocka_unit_test(an_illegal_address_stops_the_kernel_and_sticks),
     cmocka_unit_test(a_store_to_read_only_memory_is_an_illegal_address),
     cmocka_unit_test(a_trap_fails_the_launch),

@@ -55,7 +55,9 @@ static fab_daemon_stats_t raw_stats(int sock)
 /* Every reply has the same length. */
 static size_t reply_len(void)
 {
+    /* As sent to a client that said this version's HELLO: with the kind. */
     fab__reply_t reply = {.type = FAB__MSG_IMPORT};
+    reply.u.import.kind = FAB__MEMORY_PLAIN;
     uint8_t buf[FAB__PROTO_MAX];
     return fab__reply_encode(&reply, buf);
 }

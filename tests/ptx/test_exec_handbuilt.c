@@ -189,6 +189,26 @@ static void a_null_pointer_load_is_a_fault_not_a_signal(void **state)
     free(b);
 }
 
+static void a_fault_report_says_whether_the_access_stored_and_how_wide(void **state)
+{
+    (void)state;
+    mb_t *b = malloc(sizeof(*b));
+    build_faults(b);
+    fab__ptx_program_t *p = load(b);
+    void *prm = (void *)(uintptr_t)16;
+    fab__ptx_fault_t f;
+    assert_int_equal(run(p, "load", 1, 32, &prm, &f), FAB__PTX_E_FAULT);
+    assert_false(f.write);
+    assert_int_equal(f.size, 4);
+    assert_int_equal(run(p, "store", 1, 32, &prm, &f), FAB__PTX_E_FAULT);
+    assert_true(f.write);
+    assert_int_equal(f.size, 4);
+    assert_int_equal(run(p, "trapper", 1, 32, NULL, &f), FAB__PTX_E_TRAP);
+    assert_int_equal(f.size, 0);
+    fab__ptx_program_free(p);
+    free(b);
+}
+
 static void trap_stops_the_kernel_with_a_report(void **state)
 {
     (void)state;
@@ -353,6 +373,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_load_from_a_prot_none_page_is_a_fault_report),
         cmocka_unit_test(a_store_to_a_read_only_page_is_a_fault_report),
         cmocka_unit_test(a_null_pointer_load_is_a_fault_not_a_signal),
+        cmocka_unit_test(a_fault_report_says_whether_the_access_stored_and_how_wide),
         cmocka_unit_test(trap_stops_the_kernel_with_a_report),
         cmocka_unit_test(blocks_spinning_on_the_last_block_finish_on_one_worker),
         cmocka_unit_test(blocks_spinning_on_the_last_block_finish_on_many_workers),

@@ -247,6 +247,69 @@ static void half_precision_and_packed_forms(void **state)
     assert_int_equal(out[9], 0x4510);
 }
 
+/* NCCL's fp8 reductions convert pairs through f16x2: byte i is half i, to fp8 with
+ * round-to-nearest-even and .satfinite (beyond the largest finite is the largest). */
+static void fp8_pairs_convert_to_and_from_f16x2(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o; .reg .b16 %h<2>; .reg .b32 %r<2>;\n"
+              "ld.param.u64 %o, [out];\n"
+              "mov.b16 %h1, 0x7e38;\n"                       /* e4m3 {448 high, 1.0 low} */
+              "cvt.rn.f16x2.e4m3x2 %r1, %h1;\n"
+              "st.global.b32 [%o], %r1;\n"
+              "mov.b16 %h1, 0xff01;\n"                       /* {NaN, 2^-9 (subnormal)} */
+              "cvt.rn.f16x2.e4m3x2 %r1, %h1;\n"
+              "st.global.b32 [%o+4], %r1;\n"
+              "mov.b16 %h1, 0x7cbc;\n"                       /* e5m2 {inf, -1.0} */
+              "cvt.rn.f16x2.e5m2x2 %r1, %h1;\n"
+              "st.global.b32 [%o+8], %r1;\n"
+              "mov.b32 %r1, 0x63d03c40;\n"                   /* f16 {1000, 1.0625: a tie} */
+              "cvt.rn.satfinite.e4m3x2.f16x2 %h1, %r1;\n"
+              "st.global.b16 [%o+12], %h1;\n"
+              "mov.b32 %r1, 0x7c003cc0;\n"                   /* {inf, 1.1875: a tie} */
+              "cvt.rn.satfinite.e4m3x2.f16x2 %h1, %r1;\n"
+              "st.global.b16 [%o+14], %h1;\n"
+              "mov.b32 %r1, 0xfc007e00;\n"                   /* {-inf, NaN} */
+              "cvt.rn.satfinite.e5m2x2.f16x2 %h1, %r1;\n"
+              "st.global.b16 [%o+16], %h1;\n"
+              "cvt.rn.satfinite.e4m3x2.f32 %h1, 0f40000000, 0fBF000000;\n" /* 2.0 high, -0.5 low */
+              "st.global.b16 [%o+18], %h1;\n"
+              "cvt.rn.satfinite.relu.e4m3x2.f32 %h1, 0f3B000000, 0fBF000000;\n" /* 2^-9, relu(-0.5) */
+              "st.global.b16 [%o+20], %h1;\n"
+              "ret;\n}\n");
+    uint16_t out[11] = {0};
+    run1("k", 1, out);
+    assert_int_equal(out[0], 0x3c00);            /* 1.0 */
+    assert_int_equal(out[1], 0x5f00);            /* 448 */
+    assert_int_equal(out[2], 0x1800);            /* 2^-9 */
+    assert_true((out[3] & 0x7c00) == 0x7c00 && (out[3] & 0x3ff));   /* NaN */
+    assert_int_equal(out[4], 0xbc00);            /* -1.0 */
+    assert_int_equal(out[5], 0x7c00);            /* inf */
+    assert_int_equal(out[6], 0x7e38);            /* 448 (saturated), 1.0 (even) */
+    assert_int_equal(out[7], 0x7e3a);            /* 448 (saturated), 1.25 (even) */
+    assert_int_equal(out[8], 0xfb7f);            /* -57344 (saturated), NaN */
+    assert_int_equal(out[9], 0x40b0);            /* 2.0, -0.5 */
+    assert_int_equal(out[10], 0x0100);           /* 2^-9 (subnormal), 0 */
+}
+
+/* ptxas takes one register in braces as a scalar operand of ld and st (NCCL's network
+ * unpack loads its head so: ld.relaxed.gpu.u64 {%0}, [%1]). */
+static void a_register_in_braces_is_a_scalar_operand_of_ld_and_st(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o, %v;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.relaxed.gpu.u64 {%v}, [%o];\n"
+              "add.u64 %v, %v, 1;\n"
+              "st.relaxed.gpu.u64 [%o+8], {%v};\n"
+              "ret;\n}\n");
+    uint64_t out[2] = {41, 0};
+    run1("k", 1, out);
+    assert_int_equal(out[1], 42);
+}
+
 static void integer_edges_and_bit_fields(void **state)
 {
     (void)state;
@@ -323,6 +386,82 @@ static void vectors_and_generic_shared_addresses(void **state)
     assert_int_equal(out[8], 3);
     assert_int_equal(out[9], 4);
     assert_int_equal(out[10], 1);
+}
+
+/* Vector loads of signed elements into wider registers sign-extend each
+ * element; a vector access misaligned for its whole width faults. */
+static void signed_vector_elements_sign_extend_and_vectors_align_to_their_width(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o; .reg .b64 %x<3>; .reg .b32 %r<5>;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.global.v2.s32 {%x1, %x2}, [%o];\n"
+              "st.global.v2.u64 [%o+16], {%x1, %x2};\n"
+              "ld.global.v2.u32 {%x1, %x2}, [%o];\n"
+              "st.global.v2.u64 [%o+32], {%x2, %x1};\n"
+              "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%o+16];\n"
+              "st.global.v4.u32 [%o+48], {%r4, %r3, %r2, %r1};\n"
+              "ret;\n}\n"
+              ".visible .entry skew(.param .u64 out)\n{\n"
+              ".reg .u64 %o; .reg .b32 %r<5>;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%o+8];\n"
+              "ret;\n}\n");
+    _Alignas(16) int32_t buf[16] = {-1, 5};
+    void *p = buf;
+    assert_int_equal(run_k("k", 1, 1, &p, NULL, NULL), FAB__PTX_OK);
+    int64_t se[2];
+    uint64_t ze[2];
+    memcpy(se, &buf[4], 16);
+    memcpy(ze, &buf[8], 16);
+    assert_true(se[0] == -1 && se[1] == 5);
+    assert_true(ze[0] == 5 && ze[1] == 0xffffffffull);
+    /* v4.u32 of {-1 lo, -1 hi, 5, 0} reversed */
+    assert_int_equal(buf[12], 0);
+    assert_int_equal(buf[13], 5);
+    assert_int_equal(buf[14], -1);
+    assert_int_equal(buf[15], -1);
+    fab__ptx_fault_t f;
+    assert_int_equal(run_k("skew", 1, 1, &p, NULL, &f), FAB__PTX_E_MISALIGNED);
+    assert_int_equal(f.address, (uintptr_t)buf + 8);
+}
+
+/* In a full warp whose lanes all load (or store) at once, the one lane
+ * with a bad address is the one the report names. */
+static void one_bad_lane_of_a_full_warp_is_the_one_reported(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out, .param .u32 bad, .param .u32 store)\n{\n"
+              ".reg .u64 %o, %a; .reg .b32 %t, %b, %s, %v; .reg .pred %p, %q;\n"
+              "ld.param.u64 %o, [out];\n"
+              "ld.param.u32 %b, [bad];\n"
+              "ld.param.u32 %s, [store];\n"
+              "mov.u32 %t, %tid.x;\n"
+              "mul.wide.u32 %a, %t, 8;\n"
+              "add.u64 %a, %o, %a;\n"
+              "setp.eq.u32 %p, %t, %b;\n"
+              "@%p add.u64 %a, %a, 2;\n"
+              "setp.ne.u32 %q, %s, 0;\n"
+              "@%q bra STORE;\n"
+              "ld.global.u32 %v, [%a];\n"
+              "ret;\n"
+              "STORE:\n"
+              "st.global.u64 [%a], 1;\n"
+              "ret;\n}\n");
+    _Alignas(8) uint64_t buf[32] = {0};
+    for (uint32_t store = 0; store < 2; store++) {
+        struct { void *p; uint32_t bad, store; } prm = {buf, 17, store};
+        fab__ptx_fault_t f;
+        assert_int_equal(run_k("k", 1, 32, &prm, NULL, &f), FAB__PTX_E_MISALIGNED);
+        assert_int_equal(f.thread[0], 17);
+        assert_int_equal(f.address, (uintptr_t)&buf[17] + 2);
+    }
+    /* with no bad lane every lane's access is done */
+    struct { void *p; uint32_t bad, store; } ok = {buf, 99, 1};
+    assert_int_equal(run_k("k", 1, 32, &ok, NULL, NULL), FAB__PTX_OK);
+    for (unsigned i = 0; i < 32; i++)
+        assert_true(buf[i] == 1);
 }
 
 static void a_misaligned_access_is_reported(void **state)
@@ -537,8 +676,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(float_rounding_modes_and_special_values, teardown),
         cmocka_unit_test_teardown(comparisons_ordered_and_unordered, teardown),
         cmocka_unit_test_teardown(half_precision_and_packed_forms, teardown),
+        cmocka_unit_test_teardown(fp8_pairs_convert_to_and_from_f16x2, teardown),
+        cmocka_unit_test_teardown(a_register_in_braces_is_a_scalar_operand_of_ld_and_st, teardown),
         cmocka_unit_test_teardown(integer_edges_and_bit_fields, teardown),
         cmocka_unit_test_teardown(vectors_and_generic_shared_addresses, teardown),
+        cmocka_unit_test_teardown(signed_vector_elements_sign_extend_and_vectors_align_to_their_width, teardown),
+        cmocka_unit_test_teardown(one_bad_lane_of_a_full_warp_is_the_one_reported, teardown),
         cmocka_unit_test_teardown(a_misaligned_access_is_reported, teardown),
         cmocka_unit_test_teardown(exit_in_some_lanes_lets_the_rest_reach_a_barrier, teardown),
         cmocka_unit_test_teardown(shfl_clamps_and_segments, teardown),

@@ -151,6 +151,9 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream);
 CUresult CUDAAPI cuStreamQuery(CUstream hStream);
 
 /* Contexts, memory, streams and events. */
+#define CU_MEM_ATTACH_GLOBAL FAB_CU_MEM_ATTACH_GLOBAL
+#define CU_MEM_ATTACH_HOST FAB_CU_MEM_ATTACH_HOST
+#define CU_MEM_ATTACH_SINGLE FAB_CU_MEM_ATTACH_SINGLE
 #define CU_MEMHOSTALLOC_PORTABLE FAB_CU_MEMHOSTALLOC_PORTABLE
 #define CU_MEMHOSTALLOC_DEVICEMAP FAB_CU_MEMHOSTALLOC_DEVICEMAP
 #define CU_MEMHOSTALLOC_WRITECOMBINED FAB_CU_MEMHOSTALLOC_WRITECOMBINED
@@ -226,6 +229,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
 CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                  size_t Height, unsigned int ElementSizeBytes);
 CUresult CUDAAPI cuMemFree(CUdeviceptr dptr);
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
 CUresult CUDAAPI cuMemAllocHost(void **pp, size_t bytesize);
 CUresult CUDAAPI cuMemFreeHost(void *p);
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags);
@@ -353,6 +357,7 @@ CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUke
 CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc);
 CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
 CUresult CUDAAPI cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config);
+CUresult CUDAAPI cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev);
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func,
                                                              int blockSize, size_t dynamicSMemSize);
 CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
@@ -440,6 +445,105 @@ CUresult CUDAAPI cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevi
                                    size_t mcOffset, size_t size);
 CUresult CUDAAPI cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop,
                                            CUmulticastGranularity_flags option);
+
+
+/* Older and rarer entry points (docs/cuda.md, "Older entry points"), and the
+ * 2D memsets. */
+#define cuArrayCreate cuArrayCreate_v2
+#define cuArrayGetDescriptor cuArrayGetDescriptor_v2
+#define cuArray3DCreate cuArray3DCreate_v2
+#define cuArray3DGetDescriptor cuArray3DGetDescriptor_v2
+#define cuMemcpyAtoA cuMemcpyAtoA_v2
+#define cuMemcpyAtoD cuMemcpyAtoD_v2
+#define cuMemcpyAtoH cuMemcpyAtoH_v2
+#define cuMemcpyDtoA cuMemcpyDtoA_v2
+#define cuMemcpyHtoA cuMemcpyHtoA_v2
+#define cuTexRefSetAddress cuTexRefSetAddress_v2
+#define cuTexRefSetAddress2D cuTexRefSetAddress2D_v3
+#define cuTexRefGetAddress cuTexRefGetAddress_v2
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuMemsetD2D8 cuMemsetD2D8_v2_ptds
+#define cuMemsetD2D8Async cuMemsetD2D8Async_ptsz
+#else
+#define cuMemsetD2D8 cuMemsetD2D8_v2
+#endif
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuMemsetD2D16 cuMemsetD2D16_v2_ptds
+#define cuMemsetD2D16Async cuMemsetD2D16Async_ptsz
+#else
+#define cuMemsetD2D16 cuMemsetD2D16_v2
+#endif
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+#define cuMemsetD2D32 cuMemsetD2D32_v2_ptds
+#define cuMemsetD2D32Async cuMemsetD2D32Async_ptsz
+#else
+#define cuMemsetD2D32 cuMemsetD2D32_v2
+#endif
+CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr dstDevice, size_t dstPitch, unsigned char value, size_t Width,
+                                 size_t Height);
+CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned char value,
+                                      size_t Width, size_t Height, CUstream hStream);
+CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr dstDevice, size_t dstPitch, unsigned short value, size_t Width,
+                                 size_t Height);
+CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned short value,
+                                      size_t Width, size_t Height, CUstream hStream);
+CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr dstDevice, size_t dstPitch, unsigned int value, size_t Width,
+                                 size_t Height);
+CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch, unsigned int value,
+                                      size_t Width, size_t Height, CUstream hStream);
+CUresult CUDAAPI cuCtxAttach(CUcontext *pctx, unsigned int flags);
+CUresult CUDAAPI cuCtxDetach(CUcontext ctx);
+CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
+CUresult CUDAAPI cuCtxGetCacheConfig(CUfunc_cache *pconfig);
+CUresult CUDAAPI cuCtxSetCacheConfig(CUfunc_cache config);
+CUresult CUDAAPI cuCtxGetSharedMemConfig(CUsharedconfig *pConfig);
+CUresult CUDAAPI cuCtxSetSharedMemConfig(CUsharedconfig config);
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags);
+CUresult CUDAAPI cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags);
+CUresult CUDAAPI cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode);
+CUresult CUDAAPI cuProfilerStart(void);
+CUresult CUDAAPI cuProfilerStop(void);
+CUresult CUDAAPI cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *pAllocateArray);
+CUresult CUDAAPI cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR *pArrayDescriptor, CUarray hArray);
+CUresult CUDAAPI cuArrayDestroy(CUarray hArray);
+CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *pAllocateArray);
+CUresult CUDAAPI cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR *pArrayDescriptor, CUarray hArray);
+CUresult CUDAAPI cuMemcpyAtoA(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount);
+CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount);
+CUresult CUDAAPI cuMemcpyAtoH(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount);
+CUresult CUDAAPI cuMemcpyDtoA(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount);
+CUresult CUDAAPI cuMemcpyHtoA(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount);
+CUresult CUDAAPI cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy);
+CUresult CUDAAPI cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream);
+CUresult CUDAAPI cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name);
+CUresult CUDAAPI cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name);
+CUresult CUDAAPI cuTexRefCreate(CUtexref *pTexRef);
+CUresult CUDAAPI cuTexRefDestroy(CUtexref hTexRef);
+CUresult CUDAAPI cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags);
+CUresult CUDAAPI cuTexRefSetAddress(size_t *ByteOffset, CUtexref hTexRef, CUdeviceptr dptr, size_t bytes);
+CUresult CUDAAPI cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR *desc, CUdeviceptr dptr, size_t Pitch);
+CUresult CUDAAPI cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents);
+CUresult CUDAAPI cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am);
+CUresult CUDAAPI cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm);
+CUresult CUDAAPI cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags);
+CUresult CUDAAPI cuTexRefGetAddress(CUdeviceptr *pdptr, CUtexref hTexRef);
+CUresult CUDAAPI cuTexRefGetArray(CUarray *phArray, CUtexref hTexRef);
+CUresult CUDAAPI cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref hTexRef, int dim);
+CUresult CUDAAPI cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref hTexRef);
+CUresult CUDAAPI cuTexRefGetFormat(CUarray_format *pFormat, int *pNumChannels, CUtexref hTexRef);
+CUresult CUDAAPI cuTexRefGetFlags(unsigned int *pFlags, CUtexref hTexRef);
+CUresult CUDAAPI cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags);
+CUresult CUDAAPI cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef);
+CUresult CUDAAPI cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef);
+CUresult CUDAAPI cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z);
+CUresult CUDAAPI cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes);
+CUresult CUDAAPI cuParamSetSize(CUfunction hfunc, unsigned int numbytes);
+CUresult CUDAAPI cuParamSeti(CUfunction hfunc, int offset, unsigned int value);
+CUresult CUDAAPI cuParamSetf(CUfunction hfunc, int offset, float value);
+CUresult CUDAAPI cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsigned int numbytes);
+CUresult CUDAAPI cuLaunch(CUfunction f);
+CUresult CUDAAPI cuLaunchGrid(CUfunction f, int grid_width, int grid_height);
+CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream);
 
 #ifdef __cplusplus
 }
