@@ -51,7 +51,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "src/daemon/faults.h"
+#include "src/daemon/fieldfaults.h"
 #include "src/daemon/registry.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"

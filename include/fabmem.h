@@ -7,6 +7,7 @@
 #include "fabmem/status.h"
 #include "fabmem/handle.h"
 #include "fabmem/model.h"
+#include "fabmem/topology.h"
 #include "fabmem/fabric.h"
 
 #endif /* FABMEM_H */

@@ -4,7 +4,7 @@
  * before anything is sent:
  *
  *   fabmem fault NODE KEY=VALUE...          imex, fabric_state, fabric_manager,
- *                                           gpus_isolated (src/common/fabfault.h)
+ *                                           gpus_isolated (src/common/faultwords.h)
  *   fabmem fault channel N withdraw|restore
  *   fabmem fault reset
  *
@@ -12,6 +12,7 @@
  * names the problem and exits 2; the daemon's refusal (another uid than its
  * owner's: NOT_PERMITTED) or no daemon exits 1. */
 #include "tools/fabmem_fault.h"
+#include "tools/connect.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,8 +20,8 @@
 #include <string.h>
 
 #include "fabmem.h"
-#include "src/common/fabfault.h"
-#include "src/fabric/fault.h"
+#include "src/common/faultwords.h"
+#include "src/fabric/client_fault.h"
 
 #define FAB__FAULT_SETS_MAX 8
 
@@ -72,21 +73,6 @@ static int fab__fault_parse_set(const char *arg, fab__fault_set_t *set)
     return 0;
 }
 
-static fab_client_t *fab__fault_connect(void)
-{
-    fab_client_options_t options = {.socket_path = NULL, .node = NULL, .autostart = 0};
-    fab_client_t *client = NULL;
-    fab_status_t status = fab_client_connect(&options, &client);
-    if (status != FAB_SUCCESS) {
-        const char *where = getenv("FABMEM_SOCKET");
-        fprintf(stderr, "fabmem fault: no daemon answers at %s: %s (%s)\n",
-                where && *where ? where : "the per-user socket", fab_status_string(status),
-                fab_status_name(status));
-        return NULL;
-    }
-    return client;
-}
-
 static int fab__fault_refused(const char *what, fab_status_t status)
 {
     fprintf(stderr, "fabmem fault: %s: %s (%s)%s\n", what, fab_status_string(status),
@@ -98,7 +84,7 @@ static int fab__fault_refused(const char *what, fab_status_t status)
 static int fab__fault_send(uint8_t op, uint8_t key, uint32_t target, int32_t value,
                            const char *what)
 {
-    fab_client_t *client = fab__fault_connect();
+    fab_client_t *client = fab__tool_connect("fabmem fault");
     if (client == NULL)
         return 1;
     fab_status_t status = fab__client_fault(client, op, key, target, value);
@@ -142,7 +128,7 @@ static int fab__fault_node(int argc, char **argv)
         if (fab__fault_parse_set(argv[3 + i], &sets[i]) != 0)
             return 2;
     }
-    fab_client_t *client = fab__fault_connect();
+    fab_client_t *client = fab__tool_connect("fabmem fault");
     if (client == NULL)
         return 1;
     const fab_topology_t *topology;

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "src/fabric/fabmemd.h"
+#include "src/base/env.h"
 
 /* Seconds a daemon whose ranks were all killed waits before leaving. The
  * ranks hold connections while the job lives, so only the first rank's
@@ -73,10 +74,10 @@ static const char *const fab__job_files[] = {"fabmemd.sock", "fabmemd.sock.lock"
  * what the daemon still held, and the starter that the directory is gone. */
 static bool fab__job_verbose(void)
 {
-    const char *report = getenv("FABMEM_RUN_REPORT");
+    const char *report = getenv(FAB__ENV_RUN_REPORT);
     if (report != NULL && strcmp(report, "1") == 0)
         return true;
-    const char *log = getenv("FABMEM_LOG");
+    const char *log = getenv(FAB__ENV_LOG);
     return log != NULL && (strcmp(log, "info") == 0 || strcmp(log, "debug") == 0);
 }
 
@@ -214,8 +215,9 @@ static void fab__job_remove_dir(const char *dir)
 
 /* The janitor: holds <dir>.lock, runs the daemon as its child, and when the
  * daemon has exited removes the directory, then the lock file. Never returns. */
-static void fab__job_janitor(const char *exe, const char *const *argv, const char *dir)
+static void fab__job_janitor(void *arg, const char *exe, char *const *argv)
 {
+    const char *dir = arg;
     setpgid(0, 0);
     signal(SIGTERM, SIG_IGN);
     signal(SIGINT, SIG_IGN);
@@ -236,7 +238,7 @@ static void fab__job_janitor(const char *exe, const char *const *argv, const cha
         signal(SIGTERM, SIG_DFL);
         signal(SIGINT, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
-        execv(exe, (char *const *)argv);
+        execv(exe, argv);
         _exit(127);
     }
     close(3); /* the readiness pipe is the daemon's to write */
@@ -262,46 +264,20 @@ static pid_t fab__job_daemon_start(const char *dir, const char *socket, const ch
         fprintf(stderr, "fabmem run: no fabmemd found (set FABMEM_DAEMON)\n");
         return -1;
     }
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return -1;
-    /* The janitor keeps only the readiness pipe (as fd 3), stdout, stderr. */
-    const char *argv[12] = {exe, "--foreground", "--socket", socket, "--ready-fd", "3",
-                            "--idle-exit", FAB__JOB_IDLE_EXIT};
-    int argc = 8;
+    /* The janitor keeps only the readiness pipe (as fd 3), stdout, stderr:
+     * nothing of the rank's may outlive it there, above all not job.lock's
+     * open file, whose flock would then stay held if the rank were killed
+     * holding it. */
+    const char *args[7] = {"--socket", socket, "--idle-exit", FAB__JOB_IDLE_EXIT};
     if (config != NULL) {
-        argv[argc++] = "--config";
-        argv[argc++] = config;
+        args[4] = "--config";
+        args[5] = config;
     }
-    argv[argc] = NULL;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        /* Nothing of the rank's may outlive it here: above all not job.lock's
-         * open file, whose flock would then stay held if the rank were
-         * killed holding it. */
-        if (pipefd[1] != 3 && dup2(pipefd[1], 3) != 3)
-            _exit(1);
-        fcntl(3, F_SETFD, 0);
-        close_range(4, ~0u, 0);
-        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null >= 0) {
-            dup2(null, 0);
-            close(null);
-        }
-        fab__job_janitor(exe, argv, dir);
-    }
-    close(pipefd[1]);
-    char byte;
-    ssize_t got = -1;
-    if (pid > 0)
-        while ((got = read(pipefd[0], &byte, 1)) < 0 && errno == EINTR)
-            ;
-    close(pipefd[0]);
-    if (got == 1)
+    fab__fabmemd_spawn_t spawn = {.exe = exe, .args = args, .ready_fd = 3, .close_others = 1,
+                                  .in_child = fab__job_janitor, .in_child_arg = (void *)dir};
+    pid_t pid = 0;
+    if (fab__fabmemd_spawn(&spawn, &pid) == 0)
         return pid;
-    if (pid > 0)
-        waitpid(pid, NULL, 0);
     fprintf(stderr, "fabmem run: fabmemd did not start (%s)\n", exe);
     return -1;
 }
@@ -501,7 +477,7 @@ int fab__job_join(fab__job_t *job, const char *config, bool config_given)
     job->lock_fd = -1;
     job->janitor = 0;
     job->client = NULL;
-    const char *env_socket = getenv("FABMEM_SOCKET");
+    const char *env_socket = getenv(FAB__ENV_SOCKET);
     if (env_socket != NULL && *env_socket != '\0') {
         /* Inside an outer fabmem run (or a daemon the user named). */
         if (config_given) {

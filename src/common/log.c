@@ -2,6 +2,7 @@
  * one process-wide value fabmem keeps: it is read from the environment once,
  * under pthread_once, and is only ever read afterwards. */
 #include "src/common/log.h"
+#include "src/base/env.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -29,7 +30,7 @@ int fab__log_level_parse(const char *text)
 
 static void fab__log_init(void)
 {
-    int level = fab__log_level_parse(getenv("FABMEM_LOG"));
+    int level = fab__log_level_parse(getenv(FAB__ENV_LOG));
     if (level >= 0)
         fab__log_level = level;
 }

@@ -1,7 +1,8 @@
-/* The client-daemon wire protocol (see proto.h): encoders, decoders, the
- * send/receive calls that carry one message and at most one fd, and where the
- * socket lives. Decoding checks every length and field before anything is
- * stored, so a hostile peer can only earn an error. */
+/* The client-daemon wire protocol's codec (see proto.h): the message list's
+ * rows, and the encoders and decoders of requests and replies. Decoding
+ * checks every length and field before anything is stored, so a hostile
+ * peer can only earn an error. Carrying messages over the socket is
+ * transport.c's. */
 #include "src/common/proto.h"
 
 #include "src/base/le.h"
@@ -27,48 +28,18 @@ static void fab__header_put(uint8_t *buf, uint16_t type, uint32_t seq, uint32_t 
     fab__le_put32(buf + 12, status);
 }
 
-/* Body lengths of requests, by type (HELLO's is variable: its minimum). */
+/* The list's rows by type number (src/common/proto.h): a number past the
+ * array or given twice does not compile. */
+#define FAB__MSG_ROW_(name, num, body, fds_in, fds_out, rq, rp)                               \
+    [num] = {#name, (uint16_t)(body), fds_in, fds_out, FAB__RQ_##rq, FAB__RP_##rp},
+const fab__msg_row_t fab__msgs[FAB__MSG_TYPE_MAX + 1] = {FAB__MSG_LIST(FAB__MSG_ROW_)};
+#undef FAB__MSG_ROW_
+
+/* Body lengths of requests, by type (HELLO's and IMPORT_MANY's vary: their
+ * fixed part). */
 static size_t fab__request_body_len(uint16_t type)
 {
-    switch (type) {
-    case FAB__MSG_HELLO:
-        return 5;
-    case FAB__MSG_ALLOC:
-        return 17;
-    case FAB__MSG_EXPORT:
-    case FAB__MSG_RELEASE:
-        return 8;
-    case FAB__MSG_IMPORT:
-        return 4 + FAB_HANDLE_BYTES;
-    case FAB__MSG_STATS:
-        return 0;
-    case FAB__MSG_VERIFY:
-        return FAB_HANDLE_BYTES;
-    case FAB__MSG_ADOPT:
-        return 9 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
-    case FAB__MSG_TOPOLOGY:
-        return 4;
-    case FAB__MSG_IPC_PUBLISH:
-        return 13;
-    case FAB__MSG_IPC_OPEN:
-    case FAB__MSG_IPC_WITHDRAW:
-        return FAB__IPC_HANDLE_BYTES;
-    case FAB__MSG_FAULT:
-        return 10;
-    case FAB__MSG_IMPORT_MANY:
-        return 5; /* and 64 handle bytes per handle */
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
-        return FAB__MC_BODY;
-    default:
-        return 0;
-    }
+    return fab__msg(type)->request_body;
 }
 
 size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
@@ -76,56 +47,54 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
     uint8_t *b = buf + FAB__PROTO_HEADER;
     size_t len = fab__request_body_len(request->type);
     fab__header_put(buf, request->type, request->seq, 0);
-    switch (request->type) {
-    case FAB__MSG_HELLO:
+    switch (fab__msg(request->type)->request_layout) {
+    case FAB__RQ_HELLO:
         fab__le_put32(b, request->u.hello.version);
         b[4] = request->u.hello.name_len;
         memcpy(b + 5, request->u.hello.name, request->u.hello.name_len);
         len += request->u.hello.name_len;
         break;
-    case FAB__MSG_ALLOC:
+    case FAB__RQ_ALLOC:
         fab__le_put32(b, (uint32_t)request->u.alloc.device);
         fab__le_put64(b + 4, request->u.alloc.size);
         b[12] = request->u.alloc.peer_access;
         fab__le_put32(b + 13, request->u.alloc.handle_type);
         break;
-    case FAB__MSG_EXPORT:
-    case FAB__MSG_RELEASE:
+    case FAB__RQ_REGION:
         fab__le_put64(b, request->u.region.region);
         break;
-    case FAB__MSG_IMPORT:
+    case FAB__RQ_IMPORT:
         fab__le_put32(b, (uint32_t)request->u.import.device);
         memcpy(b + 4, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_VERIFY:
+    case FAB__RQ_VERIFY:
         memcpy(b, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_ADOPT:
+    case FAB__RQ_ADOPT:
         fab__le_put32(b, (uint32_t)request->u.import.device);
         fab__le_put32(b + 4, request->u.import.handle_type);
         b[8] = request->u.import.creator;
         memcpy(b + 9, request->u.import.handle.bytes, FAB_HANDLE_BYTES);
         memcpy(b + 9 + FAB_HANDLE_BYTES, request->u.import.token, FAB__TOKEN_BYTES);
         break;
-    case FAB__MSG_TOPOLOGY:
+    case FAB__RQ_TOPOLOGY:
         fab__le_put32(b, request->u.topology.node);
         break;
-    case FAB__MSG_IPC_PUBLISH:
+    case FAB__RQ_IPC_PUBLISH:
         b[0] = request->u.ipc_publish.kind;
         fab__le_put32(b + 1, (uint32_t)request->u.ipc_publish.device);
         fab__le_put64(b + 5, request->u.ipc_publish.size);
         break;
-    case FAB__MSG_IPC_OPEN:
-    case FAB__MSG_IPC_WITHDRAW:
+    case FAB__RQ_IPC_HANDLE:
         memcpy(b, request->u.ipc.bytes, FAB__IPC_HANDLE_BYTES);
         break;
-    case FAB__MSG_FAULT:
+    case FAB__RQ_FAULT:
         b[0] = request->u.fault.op;
         b[1] = request->u.fault.key;
         fab__le_put32(b + 2, request->u.fault.target);
         fab__le_put32(b + 6, (uint32_t)request->u.fault.value);
         break;
-    case FAB__MSG_IMPORT_MANY: {
+    case FAB__RQ_IMPORT_MANY: {
         /* At most FAB__IMPORT_MANY_MAX: the caller's to keep. */
         unsigned count = request->u.import_many.count <= FAB__IMPORT_MANY_MAX
                              ? request->u.import_many.count
@@ -138,14 +107,7 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
         len += (size_t)FAB_HANDLE_BYTES * count;
         break;
     }
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
+    case FAB__RQ_MC:
         fab__le_put64(b, request->u.mc.id);
         fab__le_put32(b + 8, (uint32_t)request->u.mc.device);
         fab__le_put32(b + 12, request->u.mc.count);
@@ -194,8 +156,8 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (r.releases[i] == 0)
             return FAB_ERROR_INVALID_VALUE; /* no reference has id 0 */
     }
-    switch (type) {
-    case FAB__MSG_HELLO:
+    switch (fab__msg(type)->request_layout) {
+    case FAB__RQ_HELLO:
         if (body < want || body != want + b[4])
             return FAB_ERROR_INVALID_VALUE;
         r.u.hello.version = fab__le_get32(b);
@@ -205,7 +167,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (memchr(r.u.hello.name, '\0', r.u.hello.name_len) != NULL)
             return FAB_ERROR_INVALID_VALUE;
         break;
-    case FAB__MSG_ALLOC:
+    case FAB__RQ_ALLOC:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.alloc.device = (int32_t)fab__le_get32(b);
@@ -215,28 +177,27 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (r.u.alloc.peer_access > FAB_ACCESS_READ_WRITE)
             return FAB_ERROR_INVALID_VALUE;
         break;
-    case FAB__MSG_EXPORT:
-    case FAB__MSG_RELEASE:
+    case FAB__RQ_REGION:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.region.region = fab__le_get64(b);
         break;
-    case FAB__MSG_IMPORT:
+    case FAB__RQ_IMPORT:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.import.device = (int32_t)fab__le_get32(b);
         memcpy(r.u.import.handle.bytes, b + 4, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_STATS:
+    case FAB__RQ_EMPTY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         break;
-    case FAB__MSG_VERIFY:
+    case FAB__RQ_VERIFY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         memcpy(r.u.import.handle.bytes, b, FAB_HANDLE_BYTES);
         break;
-    case FAB__MSG_ADOPT:
+    case FAB__RQ_ADOPT:
         if (body != want || b[8] > 1)
             return FAB_ERROR_INVALID_VALUE;
         r.u.import.device = (int32_t)fab__le_get32(b);
@@ -245,25 +206,24 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
         memcpy(r.u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
         break;
-    case FAB__MSG_TOPOLOGY:
+    case FAB__RQ_TOPOLOGY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         r.u.topology.node = fab__le_get32(b);
         break;
-    case FAB__MSG_IPC_PUBLISH:
+    case FAB__RQ_IPC_PUBLISH:
         if (body != want || (b[0] != FAB__IPC_KIND_MEM && b[0] != FAB__IPC_KIND_EVENT))
             return FAB_ERROR_INVALID_VALUE;
         r.u.ipc_publish.kind = b[0];
         r.u.ipc_publish.device = (int32_t)fab__le_get32(b + 1);
         r.u.ipc_publish.size = fab__le_get64(b + 5);
         break;
-    case FAB__MSG_IPC_OPEN:
-    case FAB__MSG_IPC_WITHDRAW:
+    case FAB__RQ_IPC_HANDLE:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
         memcpy(r.u.ipc.bytes, b, FAB__IPC_HANDLE_BYTES);
         break;
-    case FAB__MSG_FAULT:
+    case FAB__RQ_FAULT:
         /* The shape only; which node, channel and value make sense is the
          * daemon's question (an error reply, not a closed connection). */
         if (body != want || b[0] < FAB__FAULT_OP_SET || b[0] > FAB__FAULT_OP_RESET ||
@@ -274,7 +234,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         r.u.fault.target = fab__le_get32(b + 2);
         r.u.fault.value = (int32_t)fab__le_get32(b + 6);
         break;
-    case FAB__MSG_IMPORT_MANY:
+    case FAB__RQ_IMPORT_MANY:
         /* A count of 0 or past the most, or handle bytes that are not
          * exactly count handles, is malformed. */
         if (body < want || b[4] == 0 || b[4] > FAB__IMPORT_MANY_MAX ||
@@ -283,14 +243,7 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         r.u.import_many.device = (int32_t)fab__le_get32(b);
         r.u.import_many.count = b[4];
         break;
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
+    case FAB__RQ_MC:
         /* The shape only: which team, device and ranges make sense is the
          * daemon's question (an error reply). */
         if (body != want)
@@ -486,35 +439,34 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
     fab__header_put(buf, (uint16_t)(reply->type | FAB__MSG_REPLY), reply->seq, reply->status);
     if (reply->status != FAB_SUCCESS)
         return FAB__PROTO_HEADER;
-    switch (reply->type) {
-    case FAB__MSG_HELLO:
+    switch (fab__msg(reply->type)->reply_layout) {
+    case FAB__RP_HELLO:
         fab__le_put32(b, (uint32_t)reply->u.hello.node);
         fab__le_put32(b + 4, reply->u.hello.driver_version);
         n = 8;
         break;
-    case FAB__MSG_ALLOC:
+    case FAB__RP_ALLOC:
         n = fab__memory_encode(&reply->u.alloc.memory, b);
         memcpy(b + n, reply->u.alloc.handle.bytes, FAB_HANDLE_BYTES);
         memcpy(b + n + FAB_HANDLE_BYTES, reply->u.alloc.token, FAB__TOKEN_BYTES);
         n += FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
         break;
-    case FAB__MSG_EXPORT:
+    case FAB__RP_HANDLE:
         memcpy(b, reply->u.exported.handle.bytes, FAB_HANDLE_BYTES);
         n = FAB_HANDLE_BYTES;
         break;
-    case FAB__MSG_IMPORT:
-    case FAB__MSG_ADOPT:
+    case FAB__RP_MEMORY:
         n = fab__memory_encode(&reply->u.import, b);
         if (reply->type == FAB__MSG_IMPORT && reply->u.import.kind != FAB__MEMORY_UNSAID)
             b[n++] = reply->u.import.kind;
         break;
-    case FAB__MSG_RELEASE:
+    case FAB__RP_RELEASE:
         memcpy(b, reply->u.release.uuid.bytes, 16);
         fab__le_put32(b + 16, reply->u.release.unimported);
         n = 20;
         break;
-    case FAB__MSG_STATS: {
-        const fab_daemon_stats_t *st = &reply->u.stats;
+    case FAB__RP_STATS: {
+        const fab__stats_t *st = &reply->u.stats;
         const uint64_t v[6] = {st->pid, st->clients, st->allocations, st->references, st->bytes,
                                st->rss};
         for (int i = 0; i < 6; i++)
@@ -522,26 +474,26 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         n = 48;
         break;
     }
-    case FAB__MSG_VERIFY:
+    case FAB__RP_VERIFY:
         b[0] = reply->u.verify.live;
         n = 1;
         break;
-    case FAB__MSG_TOPOLOGY:
+    case FAB__RP_TOPOLOGY:
         fab__le_put32(b, reply->u.topology.node_count);
         fab__le_put32(b + 4, reply->u.topology.driver_version);
         n = 8 + fab__node_encode(&reply->u.topology.node, b + 8);
         break;
-    case FAB__MSG_IPC_PUBLISH:
+    case FAB__RP_IPC_HANDLE:
         memcpy(b, reply->u.ipc_publish.bytes, FAB__IPC_HANDLE_BYTES);
         n = FAB__IPC_HANDLE_BYTES;
         break;
-    case FAB__MSG_IPC_OPEN:
+    case FAB__RP_IPC_OPEN:
         b[0] = reply->u.ipc_open.kind;
         fab__le_put32(b + 1, (uint32_t)reply->u.ipc_open.device);
         fab__le_put64(b + 5, reply->u.ipc_open.size);
         n = 13;
         break;
-    case FAB__MSG_IMPORT_MANY: {
+    case FAB__RP_IMPORT_MANY: {
         unsigned count = reply->u.import_many.count <= FAB__IMPORT_MANY_MAX
                              ? reply->u.import_many.count
                              : 0;
@@ -556,14 +508,7 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
         }
         break;
     }
-    case FAB__MSG_MC_CREATE:
-    case FAB__MSG_MC_JOIN:
-    case FAB__MSG_MC_ADD:
-    case FAB__MSG_MC_BIND:
-    case FAB__MSG_MC_UNBIND:
-    case FAB__MSG_MC_SYNC:
-    case FAB__MSG_MC_REDUCE:
-    case FAB__MSG_MC_LEAVE:
+    case FAB__RP_MC:
         fab__le_put64(b, reply->u.mc.id);
         fab__le_put64(b + 8, reply->u.mc.size);
         fab__le_put64(b + 16, reply->u.mc.granularity);
@@ -598,15 +543,15 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     if (r.status != FAB_SUCCESS) {
         want = 0;
     } else {
-        switch (r.type) {
-        case FAB__MSG_HELLO:
+        switch (fab__msg(r.type)->reply_layout) {
+        case FAB__RP_HELLO:
             want = 8;
             if (body == want) {
                 r.u.hello.node = (int32_t)fab__le_get32(b);
                 r.u.hello.driver_version = fab__le_get32(b + 4);
             }
             break;
-        case FAB__MSG_ALLOC:
+        case FAB__RP_ALLOC:
             want = 37 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
             if (body == want) {
                 fab__memory_decode(b, &r.u.alloc.memory);
@@ -614,13 +559,12 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 memcpy(r.u.alloc.token, b + 37 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
             }
             break;
-        case FAB__MSG_EXPORT:
+        case FAB__RP_HANDLE:
             want = FAB_HANDLE_BYTES;
             if (body == want)
                 memcpy(r.u.exported.handle.bytes, b, FAB_HANDLE_BYTES);
             break;
-        case FAB__MSG_IMPORT:
-        case FAB__MSG_ADOPT:
+        case FAB__RP_MEMORY:
             /* A version-7 IMPORT reply says the kind; 0 is never sent. */
             want = r.type == FAB__MSG_IMPORT && body == 38 &&
                            (b[37] == FAB__MEMORY_PLAIN || b[37] == FAB__MEMORY_MC_TOKEN)
@@ -631,17 +575,17 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 r.u.import.kind = want == 38 ? b[37] : FAB__MEMORY_UNSAID;
             }
             break;
-        case FAB__MSG_RELEASE:
+        case FAB__RP_RELEASE:
             want = 20;
             if (body == want) {
                 memcpy(r.u.release.uuid.bytes, b, 16);
                 r.u.release.unimported = fab__le_get32(b + 16);
             }
             break;
-        case FAB__MSG_STATS:
+        case FAB__RP_STATS:
             want = 48;
             if (body == want) {
-                fab_daemon_stats_t *st = &r.u.stats;
+                fab__stats_t *st = &r.u.stats;
                 st->pid = fab__le_get64(b);
                 st->clients = fab__le_get64(b + 8);
                 st->allocations = fab__le_get64(b + 16);
@@ -650,12 +594,12 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 st->rss = fab__le_get64(b + 40);
             }
             break;
-        case FAB__MSG_VERIFY:
+        case FAB__RP_VERIFY:
             want = 1;
             if (body == want)
                 r.u.verify.live = b[0];
             break;
-        case FAB__MSG_TOPOLOGY:
+        case FAB__RP_TOPOLOGY:
             if (body < 8 ||
                 fab__node_decode(b + 8, body - 8, &r.u.topology.node) != FAB_SUCCESS)
                 return FAB_ERROR_INVALID_VALUE;
@@ -663,12 +607,12 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             r.u.topology.driver_version = fab__le_get32(b + 4);
             want = body;
             break;
-        case FAB__MSG_IPC_PUBLISH:
+        case FAB__RP_IPC_HANDLE:
             want = FAB__IPC_HANDLE_BYTES;
             if (body == want)
                 memcpy(r.u.ipc_publish.bytes, b, FAB__IPC_HANDLE_BYTES);
             break;
-        case FAB__MSG_IPC_OPEN:
+        case FAB__RP_IPC_OPEN:
             want = 13;
             if (body == want) {
                 r.u.ipc_open.kind = b[0];
@@ -676,11 +620,10 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
                 r.u.ipc_open.size = fab__le_get64(b + 5);
             }
             break;
-        case FAB__MSG_IPC_WITHDRAW:
-        case FAB__MSG_FAULT:
+        case FAB__RP_EMPTY:
             want = 0;
             break;
-        case FAB__MSG_IMPORT_MANY: {
+        case FAB__RP_IMPORT_MANY: {
             /* Entries of their own lengths: walk them, each within body. */
             if (body < 1 || b[0] == 0 || b[0] > FAB__IMPORT_MANY_MAX)
                 return FAB_ERROR_INVALID_VALUE;
@@ -702,14 +645,7 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             want = at;
             break;
         }
-        case FAB__MSG_MC_CREATE:
-        case FAB__MSG_MC_JOIN:
-        case FAB__MSG_MC_ADD:
-        case FAB__MSG_MC_BIND:
-        case FAB__MSG_MC_UNBIND:
-        case FAB__MSG_MC_SYNC:
-        case FAB__MSG_MC_REDUCE:
-        case FAB__MSG_MC_LEAVE:
+        case FAB__RP_MC:
             want = FAB__MC_REPLY;
             if (body == want) {
                 r.u.mc.id = fab__le_get64(b);
@@ -729,247 +665,4 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
         return FAB_ERROR_INVALID_VALUE;
     *out = r;
     return FAB_SUCCESS;
-}
-
-int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd)
-{
-    return fab__proto_send_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
-}
-
-int fab__proto_send_fds(int sock, const uint8_t *buf, size_t len, const int *fds, unsigned nfds)
-{
-    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(FAB__PROTO_FDS_MAX * sizeof(int))];
-    } control;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds > FAB__PROTO_FDS_MAX) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (nfds > 0) {
-        memset(&control, 0, sizeof(control));
-        msg.msg_control = control.buf;
-        msg.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-        memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-    }
-    for (;;) {
-        ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-        if (n >= 0)
-            return (size_t)n == len ? 0 : (errno = EPROTO, -1);
-        if (errno != EINTR)
-            return -1;
-    }
-}
-
-ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out, int *lost_out,
-                            int flags)
-{
-    /* Room for FAB__PROTO_FDS_MAX fds, what one reply of ours carries at
-     * most: a peer that sends more loses them all (the kernel closes what
-     * does not fit, and we close the rest). */
-    union {
-        struct cmsghdr align;
-        char buf[CMSG_SPACE(FAB__PROTO_FDS_MAX * sizeof(int))];
-    } control;
-    struct iovec iov = {.iov_base = buf, .iov_len = FAB__PROTO_MAX};
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = control.buf, .msg_controllen = sizeof(control.buf)};
-    ssize_t n;
-    *nfds_out = 0;
-    *lost_out = 0;
-    do {
-        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0)
-        return -1;
-    unsigned got = 0;
-    int too_many = 0;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (size_t i = 0; i < count; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (got < FAB__PROTO_FDS_MAX)
-                fds[got++] = fd;
-            else {
-                close(fd);
-                too_many = 1;
-            }
-        }
-    }
-    /* Control data cut short with our room full: the peer sent more than
-     * FAB__PROTO_FDS_MAX, which no message of ours does. Cut short with room
-     * left: the kernel could not install the rest (this process's table is
-     * full); it installs in order, so those we got are the first. */
-    if ((msg.msg_flags & MSG_CTRUNC) != 0 && got == FAB__PROTO_FDS_MAX)
-        too_many = 1;
-    if ((msg.msg_flags & MSG_TRUNC) != 0 || too_many) {
-        for (unsigned i = 0; i < got; i++)
-            close(fds[i]);
-        errno = EMSGSIZE;
-        return -1;
-    }
-    *nfds_out = got;
-    *lost_out = (msg.msg_flags & MSG_CTRUNC) != 0;
-    return n;
-}
-
-ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
-{
-    int fds[FAB__PROTO_FDS_MAX];
-    unsigned nfds;
-    int lost;
-    ssize_t n = fab__proto_recv_fds(sock, buf, fds, &nfds, &lost, flags);
-    if (n < 0)
-        return -1;
-    for (unsigned i = fd_out != NULL ? 1 : 0; i < nfds; i++)
-        close(fds[i]);
-    /* One fd, as every message but IMPORT_MANY's reply has at most: cut
-     * short with one in hand means more were sent than ever are. */
-    if (lost && nfds > 0 && fd_out != NULL) {
-        close(fds[0]);
-        errno = EMSGSIZE;
-        return -1;
-    }
-    if (fd_out != NULL)
-        *fd_out = lost ? FAB__FD_LOST : nfds > 0 ? fds[0] : -1;
-    return n;
-}
-
-int64_t fab__now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int fab__proto_wait(int sock, int64_t deadline_ms)
-{
-    for (;;) {
-        int timeout = -1;
-        if (deadline_ms >= 0) {
-            int64_t left = deadline_ms - fab__now_ms();
-            if (left <= 0)
-                return 0;
-            timeout = left > INT32_MAX ? INT32_MAX : (int)left;
-        }
-        struct pollfd p = {.fd = sock, .events = POLLIN};
-        int n = poll(&p, 1, timeout);
-        if (n > 0)
-            return 1;
-        if (n == 0 && deadline_ms >= 0)
-            continue; /* re-check the clock: poll may wake a little early */
-        if (n < 0 && errno != EINTR)
-            return -1;
-    }
-}
-
-int fab__socket_path(const char *explicit_path, char *buf, size_t cap)
-{
-    const char *env = getenv("FABMEM_SOCKET");
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    int n;
-    if (explicit_path != NULL && *explicit_path != '\0')
-        n = snprintf(buf, cap, "%s", explicit_path);
-    else if (env != NULL && *env != '\0')
-        n = snprintf(buf, cap, "%s", env);
-    else if (xdg != NULL && *xdg != '\0')
-        n = snprintf(buf, cap, "%s/fabmem/fabmemd.sock", xdg);
-    else
-        n = snprintf(buf, cap, "/tmp/fabmem-%lu/fabmemd.sock", (unsigned long)getuid());
-    /* sun_path holds 108 bytes with its NUL. */
-    if (n < 0 || (size_t)n >= cap || n >= 108)
-        return -1;
-    return 0;
-}
-
-int fab__sockaddr_un(const char *path, struct sockaddr_un *addr)
-{
-    size_t len = strlen(path);
-    memset(addr, 0, sizeof(*addr));
-    addr->sun_family = AF_UNIX;
-    if (len >= sizeof(addr->sun_path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(addr->sun_path, path, len + 1);
-    return 0;
-}
-
-/* The directory part of path into dir; 0, or -1 (ENAMETOOLONG). A path
- * without one ("x.sock", "/x.sock") has "." or "/". */
-static int fab__socket_dir_of(const char *path, char *dir, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    size_t len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
-    if (len + 2 > cap) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    if (len == 0)
-        memcpy(dir, ".", 2);
-    else {
-        memcpy(dir, path, len);
-        dir[len] = '\0';
-    }
-    return 0;
-}
-
-#define FAB__WHY(...) (why != NULL ? (void)snprintf(why, cap, __VA_ARGS__) : (void)0)
-
-int fab__socket_dir_check(const char *path, fab__dir_rule_t rule, char *why, size_t cap)
-{
-    char dir[PATH_MAX];
-    if (fab__socket_dir_of(path, dir, sizeof(dir)) != 0) {
-        FAB__WHY("socket path %s: too long", path);
-        return -1;
-    }
-    struct stat st;
-    if (lstat(dir, &st) != 0) {
-        int saved = errno;
-        FAB__WHY("socket directory %s: %s", dir, strerror(saved));
-        errno = saved;
-        return -1;
-    }
-    uid_t me = geteuid();
-    const char *broken = NULL;
-    if (S_ISLNK(st.st_mode))
-        broken = "is a symbolic link; it must be a real directory";
-    else if (!S_ISDIR(st.st_mode))
-        broken = "is not a directory";
-    else if (st.st_uid != me && !(rule == FAB__DIR_CLIENT && st.st_uid == 0))
-        broken = rule == FAB__DIR_CLIENT ? "belongs to another user; it must be yours or root's"
-                                         : "belongs to another user; it must be the daemon's own";
-    else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-        broken = "is writable by group or others, so anyone could plant a socket there";
-    if (broken == NULL)
-        return 0;
-    FAB__WHY("socket directory %s (owner uid %lu, mode %04o) %s", dir, (unsigned long)st.st_uid,
-             (unsigned)(st.st_mode & 07777), broken);
-    errno = EPERM;
-    return -1;
-}
-
-int fab__socket_dir_make(const char *path, fab__dir_rule_t rule, char *why, size_t cap)
-{
-    char dir[PATH_MAX];
-    if (fab__socket_dir_of(path, dir, sizeof(dir)) != 0) {
-        FAB__WHY("socket path %s: too long", path);
-        return -1;
-    }
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        int saved = errno;
-        FAB__WHY("socket directory %s: %s", dir, strerror(saved));
-        errno = saved;
-        return -1;
-    }
-    return fab__socket_dir_check(path, rule, why, cap);
 }

@@ -52,7 +52,8 @@
 #include <sys/types.h>
 
 #include "fabmem/handle.h"
-#include "src/common/topology.h"
+#include "src/common/faultwords.h"
+#include "src/common/topology_impl.h"
 
 #define FAB__PROTO_MAGIC 0x314d4246u /* "FBM1" */
 /* 3: the TOPOLOGY node record grew the fabric status and health, the
@@ -104,38 +105,111 @@ enum {
     FAB__IPC_KIND_EVENT = 2, /* an interprocess event's shared page */
 };
 
+
+#define FAB__MC_BODY 44  /* every MC_* request's body */
+#define FAB__MC_REPLY 40 /* every MC_* reply's body, on success */
+
+/* The wire messages, one row each, the one list: the type enum, the
+ * request bodies' lengths, which requests bring an fd, how many fds a
+ * reply may carry and the codec's body layouts are made from it (proto.c;
+ * the daemon's loop and the client's reply reader ask fab__msgs).
+ *   X(NAME, number, request body bytes, request fds, reply fds,
+ *     request layout, reply layout)
+ * A request body's length is its fixed part where the body varies (HELLO:
+ * + the name; IMPORT_MANY: + 64 bytes a handle). Reply fds: the most a
+ * successful reply carries. Messages of one layout are coded alike. */
+#define FAB__MSG_LIST(X)                                                                    \
+    /* u32 version, u8 name length, name bytes (0: first node) */                          \
+    X(HELLO, 1, 5, 0, 0, HELLO, HELLO)                                                      \
+    /* i32 device, u64 size, u8 peer access, u32 handle types */                           \
+    X(ALLOC, 2, 17, 0, 1, ALLOC, ALLOC)                                                     \
+    /* u64 region id */                                                                     \
+    X(EXPORT, 3, 8, 0, 0, REGION, HANDLE)                                                   \
+    /* i32 device, 64 handle bytes */                                                       \
+    X(IMPORT, 4, 4 + FAB_HANDLE_BYTES, 0, 1, IMPORT, MEMORY)                                \
+    /* u64 region id */                                                                     \
+    X(RELEASE, 5, 8, 0, 0, REGION, RELEASE)                                                 \
+    /* empty */                                                                             \
+    X(STATS, 6, 0, 0, 0, EMPTY, STATS)                                                      \
+    /* 64 handle bytes */                                                                   \
+    X(VERIFY, 7, FAB_HANDLE_BYTES, 0, 0, VERIFY, VERIFY)                                    \
+    /* i32 device, u32 handle types, u8 creator, 64 handle bytes, 16 token bytes (zero      \
+     * unless creator); + memfd */                                                          \
+    X(ADOPT, 8, 9 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES, 1, 1, ADOPT, MEMORY)               \
+    /* u32 node index */                                                                    \
+    X(TOPOLOGY, 9, 4, 0, 0, TOPOLOGY, TOPOLOGY)                                             \
+    /* u8 kind, i32 device, u64 size; + memfd */                                            \
+    X(IPC_PUBLISH, 10, 13, 1, 0, IPC_PUBLISH, IPC_HANDLE)                                   \
+    /* 64 IPC handle bytes */                                                               \
+    X(IPC_OPEN, 11, FAB__IPC_HANDLE_BYTES, 0, 1, IPC_HANDLE, IPC_OPEN)                      \
+    /* 64 IPC handle bytes */                                                               \
+    X(IPC_WITHDRAW, 12, FAB__IPC_HANDLE_BYTES, 0, 0, IPC_HANDLE, EMPTY)                     \
+    /* u8 op, u8 key, u32 target, i32 value (src/daemon/fieldfaults.h) */                        \
+    X(FAULT, 13, 10, 0, 0, FAULT, EMPTY)                                                    \
+    /* i32 device, u8 count (1..FAB__IMPORT_MANY_MAX), count x 64 handle bytes (protocol 6) \
+     */                                                                                     \
+    X(IMPORT_MANY, 14, 5, 0, FAB__IMPORT_MANY_MAX, IMPORT_MANY, IMPORT_MANY)                \
+    /* Multicast teams (src/daemon/teams.h): every MC_* request has the same 44-byte    \
+     * body, fab__request_t.u.mc, each type reading the fields it names here.               \
+     * id: the token region; device, count (devices), types, size, mc_offset (the           \
+     * granularity); the reply brings the team's token fd */                                \
+    X(MC_CREATE, 15, FAB__MC_BODY, 0, 1, MC, MC)                                            \
+    /* nothing; + the token's fd; the reply brings the staging and shadow memfds */         \
+    X(MC_JOIN, 16, FAB__MC_BODY, 1, 2, MC, MC)                                              \
+    /* id (member), device */                                                               \
+    X(MC_ADD, 17, FAB__MC_BODY, 0, 0, MC, MC)                                               \
+    /* id, device, size, mc_offset, mem_offset; + the memory's fd */                        \
+    X(MC_BIND, 18, FAB__MC_BODY, 1, 0, MC, MC)                                              \
+    /* id, device, size, mc_offset */                                                       \
+    X(MC_UNBIND, 19, FAB__MC_BODY, 0, 0, MC, MC)                                            \
+    /* id */                                                                                \
+    X(MC_SYNC, 20, FAB__MC_BODY, 0, 0, MC, MC)                                              \
+    /* id, count (elements), types (FAB__MC_OP_*), mc_offset */                             \
+    X(MC_REDUCE, 21, FAB__MC_BODY, 0, 0, MC, MC)                                            \
+    /* id */                                                                                \
+    X(MC_LEAVE, 22, FAB__MC_BODY, 0, 0, MC, MC)
+
+#define FAB__MSG_ENUM_(name, num, body, fds_in, fds_out, rq, rp) FAB__MSG_##name = num,
+#define FAB__MSG_COUNT_(name, num, body, fds_in, fds_out, rq, rp) +1
 enum {
-    FAB__MSG_HELLO = 1,   /* u32 version, u8 name length, name bytes (0: first node) */
-    FAB__MSG_ALLOC = 2,   /* i32 device, u64 size, u8 peer access, u32 handle types */
-    FAB__MSG_EXPORT = 3,  /* u64 region id */
-    FAB__MSG_IMPORT = 4,  /* i32 device, 64 handle bytes */
-    FAB__MSG_RELEASE = 5, /* u64 region id */
-    FAB__MSG_STATS = 6,   /* empty */
-    FAB__MSG_VERIFY = 7,  /* 64 handle bytes */
-    FAB__MSG_ADOPT = 8,   /* i32 device, u32 handle types, u8 creator, 64 handle bytes,
-                             16 token bytes (zero unless creator); + memfd */
-    FAB__MSG_TOPOLOGY = 9, /* u32 node index */
-    FAB__MSG_IPC_PUBLISH = 10,  /* u8 kind, i32 device, u64 size; + memfd */
-    FAB__MSG_IPC_OPEN = 11,     /* 64 IPC handle bytes */
-    FAB__MSG_IPC_WITHDRAW = 12, /* 64 IPC handle bytes */
-    FAB__MSG_FAULT = 13,        /* u8 op, u8 key, u32 target, i32 value (src/daemon/faults.h) */
-    FAB__MSG_IMPORT_MANY = 14,  /* i32 device, u8 count (1..FAB__IMPORT_MANY_MAX), count x 64
-                                   handle bytes (protocol 6) */
-    /* Multicast teams (src/daemon/multicast.h): every MC_* request has the
-     * same 44-byte body, fab__request_t.u.mc, each type reading the fields
-     * it names there. */
-    FAB__MSG_MC_CREATE = 15, /* id: the token region; device, count (devices), types, size,
-                                mc_offset (the granularity) */
-    FAB__MSG_MC_JOIN = 16,   /* nothing; + the token's fd */
-    FAB__MSG_MC_ADD = 17,    /* id (member), device */
-    FAB__MSG_MC_BIND = 18,   /* id, device, size, mc_offset, mem_offset; + the memory's fd */
-    FAB__MSG_MC_UNBIND = 19, /* id, device, size, mc_offset */
-    FAB__MSG_MC_SYNC = 20,   /* id */
-    FAB__MSG_MC_REDUCE = 21, /* id, count (elements), types (FAB__MC_OP_*), mc_offset */
-    FAB__MSG_MC_LEAVE = 22,  /* id */
-    FAB__MSG_TYPE_MAX = 22,
+    FAB__MSG_LIST(FAB__MSG_ENUM_)
+    /* Numbered 1 to the count (fab__msgs' designated rows, each given
+     * once, check that no two share a number). */
+    FAB__MSG_TYPE_MAX = 0 FAB__MSG_LIST(FAB__MSG_COUNT_),
     FAB__MSG_REPLY = 0x8000,
 };
+#undef FAB__MSG_ENUM_
+#undef FAB__MSG_COUNT_
+
+/* The body layouts of the list's last two columns. */
+enum {
+    FAB__RQ_NONE, FAB__RQ_HELLO, FAB__RQ_ALLOC, FAB__RQ_REGION, FAB__RQ_IMPORT, FAB__RQ_EMPTY,
+    FAB__RQ_VERIFY, FAB__RQ_ADOPT, FAB__RQ_TOPOLOGY, FAB__RQ_IPC_PUBLISH, FAB__RQ_IPC_HANDLE,
+    FAB__RQ_FAULT, FAB__RQ_IMPORT_MANY, FAB__RQ_MC,
+};
+enum {
+    FAB__RP_NONE, FAB__RP_HELLO, FAB__RP_ALLOC, FAB__RP_HANDLE, FAB__RP_MEMORY, FAB__RP_RELEASE,
+    FAB__RP_STATS, FAB__RP_VERIFY, FAB__RP_TOPOLOGY, FAB__RP_IPC_HANDLE, FAB__RP_IPC_OPEN,
+    FAB__RP_EMPTY, FAB__RP_IMPORT_MANY, FAB__RP_MC,
+};
+
+/* One row of the list, by type number (row 0 and numbers past
+ * FAB__MSG_TYPE_MAX: all zeros, no message). */
+typedef struct fab__msg_row {
+    const char *name;
+    uint16_t request_body;
+    uint8_t request_fds;
+    uint8_t reply_fds;
+    uint8_t request_layout; /* FAB__RQ_* */
+    uint8_t reply_layout;   /* FAB__RP_* */
+} fab__msg_row_t;
+extern const fab__msg_row_t fab__msgs[FAB__MSG_TYPE_MAX + 1];
+
+/* The row of type, or the empty row 0 for a number that names no message. */
+static inline const fab__msg_row_t *fab__msg(uint32_t type)
+{
+    return &fab__msgs[type <= FAB__MSG_TYPE_MAX ? type : 0];
+}
 
 /* A decoded request. */
 typedef struct fab__request {
@@ -204,27 +278,15 @@ typedef struct fab__request {
 } fab__request_t;
 
 /* FAULT: the owner of the daemon changes the emulated fabric at run time
- * (fabmem fault; docs/fabric.md). The reply has no body. */
-enum {
-    FAB__FAULT_OP_SET = 1,     /* one key of one node */
-    FAB__FAULT_OP_CHANNEL = 2, /* withdraw or restore one IMEX channel */
-    FAB__FAULT_OP_RESET = 3,   /* everything back to the config */
-};
-enum {
-    FAB__FAULT_KEY_IMEX = 1,           /* FAB__IMEX_UP, _DOWN, _HUNG */
-    FAB__FAULT_KEY_FABRIC_STATE = 2,   /* fab_fabric_state_t */
-    FAB__FAULT_KEY_FABRIC_MANAGER = 3, /* 0 up, 1 down, 2 starting */
-    FAB__FAULT_KEY_GPUS_ISOLATED = 4,  /* 0 no, 1 yes */
-    FAB__FAULT_KEY_MAX = 4,
-};
+ * (fabmem fault; docs/fabric.md); its ops and keys, FAB__FAULT_OP_* and
+ * FAB__FAULT_KEY_*, are the fault vocabulary's (src/common/faultwords.h).
+ * The reply has no body. */
 
 /* MC_REDUCE's operations: a sum over every bind of 32-bit elements. */
 enum {
     FAB__MC_OP_ADD_F32 = 1,
     FAB__MC_OP_ADD_U32 = 2,
 };
-#define FAB__MC_BODY 44  /* every MC_* request's body */
-#define FAB__MC_REPLY 40 /* every MC_* reply's body, on success */
 
 /* The first page of a member's shadow memfd (MC_JOIN's second fd), which
  * only the daemon writes: how far the team is. The member waits on
@@ -255,6 +317,12 @@ typedef struct fab__reply_memory {
 
 /* A decoded reply: the header, and on success the body of its type. An
  * error reply has no body. */
+/* STATS: the daemon's counters, as fab_client_stats hands them out
+ * (fab_daemon_stats_t, fabmem/fabric.h, the client's copy). */
+typedef struct fab__stats {
+    uint64_t pid, clients, allocations, references, bytes, rss;
+} fab__stats_t;
+
 typedef struct fab__reply {
     uint16_t type; /* the request type, without FAB__MSG_REPLY */
     uint32_t seq;
@@ -277,7 +345,7 @@ typedef struct fab__reply {
             fab_uuid_t uuid;
             uint32_t unimported; /* exports never imported */
         } release;
-        fab_daemon_stats_t stats;
+        fab__stats_t stats;
         struct {
             uint8_t live;
         } verify;

@@ -75,7 +75,7 @@ FAB__CU_SAME_HANDLE_TYPE(FABRIC);
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 
 #define FAB__CU_HANDLE_TYPES_KNOWN                                                  \
     (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_WIN32 |         \

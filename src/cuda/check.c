@@ -60,6 +60,7 @@
 
 #include "fabmem/fabric.h"
 #include "src/fabric/observe.h"
+#include "src/base/env.h"
 
 #define FAB__CU_CHECK_FRAMES 24
 #define FAB__CU_CHECK_BUCKETS 4096
@@ -895,10 +896,10 @@ static bool fab__cu_check_env_on(const char *v)
 /* At load, before any entry point can run: read FABMEM_CHECK once. */
 __attribute__((constructor)) static void fab__cu_check_load(void)
 {
-    if (!fab__cu_check_env_on(getenv("FABMEM_CHECK")))
+    if (!fab__cu_check_env_on(getenv(FAB__ENV_CHECK)))
         return;
     fab__cu_check_pid = getpid();
-    const char *file = getenv("FABMEM_CHECK_FILE");
+    const char *file = getenv(FAB__ENV_CHECK_FILE);
     if (file && *file) {
         fab__cu_check_fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         if (fab__cu_check_fd < 0)

@@ -12,8 +12,8 @@
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/entry.h"
-#include "src/common/topology.h"
-#include "src/fabric/fault.h"
+#include "src/common/topology_impl.h"
+#include "src/fabric/client_fault.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -37,6 +37,7 @@
 #include <strings.h>
 
 #include "src/common/log.h"
+#include "src/base/env.h"
 
 #define FAB__CU_FAULTS_MAX 64
 #define FAB__CU_FAULT_NAME_MAX 64
@@ -255,7 +256,7 @@ static const char *fab__cu_fault_item(char *item, fab__cu_fault_t *f)
 
 static CUresult fab__cu_fault_parse(const char *spec)
 {
-    const char *seed = getenv("FABMEM_FAULTS_SEED");
+    const char *seed = getenv(FAB__ENV_FAULTS_SEED);
     if (seed && seed[0] != '\0') {
         char *end = NULL;
         unsigned long long v = strtoull(seed, &end, 0);
@@ -307,7 +308,7 @@ static CUresult fab__cu_fault_parse(const char *spec)
 
 static void fab__cu_fault_load_once(void)
 {
-    const char *spec = getenv("FABMEM_FAULTS");
+    const char *spec = getenv(FAB__ENV_FAULTS);
     if (spec && spec[0] != '\0')
         fab__cu_fault_result = fab__cu_fault_parse(spec);
 }

@@ -1,6 +1,6 @@
 /* Legacy CUDA IPC: cuIpcGetMemHandle, cuIpcOpenMemHandle(_v2),
  * cuIpcCloseMemHandle, cuIpcGetEventHandle and cuIpcOpenEventHandle, between
- * processes of one node, through the fabric daemon (src/fabric/ipc.h).
+ * processes of one node, through the fabric daemon (src/fabric/client_ipc.h).
  *
  * Memory. A cuMemAlloc allocation is a sealed memfd (memory.c). Its first
  * cuIpcGetMemHandle publishes a descriptor of it to the daemon, which keeps
@@ -38,13 +38,13 @@
 #include <unistd.h>
 
 #include "src/common/log.h"
-#include "src/fabric/ipc.h"
+#include "src/fabric/client_ipc.h"
 
-_Static_assert(sizeof(CUipcMemHandle) == FAB__IPC_HANDLE_BYTES, "a handle is the daemon's bytes");
-_Static_assert(sizeof(CUipcEventHandle) == FAB__IPC_HANDLE_BYTES, "a handle is the daemon's bytes");
+_Static_assert(sizeof(CUipcMemHandle) == FAB__CLIENT_IPC_HANDLE_BYTES, "a handle is the daemon's bytes");
+_Static_assert(sizeof(CUipcEventHandle) == FAB__CLIENT_IPC_HANDLE_BYTES, "a handle is the daemon's bytes");
 
 typedef struct fab__cu_ipc_open {
-    unsigned char handle[FAB__IPC_HANDLE_BYTES];
+    unsigned char handle[FAB__CLIENT_IPC_HANDLE_BYTES];
     CUdeviceptr base;
     struct fab__cu_ipc_open *next;
 } fab__cu_ipc_open_t;
@@ -80,18 +80,18 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     FAB__CU_TRY(fab__cu_current_ctx(&ctx));
     fab_client_t *client;
     FAB__CU_TRY(fab__cu_ipc_client(&client));
-    unsigned char bytes[FAB__IPC_HANDLE_BYTES];
+    unsigned char bytes[FAB__CLIENT_IPC_HANDLE_BYTES];
     int fd, device;
     size_t size;
     uint64_t id;
     bool cached;
     FAB__CU_TRY(fab__cu_mem_ipc_source((uintptr_t)dptr, &fd, &size, &device, &id, &cached, bytes));
     if (!cached) {
-        fab_status_t s = fab__client_ipc_publish(client, FAB__IPC_KIND_MEM, device, size, fd, bytes);
+        fab_status_t s = fab__client_ipc_publish(client, FAB__CLIENT_IPC_KIND_MEM, device, size, fd, bytes);
         close(fd);
         if (s != FAB_SUCCESS)
             return fab__cu_from_status(s);
-        unsigned char mine[FAB__IPC_HANDLE_BYTES];
+        unsigned char mine[FAB__CLIENT_IPC_HANDLE_BYTES];
         memcpy(mine, bytes, sizeof(mine));
         /* Freed meanwhile (bytes unchanged), or another thread published
          * first (bytes now its handle): ours goes. */
@@ -109,7 +109,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
 static fab__cu_ipc_open_t *fab__cu_ipc_find(const unsigned char *handle)
 {
     for (fab__cu_ipc_open_t *o = fab__cu_ipc_opens; o; o = o->next) {
-        if (memcmp(o->handle, handle, FAB__IPC_HANDLE_BYTES) == 0)
+        if (memcmp(o->handle, handle, FAB__CLIENT_IPC_HANDLE_BYTES) == 0)
             return o;
     }
     return NULL;
@@ -145,7 +145,7 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsign
     uint8_t kind;
     uint64_t size;
     fab_status_t s = fab__client_ipc_open(client, bytes, &fd, &kind, NULL, &size);
-    if (s == FAB_SUCCESS && (kind != FAB__IPC_KIND_MEM || size == 0 || size > SIZE_MAX / 2)) {
+    if (s == FAB_SUCCESS && (kind != FAB__CLIENT_IPC_KIND_MEM || size == 0 || size > SIZE_MAX / 2)) {
         close(fd);
         s = FAB_ERROR_INVALID_VALUE; /* an event's handle */
     }
@@ -223,20 +223,20 @@ CUresult cuIpcGetEventHandle(CUipcEventHandle *pHandle, CUevent event)
         return CUDA_ERROR_INVALID_VALUE;
     fab_client_t *client;
     FAB__CU_TRY(fab__cu_ipc_client(&client));
-    unsigned char bytes[FAB__IPC_HANDLE_BYTES];
+    unsigned char bytes[FAB__CLIENT_IPC_HANDLE_BYTES];
     int fd;
     bool cached;
     FAB__CU_TRY(fab__cu_event_ipc_source(event, &fd, &cached, bytes));
     if (!cached) {
         int device = 0;
         (void)fab__cu_current_device(&device);
-        fab_status_t s = fab__client_ipc_publish(client, FAB__IPC_KIND_EVENT, device,
+        fab_status_t s = fab__client_ipc_publish(client, FAB__CLIENT_IPC_KIND_EVENT, device,
                                                  (uint64_t)sysconf(_SC_PAGESIZE), fd, bytes);
         close(fd);
         fab__cu_event_ipc_relock(event); /* the close dropped our page lock */
         if (s != FAB_SUCCESS)
             return fab__cu_from_status(s);
-        unsigned char mine[FAB__IPC_HANDLE_BYTES];
+        unsigned char mine[FAB__CLIENT_IPC_HANDLE_BYTES];
         memcpy(mine, bytes, sizeof(mine));
         /* Destroyed meanwhile (bytes unchanged), or another thread
          * published first (bytes now its handle): ours goes. */
@@ -266,7 +266,7 @@ CUresult cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
                                           &kind, NULL, &size);
     if (s != FAB_SUCCESS)
         return fab__cu_from_status(s);
-    if (kind != FAB__IPC_KIND_EVENT || size != (uint64_t)sysconf(_SC_PAGESIZE)) {
+    if (kind != FAB__CLIENT_IPC_KIND_EVENT || size != (uint64_t)sysconf(_SC_PAGESIZE)) {
         close(fd);
         return CUDA_ERROR_INVALID_VALUE; /* a memory handle */
     }

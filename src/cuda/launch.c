@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "src/common/log.h"
+#include "src/base/env.h"
 
 /* More pairs than any extra array holds: a bound on walking one that lacks
  * its CU_LAUNCH_PARAM_END. */
@@ -202,7 +203,7 @@ out:
  * with its spinning warps (docs/ptx.md); 10 s by default, 0 never. */
 static uint32_t fab__cu_launch_watch_ms(void)
 {
-    const char *v = getenv("FABMEM_KERNEL_WATCH_MS");
+    const char *v = getenv(FAB__ENV_KERNEL_WATCH_MS);
     if (!v || !*v)
         return 10000;
     char *end;

@@ -51,7 +51,7 @@
 #include <unistd.h>
 
 #include "src/common/memfd.h"
-#include "src/fabric/ipc.h"
+#include "src/fabric/client_ipc.h"
 
 /* cuMemAllocPitch's row alignment: the driver documents none but returns
  * multiples of the texture pitch alignment; 512 bytes is what current GPUs

@@ -6,7 +6,7 @@
  * On a GPU a multicast object is a team of devices, each with memory bound
  * to it; a store through a multicast mapping goes to every bound buffer, a
  * load reads the local one. Here the object spans processes, and its state
- * is the daemon's (src/daemon/multicast.h, the MC_* messages): membership,
+ * is the daemon's (src/daemon/teams.h, the MC_* messages): membership,
  * the devices added, every bind's range and the memory behind it. No member
  * process writes anything another reads as the team's word, and none gets a
  * handle to another's memory: a member's stores reach the others' bound
@@ -88,8 +88,9 @@
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
 #include "src/common/proto.h"
-#include "src/common/topology.h"
-#include "src/fabric/multicast.h"
+#include "src/common/topology_impl.h"
+#include "src/fabric/client_mc.h"
+#include "src/base/env.h"
 
 #define FAB__CU_MC_DEVICES 128 /* a team: an NVL72 rack's GPUs fit (the daemon's limit too) */
 #define FAB__CU_MC_TYPES (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC)
@@ -514,7 +515,7 @@ out:
  * on the daemon (docs/fabric.md); 0 there means none. */
 static int64_t fab__cu_mc_deadline_ms(void)
 {
-    const char *s = getenv("FABMEM_TIMEOUT_MS");
+    const char *s = getenv(FAB__ENV_TIMEOUT_MS);
     long ms = 10000;
     if (s && *s) {
         char *end;

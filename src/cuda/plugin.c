@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "src/common/log.h"
+#include "src/base/env.h"
 
 #define FAB__CU_MAX_PLUGINS 16
 
@@ -28,7 +29,7 @@ static int fab__cu_plugin_count;
 
 static void fab__cu_plugins_open(void)
 {
-    const char *list = getenv("FABMEM_KERNELS");
+    const char *list = getenv(FAB__ENV_KERNELS);
     if (!list || !*list)
         return;
     char *copy = strdup(list);

@@ -344,62 +344,9 @@ static const fab__cu_proc_t fab__cu_procs[] = {
 
 /* The per-thread-default-stream ABIs (_ptds, _ptsz), which
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM asks for; a name without one
- * resolves through the table above. Defined in copy.c, memop.c and
- * stream.c. */
-#define FAB__CU_PT(ret, name, ...) ret name(__VA_ARGS__);
-FAB__CU_PT(CUresult, cuMemcpy_ptds, CUdeviceptr, CUdeviceptr, size_t)
-FAB__CU_PT(CUresult, cuMemcpyAsync_ptsz, CUdeviceptr, CUdeviceptr, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemcpyHtoD_v2_ptds, CUdeviceptr, const void *, size_t)
-FAB__CU_PT(CUresult, cuMemcpyDtoH_v2_ptds, void *, CUdeviceptr, size_t)
-FAB__CU_PT(CUresult, cuMemcpyDtoD_v2_ptds, CUdeviceptr, CUdeviceptr, size_t)
-FAB__CU_PT(CUresult, cuMemcpyHtoDAsync_v2_ptsz, CUdeviceptr, const void *, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemcpyDtoHAsync_v2_ptsz, void *, CUdeviceptr, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemcpyDtoDAsync_v2_ptsz, CUdeviceptr, CUdeviceptr, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemcpyPeer_ptds, CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t)
-FAB__CU_PT(CUresult, cuMemcpyPeerAsync_ptsz, CUdeviceptr, CUcontext, CUdeviceptr, CUcontext,
-           size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemcpy2D_v2_ptds, const CUDA_MEMCPY2D *)
-FAB__CU_PT(CUresult, cuMemcpy2DUnaligned_v2_ptds, const CUDA_MEMCPY2D *)
-FAB__CU_PT(CUresult, cuMemcpy2DAsync_v2_ptsz, const CUDA_MEMCPY2D *, CUstream)
-FAB__CU_PT(CUresult, cuMemcpy3D_v2_ptds, const CUDA_MEMCPY3D *)
-FAB__CU_PT(CUresult, cuMemcpy3DAsync_v2_ptsz, const CUDA_MEMCPY3D *, CUstream)
-FAB__CU_PT(CUresult, cuMemsetD8_v2_ptds, CUdeviceptr, unsigned char, size_t)
-FAB__CU_PT(CUresult, cuMemsetD16_v2_ptds, CUdeviceptr, unsigned short, size_t)
-FAB__CU_PT(CUresult, cuMemsetD32_v2_ptds, CUdeviceptr, unsigned int, size_t)
-FAB__CU_PT(CUresult, cuMemsetD8Async_ptsz, CUdeviceptr, unsigned char, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemsetD16Async_ptsz, CUdeviceptr, unsigned short, size_t, CUstream)
-FAB__CU_PT(CUresult, cuMemsetD32Async_ptsz, CUdeviceptr, unsigned int, size_t, CUstream)
-FAB__CU_PT(CUresult, cuStreamWriteValue32_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamWriteValue32_v2_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamWaitValue32_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamWaitValue32_v2_ptsz, CUstream, CUdeviceptr, uint32_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamWriteValue64_ptsz, CUstream, CUdeviceptr, cuuint64_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamWriteValue64_v2_ptsz, CUstream, CUdeviceptr, cuuint64_t,
-           unsigned int)
-FAB__CU_PT(CUresult, cuStreamWaitValue64_ptsz, CUstream, CUdeviceptr, cuuint64_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamWaitValue64_v2_ptsz, CUstream, CUdeviceptr, cuuint64_t, unsigned int)
-FAB__CU_PT(CUresult, cuStreamBatchMemOp_ptsz, CUstream, unsigned int, CUstreamBatchMemOpParams *,
-           unsigned int)
-FAB__CU_PT(CUresult, cuStreamBatchMemOp_v2_ptsz, CUstream, unsigned int,
-           CUstreamBatchMemOpParams *, unsigned int)
-FAB__CU_PT(CUresult, cuMemsetD2D8_v2_ptds, CUdeviceptr, size_t, unsigned char, size_t, size_t)
-FAB__CU_PT(CUresult, cuMemsetD2D16_v2_ptds, CUdeviceptr, size_t, unsigned short, size_t, size_t)
-FAB__CU_PT(CUresult, cuMemsetD2D32_v2_ptds, CUdeviceptr, size_t, unsigned int, size_t, size_t)
-FAB__CU_PT(CUresult, cuMemsetD2D8Async_ptsz, CUdeviceptr, size_t, unsigned char, size_t, size_t,
-           CUstream)
-FAB__CU_PT(CUresult, cuMemsetD2D16Async_ptsz, CUdeviceptr, size_t, unsigned short, size_t, size_t,
-           CUstream)
-FAB__CU_PT(CUresult, cuMemsetD2D32Async_ptsz, CUdeviceptr, size_t, unsigned int, size_t, size_t,
-           CUstream)
-FAB__CU_PT(CUresult, cuMemcpyAtoA_v2_ptds, CUarray, size_t, CUarray, size_t, size_t)
-FAB__CU_PT(CUresult, cuMemcpyAtoD_v2_ptds, CUdeviceptr, CUarray, size_t, size_t)
-FAB__CU_PT(CUresult, cuMemcpyAtoH_v2_ptds, void *, CUarray, size_t, size_t)
-FAB__CU_PT(CUresult, cuMemcpyDtoA_v2_ptds, CUarray, size_t, CUdeviceptr, size_t)
-FAB__CU_PT(CUresult, cuMemcpyHtoA_v2_ptds, CUarray, size_t, const void *, size_t)
-FAB__CU_PT(CUresult, cuMemcpy3DPeer_ptds, const CUDA_MEMCPY3D_PEER *)
-FAB__CU_PT(CUresult, cuMemcpy3DPeerAsync_ptsz, const CUDA_MEMCPY3D_PEER *, CUstream)
-FAB__CU_PT(CUresult, cuStreamAttachMemAsync_ptsz, CUstream, CUdeviceptr, size_t, unsigned int)
-#undef FAB__CU_PT
+ * resolves through the table above. Declared in entry.h, so that the
+ * compiler compares each with its definition (copy.c, memop.c, stream.c,
+ * launch.c, pool.c, vmm.c, legacy.c). */
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuMemMapArrayAsync", 11010, cuMemMapArrayAsync_ptsz),

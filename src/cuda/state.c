@@ -18,7 +18,6 @@
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
 
-#define FAB__CU_DEFAULT_VERSION 13000
 
 fab__cu_state_t fab__cu = {
     .lock = PTHREAD_RWLOCK_INITIALIZER,
@@ -163,7 +162,7 @@ static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *
     st->node = node;
     st->driver_version = fab_topology_driver_version(topo);
     if (st->driver_version <= 0)
-        st->driver_version = FAB__CU_DEFAULT_VERSION;
+        st->driver_version = FAB_DRIVER_VERSION_DEFAULT;
     return count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
@@ -282,7 +281,7 @@ CUresult cuDriverGetVersion(int *driverVersion)
     /* Allowed before cuInit, as in the driver: the version comes from the
      * config, loaded here if cuInit has not run. */
     pthread_once(&fab__cu_once, fab__cu_load_once);
-    *driverVersion = fab__cu.driver_version ? fab__cu.driver_version : FAB__CU_DEFAULT_VERSION;
+    *driverVersion = fab__cu.driver_version ? fab__cu.driver_version : FAB_DRIVER_VERSION_DEFAULT;
     return CUDA_SUCCESS;
 }
 

@@ -92,7 +92,7 @@
 
 #include "src/common/log.h"
 #include "src/common/memfd.h"
-#include "src/fabric/ipc.h"
+#include "src/fabric/client_ipc.h"
 
 #define FAB__CU_PRIORITY_LEAST 0
 #define FAB__CU_PRIORITY_GREATEST (-5)

@@ -25,8 +25,16 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "src/cuda/entry.h"
+#include "src/cuda/include/cuda.h" /* libcuda's exported API, and only that */
 #include "cuda_runtime_api.h"
+
+/* libcuda exports the per-thread-stream forms of the pool calls; cuda.h
+ * names them only for a program built with CUDA_API_PER_THREAD_DEFAULT_STREAM,
+ * and the runtime picks one or the other per call. */
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream);
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                      CUstream hStream);
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 
 #define FAB__RT_EXPORT __attribute__((visibility("default")))
 #define FAB__RT_API FAB__RT_EXPORT cudaError_t

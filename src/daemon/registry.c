@@ -38,9 +38,9 @@
 #include "src/base/le.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
-#include "src/common/topology.h"
-#include "src/daemon/faults.h"
-#include "src/daemon/multicast.h"
+#include "src/common/topology_impl.h"
+#include "src/daemon/fieldfaults.h"
+#include "src/daemon/teams.h"
 
 typedef struct fab__ref fab__ref_t;
 
@@ -217,7 +217,7 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
     daemon->used = calloc((size_t)total + 1, sizeof(*daemon->used));
     /* The topology is the daemon's own (main.c loaded it for the registry
      * alone): field faults are written into it, so that every rule and
-     * every TOPOLOGY reply sees them (faults.h). */
+     * every TOPOLOGY reply sees them (fieldfaults.h). */
     daemon->faults = fab__faults_create((fab_topology_t *)topology);
     daemon->mcs = fab__mcs_create(topology);
     if (daemon->domain_ids == NULL || daemon->device_base == NULL || daemon->used == NULL ||
@@ -1243,7 +1243,7 @@ static fab_status_t fab__request_topology(const fab__registry_t *daemon, const f
  * what its own uid holds. */
 static void fab__request_stats(fab__registry_t *daemon, const fab__conn_t *conn, fab__reply_t *reply)
 {
-    fab_daemon_stats_t *out = &reply->u.stats;
+    fab__stats_t *out = &reply->u.stats;
     out->pid = (uint64_t)getpid();
     if (conn->uid != daemon->uid && conn->uid != 0) {
         const fab__user_t *user = conn->user;

@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 #include "fabmem/model.h"
 #include "src/daemon/map.h"
 #include "src/common/log.h"
@@ -149,7 +149,7 @@ size_t fab__registry_tombstone_count(const fab__registry_t *daemon);
 /* Live IPC entries (published, not withdrawn), over all connections. */
 size_t fab__registry_ipc_count(const fab__registry_t *daemon);
 
-/* The field faults the registry's rules obey (src/daemon/faults.h): the
+/* The field faults the registry's rules obey (src/daemon/fieldfaults.h): the
  * event loop asks them how long a hung IMEX holds an import, and whether
  * they changed since. An IMPORT that a hung IMEX holds is answered with
  * status FAB__FAULT_DEFERRED and nothing else done: the loop keeps the

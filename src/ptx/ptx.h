@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/ptx/module.h"
+#include "src/ptx/ptx_module.h"
 
 typedef enum fab__ptx_status {
     FAB__PTX_OK = 0,

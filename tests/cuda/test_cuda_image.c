@@ -263,6 +263,16 @@ static void wrapper_is_unwrapped(void **state)
 
 /* Every prefix of a valid image is refused or read, never a crash (under
  * the sanitizers, never an out-of-bounds read). */
+/* What small_ptx declares, whole: the kernel lz and the global g. */
+static void whole_image_parses(CUresult r, const fab__cu_image_t *img)
+{
+    assert_int_equal(r, CUDA_SUCCESS);
+    assert_int_equal(img->nkernels, 1);
+    assert_string_equal(img->kernels[0], "lz");
+    assert_int_equal(img->nglobals, 1);
+    assert_string_equal(img->globals[0].name, "g");
+}
+
 static void truncated_images_never_crash(void **state)
 {
     (void)state;
@@ -273,6 +283,8 @@ static void truncated_images_never_crash(void **state)
         memcpy(copy, fatbin, n);
         fab__cu_image_t img;
         CUresult r = fab__cu_image_parse(copy, n, &img);
+        if (n == len) /* the whole image: its kernel and its global */
+            whole_image_parses(r, &img);
         if (r == CUDA_SUCCESS)
             fab__cu_image_free(&img);
         free(copy);
@@ -282,6 +294,8 @@ static void truncated_images_never_crash(void **state)
         memcpy(copy, small_ptx, n);
         fab__cu_image_t img;
         CUresult r = fab__cu_image_parse(copy, n, &img);
+        if (n == sizeof(small_ptx))
+            whole_image_parses(r, &img);
         if (r == CUDA_SUCCESS)
             fab__cu_image_free(&img);
         free(copy);

@@ -26,10 +26,10 @@
 #include <unistd.h>
 
 #include "fabmem.h"
-#include "src/common/fabfault.h"
+#include "src/common/faultwords.h"
 #include "src/common/memfd.h"
 #include "src/common/proto.h"
-#include "src/fabric/fault.h"
+#include "src/fabric/client_fault.h"
 
 #define MIB2 (2u * 1024 * 1024)
 

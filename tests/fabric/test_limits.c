@@ -43,7 +43,13 @@ static fab_daemon_stats_t raw_stats(int sock)
     fab_test_raw_send(sock, &request, -1);
     fab__reply_t reply;
     assert_int_equal(fab_test_raw_reply(sock, &reply, NULL), FAB_SUCCESS);
-    return reply.u.stats;
+    const fab__stats_t *st = &reply.u.stats;
+    return (fab_daemon_stats_t){.pid = st->pid,
+                                .clients = st->clients,
+                                .allocations = st->allocations,
+                                .references = st->references,
+                                .bytes = st->bytes,
+                                .rss = st->rss};
 }
 
 /* Every reply has the same length. */

@@ -16,7 +16,7 @@
 
 #include "src/common/memfd.h"
 #include "src/common/proto.h"
-#include "src/fabric/multicast.h"
+#include "src/fabric/client_mc.h"
 
 #define G (2u << 20) /* the built-in topology's granularity */
 

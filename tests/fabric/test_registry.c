@@ -14,7 +14,7 @@
 
 #include "fabmem.h"
 #include "src/common/memfd.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 #include "src/daemon/registry.h"
 
 #define MIB2 (2u << 20)

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "fabmem.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 
 /* Load text; return the status and what was logged (stderr). */
 static fab_status_t load_text(const char *text, fab_topology_t **topology, char *log, size_t cap)

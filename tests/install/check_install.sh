@@ -14,7 +14,7 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(sed -n 's/^libdir=\${prefix}\///p' "$prefix"/lib*/pkgconfig/fabmem.pc)
 want=(include/fabmem.h include/fabmem/status.h include/fabmem/handle.h include/fabmem/model.h
-      include/fabmem/fabric.h "$libdir/libfabmem.so" "$libdir/libfabmem.a"
+      include/fabmem/fabric.h include/fabmem/topology.h "$libdir/libfabmem.so" "$libdir/libfabmem.a"
       "$libdir/pkgconfig/fabmem.pc")
 [ -x "$build/src/daemon/fabmemd" ] && want+=(bin/fabmemd)
 [ -x "$build/tools/fabmem" ] && want+=(bin/fabmem)

@@ -49,8 +49,9 @@ static void parse_file(const char *file, const kernel_t *kernels, size_t nkernel
 {
     const char *nvcc = nvcc_path();
     if (access(nvcc, X_OK) != 0) {
-        fprintf(stderr, "SKIPPED: no nvcc at %s (set FABMEM_NVCC to another)\n", nvcc);
-        skip();
+        char why[1100];
+        snprintf(why, sizeof(why), "no nvcc at %s (set FABMEM_NVCC to another)", nvcc);
+        fab_test_skip(why);
     }
     static const unsigned archs[] = {75, 80, 90, 100, 120};
     char *dir = fab_test_tempdir();

@@ -90,6 +90,11 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx);
 CUresult CUDAAPI cuCtxGetDevice(CUdevice *device);
 CUresult CUDAAPI cuCtxSynchronize(void);
 CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags);
+CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peerContext);
+CUresult CUDAAPI cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice,
+                                         CUdevice dstDevice);
+CUresult CUDAAPI cuCtxSetLimit(CUlimit limit, size_t value);
+CUresult CUDAAPI cuCtxGetLimit(size_t *pvalue, CUlimit limit);
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                   cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus);
 

@@ -2,15 +2,27 @@
  * ([node] keys imex, fabric_state, fabric_manager, gpus_isolated), the FAULT
  * message and `fabmem fault`, so that a fault is spelled the same
  * everywhere (docs/fabric.md, "Field faults"). Only names and numbers live
- * here; the rules that apply them are the daemon's (src/daemon/faults.c,
- * registry.c). */
-#ifndef FABMEM_COMMON_FABFAULT_H
-#define FABMEM_COMMON_FABFAULT_H
+ * here; the rules that apply them are the daemon's (src/daemon/fieldfaults.c,
+ * registry.c). It includes no other header of the tree: the config reader,
+ * the codec and `fabmem fault` all take it. */
+#ifndef FABMEM_COMMON_FAULTWORDS_H
+#define FABMEM_COMMON_FAULTWORDS_H
 
 #include <stdint.h>
 
-#include "src/common/proto.h"
-#include "src/common/topology.h"
+/* The FAULT message's operations and keys (src/common/proto.h carries them). */
+enum {
+    FAB__FAULT_OP_SET = 1,     /* one key of one node */
+    FAB__FAULT_OP_CHANNEL = 2, /* withdraw or restore one IMEX channel */
+    FAB__FAULT_OP_RESET = 3,   /* everything back to the config */
+};
+enum {
+    FAB__FAULT_KEY_IMEX = 1,           /* FAB__IMEX_UP, _DOWN, _HUNG */
+    FAB__FAULT_KEY_FABRIC_STATE = 2,   /* fab_fabric_state_t */
+    FAB__FAULT_KEY_FABRIC_MANAGER = 3, /* 0 up, 1 down, 2 starting */
+    FAB__FAULT_KEY_GPUS_ISOLATED = 4,  /* 0 no, 1 yes */
+    FAB__FAULT_KEY_MAX = 4,
+};
 
 /* The key FAB__FAULT_KEY_* spelled name ("imex", "fabric_state",
  * "fabric_manager", "gpus_isolated"), or -1. */
@@ -31,10 +43,4 @@ const char *fab__fault_value_words(int key);
  * client), or 0 for fabric_state, which is a field of the record. */
 uint32_t fab__fault_key_attribute(int key);
 
-/* Set the private attribute id of node to value; 0 removes it (0 is each
- * one's healthy value, so a healthy node spends none of its
- * FAB__NODE_ATTRIBUTES_MAX slots on them). 0, or -1 when the node has no
- * slot left. */
-int fab__fault_attribute_set(fab__node_t *node, uint32_t id, int32_t value);
-
-#endif /* FABMEM_COMMON_FABFAULT_H */
+#endif /* FABMEM_COMMON_FAULTWORDS_H */

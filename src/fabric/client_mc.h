@@ -1,12 +1,12 @@
 /* Multicast teams through the daemon (client.c implements it; the daemon's
- * side is src/daemon/multicast.h): libcuda's multicast.c is the only user,
+ * side is src/daemon/teams.h): libcuda's multicast.c is the only user,
  * and never calls these holding fab__cu.lock.
  *
  * A team lives in the daemon and is reached on this client's connection: a
  * reconnection (a daemon that restarted) loses every membership, and later
  * calls of a member id fail with INVALID_VALUE. */
-#ifndef FABMEM_FABRIC_MULTICAST_H
-#define FABMEM_FABRIC_MULTICAST_H
+#ifndef FABMEM_FABRIC_CLIENT_MC_H
+#define FABMEM_FABRIC_CLIENT_MC_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,4 +30,4 @@ fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_r
  * (protocol 7), true for any other. */
 bool fab__region_maybe_mc_token(const fab_region_t *region);
 
-#endif /* FABMEM_FABRIC_MULTICAST_H */
+#endif /* FABMEM_FABRIC_CLIENT_MC_H */

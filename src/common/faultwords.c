@@ -1,7 +1,8 @@
-/* The field faults' vocabulary (see fabfault.h): names and values, and the
+/* The field faults' vocabulary (see faultwords.h): names and values, and the
  * one place a fault kept as a private attribute is written into a node. It
  * owns no state. */
-#include "src/common/fabfault.h"
+#include "src/common/faultwords.h"
+#include "src/common/topology_impl.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
  * whose first page is the team's state (fab__mc_state_t, the futex the
  * member waits on), then the snapshot of its staging copy at its last
  * synchronisation, then the sums of its last reduction. */
-#include "src/daemon/multicast.h"
+#include "src/daemon/teams.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 
 #include "src/common/log.h"
 #include "src/common/memfd.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 #include "src/daemon/map.h"
 
 #define FAB__MC_DEVICES 128      /* a team: an NVL72 rack's GPUs fit */

@@ -12,10 +12,10 @@
  * going. A member whose connection closes while the team is not yet
  * complete marks the team lost, which ends every member's wait for the
  * team. */
-#ifndef FABMEM_DAEMON_MULTICAST_H
-#define FABMEM_DAEMON_MULTICAST_H
+#ifndef FABMEM_DAEMON_TEAMS_H
+#define FABMEM_DAEMON_TEAMS_H
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 #include "src/common/proto.h"
 #include "src/daemon/registry.h"
 
@@ -41,4 +41,4 @@ fab_status_t fab__mcs_answer(fab__mcs_t *mcs, fab__conn_t *conn, const fab__requ
 /* How many teams and members live (tests, STATS-like checks). */
 size_t fab__mcs_team_count(const fab__mcs_t *mcs);
 
-#endif /* FABMEM_DAEMON_MULTICAST_H */
+#endif /* FABMEM_DAEMON_TEAMS_H */

@@ -8,8 +8,8 @@
  *
  * Everything a module points at lives in its arena and is freed with it
  * (fab__ptx_module_free). Indices are uint32_t; FAB__PTX_NONE means none. */
-#ifndef FAB_PTX_MODULE_H
-#define FAB_PTX_MODULE_H
+#ifndef FAB_PTX_PTX_MODULE_H
+#define FAB_PTX_PTX_MODULE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -244,4 +244,4 @@ typedef struct fab__ptx_module {
     struct fab__ptx_arena *arena;  /* owns all of the above */
 } fab__ptx_module_t;
 
-#endif /* FAB_PTX_MODULE_H */
+#endif /* FAB_PTX_PTX_MODULE_H */

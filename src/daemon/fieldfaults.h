@@ -13,14 +13,14 @@
  * uses to retry imports it holds for a hung IMEX.
  *
  * Lifetime: one per registry, created and destroyed with it. */
-#ifndef FABMEM_DAEMON_FAULTS_H
-#define FABMEM_DAEMON_FAULTS_H
+#ifndef FABMEM_DAEMON_FIELDFAULTS_H
+#define FABMEM_DAEMON_FIELDFAULTS_H
 
 #include <stdint.h>
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 #include "src/common/proto.h"
-#include "src/common/topology.h"
+#include "src/common/topology_impl.h"
 
 /* Not a fab_status_t: the registry's answer to an import that a hung IMEX
  * holds. The event loop keeps the request and answers it later: again
@@ -61,4 +61,4 @@ int fab__faults_imex_timeout_ms(const fab__faults_t *faults);
 uint32_t fab__faults_import(const fab__faults_t *faults, int from_node, int from_device,
                             int to_node, int to_device);
 
-#endif /* FABMEM_DAEMON_FAULTS_H */
+#endif /* FABMEM_DAEMON_FIELDFAULTS_H */

@@ -1,14 +1,14 @@
 /* The inside of fab_topology_t, for the daemon: the config file's nodes and
- * devices, its IMEX channels and its [daemon] settings. fabric.h gives the
+ * devices, its IMEX channels and its [daemon] settings. fabmem/topology.h gives the
  * public readers; this header gives the daemon what it decides rules with. */
-#ifndef FABMEM_COMMON_TOPOLOGY_H
-#define FABMEM_COMMON_TOPOLOGY_H
+#ifndef FABMEM_COMMON_TOPOLOGY_IMPL_H
+#define FABMEM_COMMON_TOPOLOGY_IMPL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fabmem/fabric.h"
+#include "fabmem/topology.h"
 
 #define FAB__HOST_NUMA_MAX 64 /* host NUMA nodes per node */
 #define FAB__CHANNEL_MAX 64 /* channel numbers 0..63: a client's set is one word */
@@ -24,7 +24,7 @@ typedef struct fab__attribute {
  * "fabric_manager = down" (1) or "starting" (2) fault, which multicast
  * binds obey. */
 #define FAB__ATTRIBUTE_FABRIC_MANAGER_DOWN 0x7f000001u
-/* Two more private attributes, field faults of the node (src/common/fabfault.h):
+/* Two more private attributes, field faults of the node (src/common/faultwords.h):
  * its emulated IMEX service (FAB__IMEX_*), which the daemon's import rule
  * obeys, and "gpus_isolated" (1: no NVLink between the node's GPUs), which
  * the daemon's import rule and libcuda's peer queries obey. */
@@ -33,6 +33,56 @@ typedef struct fab__attribute {
 enum { FAB__IMEX_UP = 0, FAB__IMEX_DOWN = 1, FAB__IMEX_HUNG = 2 };
 /* [daemon] imex_timeout_ms: how long a hung IMEX holds an import. */
 #define FAB__IMEX_TIMEOUT_MS_DEFAULT 5000
+
+/* Every key the config file takes, one row each, the one list:
+ * X(section, key, sample): section driver, daemon, node ([node NAME]) or
+ * channel ([channel N]); sample, a value the parser takes. The parser
+ * refuses any key not listed here (fab__config_key_listed), docs/fabric.md's
+ * tables name exactly these, and each table's default is the parser's
+ * (tests/fabric/test_config.c). "attribute.NAME" stands for every
+ * attribute.<CUdevice_attribute name>. */
+#define FAB__CONFIG_KEYS(X)                                                              \
+    X(driver, "version", "13000")                                                        \
+    X(daemon, "socket_mode", "0600")                                                     \
+    X(daemon, "idle_exit", "0")                                                          \
+    X(daemon, "state_file", "/nonexistent/fabmem-state")                                 \
+    X(daemon, "max_connections_per_uid", "256")                                          \
+    X(daemon, "max_allocations_per_uid", "4096")                                         \
+    X(daemon, "max_bytes_per_uid", "1G")                                                 \
+    X(daemon, "max_ipc_entries_per_uid", "1024")                                         \
+    X(daemon, "max_references_per_uid", "65536")                                         \
+    X(daemon, "max_fds_in_flight_per_uid", "256")                                        \
+    X(daemon, "imex_timeout_ms", "5000")                                                 \
+    X(node, "imex_domain", "default")                                                    \
+    X(node, "cluster_uuid", "0123456789abcdef0123456789abcdef")                          \
+    X(node, "clique_id", "0")                                                            \
+    X(node, "fabric_state", "completed")                                                 \
+    X(node, "gpus", "8")                                                                 \
+    X(node, "gpu_name", "fabmem H100 (emulated)")                                        \
+    X(node, "gpu_memory", "80G")                                                         \
+    X(node, "granularity", "2M")                                                         \
+    X(node, "handle_types", "posix_fd, fabric")                                          \
+    X(node, "compute_capability", "9.0")                                                 \
+    X(node, "sm_count", "132")                                                           \
+    X(node, "fabric_status", "0")                                                        \
+    X(node, "fabric_health", "healthy")                                                  \
+    X(node, "chassis_serial", "FABMEM-RACK0")                                            \
+    X(node, "slot_number", "3")                                                          \
+    X(node, "tray_index", "3")                                                           \
+    X(node, "host_id", "0")                                                              \
+    X(node, "pci_domain", "3")                                                           \
+    X(node, "pci_device_id", "0x233010de")                                               \
+    X(node, "host_numa_nodes", "1")                                                      \
+    X(node, "host_memory", "512G")                                                       \
+    X(node, "attribute.NAME", "1")                                                       \
+    X(node, "imex", "up")                                                                \
+    X(node, "gpus_isolated", "no")                                                       \
+    X(node, "fabric_manager", "up")                                                      \
+    X(channel, "uids", "1000")                                                           \
+    X(channel, "gids", "1000")
+
+/* Whether section ("driver", "daemon", "node", "channel") takes key. */
+bool fab__config_key_listed(const char *section, const char *key);
 
 typedef struct fab__node {
     fab_node_info_t info;
@@ -117,4 +167,10 @@ bool fab__topology_gpus_isolated(const fab_topology_t *topology, int node);
 /* The device uuid of ordinal on node (stable across runs). */
 fab_uuid_t fab__topology_device_uuid(const fab_topology_t *topology, int node, int ordinal);
 
-#endif /* FABMEM_COMMON_TOPOLOGY_H */
+/* Set the private attribute id (a field fault, src/common/faultwords.c) of node to value; 0 removes it (0 is each
+ * one's healthy value, so a healthy node spends none of its
+ * FAB__NODE_ATTRIBUTES_MAX slots on them). 0, or -1 when the node has no
+ * slot left. */
+int fab__fault_attribute_set(fab__node_t *node, uint32_t id, int32_t value);
+
+#endif /* FABMEM_COMMON_TOPOLOGY_IMPL_H */

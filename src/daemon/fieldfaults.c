@@ -1,12 +1,12 @@
 /* The daemon's field faults (see faults.h): what the config set and what
  * FAULT changed since, and the import rule they make. Owns a copy of the
  * config's node records (for RESET) and the withdrawn-channel mask. */
-#include "src/daemon/faults.h"
+#include "src/daemon/fieldfaults.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/common/fabfault.h"
+#include "src/common/faultwords.h"
 #include "src/common/log.h"
 
 struct fab__faults {

@@ -10,13 +10,13 @@
  * refreshed only where it is asked: one TOPOLOGY round trip for the
  * client's own node, and a refetch of the whole topology only when that
  * node's record changed. The import path costs nothing more. */
-#ifndef FABMEM_FABRIC_FAULT_H
-#define FABMEM_FABRIC_FAULT_H
+#ifndef FABMEM_FABRIC_CLIENT_FAULT_H
+#define FABMEM_FABRIC_CLIENT_FAULT_H
 
 #include <stdint.h>
 
 #include "fabmem/fabric.h"
-#include "src/common/proto.h"
+#include "src/common/faultwords.h"
 
 /* Send FAULT (op FAB__FAULT_OP_*, key FAB__FAULT_KEY_*, target a node index
  * or channel number, value). FAB_SUCCESS, or the daemon's refusal:
@@ -34,4 +34,4 @@ fab_status_t fab__client_fault(fab_client_t *client, uint8_t op, uint8_t key, ui
 fab_status_t fab__client_topology_refresh(fab_client_t *client, const fab_topology_t **topology_out,
                                           bool *changed_out);
 
-#endif /* FABMEM_FABRIC_FAULT_H */
+#endif /* FABMEM_FABRIC_CLIENT_FAULT_H */

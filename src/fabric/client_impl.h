@@ -1,0 +1,107 @@
+/* The client library's inside, shared by its files: the client and region
+ * records, and the calls one file makes of another's (connect.c: connecting;
+ * client.c: the connection and its calls; region.c: regions; services.c:
+ * legacy IPC, multicast teams and field faults). Not installed. */
+#ifndef FABMEM_FABRIC_CLIENT_IMPL_H
+#define FABMEM_FABRIC_CLIENT_IMPL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "fabmem/fabric.h"
+#include "src/common/proto.h"
+
+struct fab_client {
+    pthread_mutex_t lock;
+    pid_t pid;       /* the process that owns the connection */
+    int timeout_ms;  /* FABMEM_TIMEOUT_MS; 0: no deadline */
+    int sock;
+    uint32_t seq;
+    int node;
+    uint32_t proto;  /* the protocol version the daemon took in HELLO */
+    size_t live_regions;
+    unsigned deferred; /* replies not read yet: RELEASEs, and calls that timed out */
+    /* Imported regions released since the last request: their ids ride on
+     * the next one (protocol 5), which costs no message and no reply. */
+    uint8_t nreleases;
+    uint64_t releases[FAB__PROTO_RELEASES_MAX];
+    int rcvtimeo_ms; /* SO_RCVTIMEO on sock now; 0: none */
+    fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
+    fab_topology_t *topology;  /* the daemon's, as a connection learned it; NULL: not yet */
+    bool topology_stale;       /* learned on an earlier connection: ask again */
+    fab_topology_t **outdated; /* earlier connections' (callers may still read them) */
+    size_t noutdated;
+    int autostart;
+    char node_name[256];
+    char path[PATH_MAX];
+};
+
+/* An imported region's release costs nothing on the wire of its own: its
+ * id rides on the next request (or goes out with a RELEASE once
+ * FAB__PROTO_RELEASES_MAX wait), and gets no reply. If no request follows,
+ * closing the connection (or the process exiting) drops the daemon's
+ * reference all the same. A region this process allocated is released with
+ * a RELEASE message, whose reply may carry the never-imported warning.
+ *
+ * RELEASE does not wait for its reply: the reply is read with the next
+ * request's, so a release costs one message instead of a round trip. At
+ * most this many stay unread, so that neither side's socket buffer can
+ * fill. */
+#define FAB__DEFERRED_MAX 8
+
+#define FAB__TIMEOUT_DEFAULT_MS 10000
+#define FAB__RCVTIMEO_SLACK_MS 50
+
+struct fab_region {
+    fab_client_t *client;
+    uint64_t id;
+    int fd;
+    size_t size;
+    fab_access_t access; /* what this process may map */
+    fab_uuid_t uuid;
+    int device;
+    unsigned refs;         /* the caller's until fab_region_release, one per mapping */
+    bool released;         /* the caller's reference is gone (a second release is refused) */
+    bool creator;          /* allocated here, not imported */
+    uint32_t handle_type;  /* creator: the types it asked for */
+    fab_handle_t handle;   /* proof of the uuid, for ADOPT */
+    uint8_t kind;          /* imported: what the daemon said it is (FAB__MEMORY_*) */
+    uint8_t token[FAB__TOKEN_BYTES]; /* creator: proof of having made it, for ADOPT */
+    fab_region_t *prev, *next;
+    size_t nmaps, capmaps;
+    void **maps;
+};
+
+
+/* The fds that came with a reply, in order. lost: the kernel had no room
+ * in this process's table for the ones after them (they are gone). */
+typedef struct fab__fds {
+    unsigned count;
+    int lost;
+    int fd[FAB__PROTO_FDS_MAX];
+} fab__fds_t;
+
+int64_t fab__client_deadline(const fab_client_t *client);
+int fab__client_connect(const fab_client_t *client, fab_status_t *status_out);
+void fab__client_connection_lost(fab_client_t *client);
+void fab__client_release_send(fab_client_t *client, uint64_t id);
+void fab__client_fds_close(fab__fds_t *fds);
+void fab__client_release_later(fab_client_t *client, uint64_t id);
+void fab__client_drain(fab_client_t *client);
+int fab__client_request_send(fab_client_t *client, fab__request_t *request, int fd_in,
+                             uint8_t flags);
+fab_status_t fab__client_call_raw(fab_client_t *client, fab__request_t *request, int fd_in,
+                                  fab__reply_t *reply_out, int *fd_out);
+fab_status_t fab__client_reply_await(fab_client_t *client, const fab__request_t *request,
+                                     fab__reply_t *reply_out, int *fd_out);
+fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__request_t *request,
+                                         fab__reply_t *reply_out, fab__fds_t *fds_out);
+fab_status_t fab__client_reconnect(fab_client_t *client);
+fab_status_t fab__client_call(fab_client_t *client, fab__request_t *request,
+                              const fab_region_t *region, fab__reply_t *reply_out, int *fd_out);
+bool fab__client_owned(const fab_client_t *client);
+
+#endif /* FABMEM_FABRIC_CLIENT_IMPL_H */
