@@ -725,6 +725,8 @@ static void launch_ex_and_cooperative_launches(void **state)
           CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
     CU_OK(cuLaunchCooperativeKernel(record, (unsigned)(sms * per_sm), 1, 1, 1024, 1, 1, 0, NULL,
                                     params));
+    /* the launch is asynchronous: its kernel still writes m until it ends */
+    CU_OK(cuCtxSynchronize());
     out_free(m);
     CU_OK(cuModuleUnload(mod));
 }
