@@ -2,7 +2,8 @@
  * a temp dir: PTX, a cubin, a fatbin as nvcc writes it by default (its PTX
  * compressed) and one with every entry compressed. Each is loaded, its
  * kernels and globals found with their sizes and initial values, and its
- * kernels launched with the CPU implementations of kernels_for_tests.c.
+ * kernels launched with the CPU implementations of kernels_for_tests.c, and
+ * again with no plugin (cuda.as_written.*), from their PTX.
  * Written against cuda.h only. Skipped, saying so, where nvcc is absent
  * (FABMEM_NVCC names another). */
 #include "cuda_test.h"
@@ -79,8 +80,10 @@ static void *read_all(const char *path)
     return buf;
 }
 
-/* What every image of the source declares, and that its kernels run. */
-static void check_module(CUmodule mod)
+/* What every image of the source declares, and that its kernels run: by
+ * the test plugin, or as written (the cuda.as_written variant, no plugin)
+ * from the image's PTX, where an image of SASS alone is refused at launch. */
+static void check_module(CUmodule mod, bool sass_only)
 {
     CUfunction fill, scale;
     CU_OK(cuModuleGetFunction(&fill, mod, "fill"));
@@ -106,6 +109,16 @@ static void check_module(CUmodule mod)
     CUdeviceptr ptr = cut_map_rw(h, size);
     unsigned base = 10;
     void *params[] = {&ptr, &base};
+#ifdef FAB_AS_WRITTEN
+    if (sass_only) {
+        CU_IS(cuLaunchKernel(fill, 2, 1, 1, 32, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_NO_BINARY_FOR_GPU);
+        cut_unmap_free(ptr, size);
+        CU_OK(cuMemRelease(h));
+        return;
+    }
+#else
+    (void)sass_only;
+#endif
     CU_OK(cuLaunchKernel(fill, 2, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
     unsigned got[64];
     CU_OK(cuMemcpyDtoH(got, ptr, sizeof(got)));
@@ -121,7 +134,8 @@ static void check_module(CUmodule mod)
     CU_OK(cuMemRelease(h));
 }
 
-static void load_file_and_check(const char *const *flags, const char *out, bool from_memory)
+static void load_file_and_check(const char *const *flags, const char *out, bool from_memory,
+                                bool sass_only)
 {
     cut_init(0);
     char *dir = NULL;
@@ -134,7 +148,7 @@ static void load_file_and_check(const char *const *flags, const char *out, bool 
     } else {
         CU_OK(cuModuleLoad(&mod, path));
     }
-    check_module(mod);
+    check_module(mod, sass_only);
     CU_OK(cuModuleUnload(mod));
     if (image) { /* and as a library, from memory */
         CUlibrary lib;
@@ -153,35 +167,35 @@ static void nvcc_ptx_loads_and_launches(void **state)
 {
     (void)state;
     static const char *const flags[] = {"-ptx", NULL};
-    load_file_and_check(flags, "k.ptx", false);
+    load_file_and_check(flags, "k.ptx", false, false);
 }
 
 static void nvcc_cubin_loads_and_launches(void **state)
 {
     (void)state;
     static const char *const flags[] = {"-cubin", "-arch=sm_80", NULL};
-    load_file_and_check(flags, "k.cubin", false);
+    load_file_and_check(flags, "k.cubin", false, true);
 }
 
 static void nvcc_fatbin_loads_and_launches(void **state)
 {
     (void)state;
     static const char *const flags[] = {"-fatbin", NULL};
-    load_file_and_check(flags, "k.fatbin", true);
+    load_file_and_check(flags, "k.fatbin", true, false);
 }
 
 static void nvcc_compressed_fatbin_loads_and_launches(void **state)
 {
     (void)state;
     static const char *const flags[] = {"-fatbin", "-Xfatbin", "-compress-all", NULL};
-    load_file_and_check(flags, "kc.fatbin", true);
+    load_file_and_check(flags, "kc.fatbin", true, false);
 }
 
 static void nvcc_uncompressed_fatbin_loads_and_launches(void **state)
 {
     (void)state;
     static const char *const flags[] = {"-fatbin", "--no-compress", NULL};
-    load_file_and_check(flags, "kn.fatbin", true);
+    load_file_and_check(flags, "kn.fatbin", true, false);
 }
 
 static const struct CMUnitTest tests[] = {
