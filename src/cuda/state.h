@@ -18,7 +18,8 @@
  *                      the program must end, its reports, its SIGSEGV
  *                      handler (check.c; the modules below call its hooks)
  *   device.h           contexts, the context stack, the current context
- *                      (device.c)
+ *                      (device.c); the devices' queries and the topology
+ *                      refresh (deviceinfo.c)
  *   stream.h           streams, their queues and workers, events,
  *                      cuCtxSynchronize (stream.c; its own lock, taken
  *                      after fab__cu.lock, never before)
