@@ -43,7 +43,8 @@
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
  *   module.h           modules, libraries, functions, globals (module.c;
- *                      globals are vmm's owned ranges)
+ *                      globals are vmm's owned ranges); functions'
+ *                      attributes and occupancy (funcattr.c)
  *   launch.h           launch checks and the run of a kernel's CPU
  *                      implementation (launch.c)
  *   copy.c             copies and memsets, as stream operations (uses
