@@ -37,8 +37,9 @@
  *                      vmm's backing lookups)
  *   multicast.h        multicast objects: cuMulticast*, their control
  *                      block shared by member processes, and the sync that
- *                      publishes multicast stores (multicast.c; reaches
- *                      alloc.c and stream.c through hooks it sets)
+ *                      publishes multicast stores (multicast.c; alloc.c
+ *                      and stream.c reach it through the hooks mcalloc.c
+ *                      sets; mcobject.h, the record both files share)
  *   image.h            code images read for what they declare: PTX, cubin,
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
