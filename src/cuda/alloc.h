@@ -66,7 +66,7 @@ uint64_t fab__cu_alloc_new_id(void);
 /* Multicast objects (multicast.c, below this module) are allocations too:
  * they sit in the handle table, cuMemMap maps their fd (the process's staging
  * copy), cuMemRelease drops their references. alloc.c reaches multicast.c
- * only through these hooks, which multicast.c sets when the library loads, so
+ * only through these hooks, which mcalloc.c sets when the library loads, so
  * that includes still point one way. share_fd and share_region give what an
  * export hands out (the object's token, not the staging copy); adopt,
  * called on a fresh import with no lock held, asks the daemon whether a's

@@ -192,7 +192,7 @@ typedef enum FAB_CU(CUcigDataType_enum) {
     FAB_CU(CIG_DATA_TYPE_NV_BLOB) = 0x2,
 } FAB_CU(CUcigDataType);
 
-/* cuDeviceGetP2PAttribute's questions (device.c). CUDA_ARRAY_ACCESS_SUPPORTED
+/* cuDeviceGetP2PAttribute's questions (deviceinfo.c). CUDA_ARRAY_ACCESS_SUPPORTED
  * shares its value with the deprecated ACCESS_ACCESS_SUPPORTED. */
 #define FAB_CU_P2P_ATTRIBUTE_LIST(XX)                                  \
     XX(CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, 0x01)                 \

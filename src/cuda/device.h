@@ -1,6 +1,7 @@
 /* Contexts (device.c), as the other modules need them: the calling thread's
  * current context, which decides the device of a copy, an import and an
- * access query, and the check that a context handle is a live one. */
+ * access query, and the check that a context handle is a live one; and the
+ * devices' topology refresh (deviceinfo.c). */
 #ifndef FAB_CUDA_DEVICE_H
 #define FAB_CUDA_DEVICE_H
 

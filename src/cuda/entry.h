@@ -269,7 +269,7 @@ FAB__CU_API cuEventDestroy(CUevent hEvent);
 FAB__CU_API cuEventDestroy_v2(CUevent hEvent);
 FAB__CU_API cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
 FAB__CU_API cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd);
-/* Code objects and kernels (module.c, launch.c). */
+/* Code objects and kernels (module.c, funcattr.c, launch.c). */
 FAB__CU_API cuModuleLoad(CUmodule *module, const char *fname);
 FAB__CU_API cuModuleLoadData(CUmodule *module, const void *image);
 FAB__CU_API cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,

@@ -359,9 +359,8 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void 
     return fab__cu_launch_ex(config, f, kernelParams, extra, FAB__CU_SUBMIT_PER_THREAD);
 }
 
-/* cuKernelSetCacheConfig: cuFuncSetCacheConfig for a library's kernel (here
- * rather than in module.c, which is past its size). A preference kept; a CPU
- * has no L1 to split from shared memory. */
+/* cuKernelSetCacheConfig: cuFuncSetCacheConfig (funcattr.c) for a library's
+ * kernel. A preference kept; a CPU has no L1 to split from shared memory. */
 CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
 {
     FAB__CU_ENTER_DEVICE(dev);

@@ -1,6 +1,7 @@
-/* Modules, libraries and functions (module.c), as launches need them: finding
- * the function a CUfunction (or a CUkernel cast to one) names, and its
- * attributes. The caller holds fab__cu.lock (for reading suffices). */
+/* Modules, libraries and functions (module.c), as launches and the
+ * functions' attributes (funcattr.c) need them: finding the function a
+ * CUfunction (or a CUkernel cast to one) names, and its attributes. The
+ * caller holds fab__cu.lock (for reading suffices). */
 #ifndef FAB_CUDA_MODULE_H
 #define FAB_CUDA_MODULE_H
 
@@ -29,8 +30,13 @@ fab__cu_function_t *fab__cu_function_find(CUfunction f);
  * library's (context-independent) kernel. */
 int fab__cu_function_device(const fab__cu_function_t *fn);
 
+/* The live library kernel a CUkernel names (its library's function object),
+ * or NULL: a module's function is not a CUkernel. */
+fab__cu_function_t *fab__cu_kernel_find(CUkernel kernel);
+
 /* Blocks of block_size threads, each with dynamic_shared bytes, that fit on
- * one multiprocessor of a device (docs/cuda.md, "Occupancy"); 0 when none. */
+ * one multiprocessor of a device (docs/cuda.md, "Occupancy"; funcattr.c); 0
+ * when none. */
 int fab__cu_occupancy(int block_size, size_t dynamic_shared);
 
 #endif /* FAB_CUDA_MODULE_H */

@@ -1,7 +1,10 @@
-/* Multicast objects (NVLS): cuMulticastCreate, cuMulticastAddDevice,
- * cuMulticastBindMem, cuMulticastBindAddr, cuMulticastUnbind,
- * cuMulticastGetGranularity, and what a multicast handle does in alloc.c's
- * and vmm.c's calls (export, import, map, release).
+/* Multicast objects (NVLS), the team through the daemon: cuMulticastCreate,
+ * cuMulticastAddDevice, cuMulticastBindMem, cuMulticastBindAddr,
+ * cuMulticastUnbind, cuMulticastGetGranularity, every MC_* message, the
+ * synchronisation that publishes stores and the kernel helpers. What a
+ * multicast handle does in alloc.c's and vmm.c's calls (export, import, map,
+ * release) is mcalloc.c's, through the hooks it sets; this comment has the
+ * design of both.
  *
  * On a GPU a multicast object is a team of devices, each with memory bound
  * to it; a store through a multicast mapping goes to every bound buffer, a
@@ -68,6 +71,7 @@
 #include "src/cuda/vmm.h"
 #include "src/cuda/check.h"
 #include "src/cuda/multicast.h"
+#include "src/cuda/mcobject.h"
 #include "src/cuda/entry.h"
 
 #include <errno.h>
@@ -96,35 +100,11 @@
 #define FAB__CU_MC_TYPES (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC)
 #define FAB__CU_MC_PAGE 4096u  /* the shadow's first page is the state */
 
-/* ---- this process's side of an object ---------------------------------- */
+/* ---- this process's objects (their record is mcobject.h's) -------------- */
 
-typedef struct fab__cu_mc_local {
-    fab__cu_alloc_t *mem; /* holds a reference */
-    int dev;              /* this process's device index */
-    size_t mc_offset, mem_offset, size;
-    uint8_t *map;         /* the bound bytes, mapped read-only */
-    struct fab__cu_mc_local *next;
-} fab__cu_mc_local_t;
-
-struct fab__cu_mc {
-    fab_region_t *region; /* the token's, when FABRIC */
-    int ctl_fd;           /* the token's memfd (owned unless region) */
-    uint64_t member;      /* the daemon's id of this membership */
-    size_t size;
-    uint64_t gran;        /* the granularity binds obey */
-    uint32_t num_devices;
-    int32_t creator_node;
-    uint32_t types;
-    uint8_t *staging;     /* the staging memfd, mapped shared */
-    uint8_t *shadow;      /* state page, snapshot, sums: read-only */
-    size_t shadow_len;
-    fab__cu_mc_local_t *locals;
-    struct fab__cu_mc *next; /* in fab__cu_mcs */
-};
-
-static pthread_mutex_t fab__cu_mc_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct fab__cu_mc *fab__cu_mcs; /* guarded by fab__cu_mc_mu */
-static int fab__cu_mc_live;            /* how many; read unlocked as a hint */
+pthread_mutex_t fab__cu_mc_mu = PTHREAD_MUTEX_INITIALIZER;
+struct fab__cu_mc *fab__cu_mcs; /* guarded by fab__cu_mc_mu */
+int fab__cu_mc_live;            /* how many; read unlocked as a hint */
 
 static const fab__mc_state_t *fab__cu_mc_state(const struct fab__cu_mc *mc)
 {
@@ -166,7 +146,7 @@ static void fab__cu_mc_link(struct fab__cu_mc *mc)
     pthread_mutex_unlock(&fab__cu_mc_mu);
 }
 
-static void fab__cu_mc_free(struct fab__cu_mc *mc)
+void fab__cu_mc_free(struct fab__cu_mc *mc)
 {
     if (!mc)
         return;
@@ -227,57 +207,9 @@ fail:
     return r;
 }
 
-/* ---- the hooks alloc.c calls ---------------------------------------------- */
+/* ---- the adopt hook (mcalloc.c) ---------------------------------------- */
 
-static int fab__cu_mc_share_fd(const fab__cu_alloc_t *a)
-{
-    return a->mc->ctl_fd;
-}
-
-static void *fab__cu_mc_share_region(const fab__cu_alloc_t *a)
-{
-    return a->mc->region;
-}
-
-/* Drop the references binds held on their memory, and their mappings. */
-static void fab__cu_mc_put_mems(fab__cu_mc_local_t *list)
-{
-    if (!list)
-        return;
-    fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    for (fab__cu_mc_local_t *l = list; l; l = l->next)
-        fab__cu_alloc_put(l->mem, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
-    fab__cu_alloc_destroy(dead);
-    while (list) {
-        fab__cu_mc_local_t *next = list->next;
-        munmap(list->map, list->size);
-        free(list);
-        list = next;
-    }
-}
-
-static void fab__cu_mc_destroy(fab__cu_alloc_t *a)
-{
-    struct fab__cu_mc *mc = a->mc;
-    a->mc = NULL;
-    pthread_mutex_lock(&fab__cu_mc_mu);
-    for (struct fab__cu_mc **pp = &fab__cu_mcs; *pp; pp = &(*pp)->next) {
-        if (*pp == mc) {
-            *pp = mc->next;
-            __atomic_sub_fetch(&fab__cu_mc_live, 1, __ATOMIC_RELEASE);
-            break;
-        }
-    }
-    fab__cu_mc_local_t *locals = mc->locals;
-    mc->locals = NULL;
-    pthread_mutex_unlock(&fab__cu_mc_mu);
-    fab__cu_mc_free(mc); /* leaving the team undoes its binds in the daemon */
-    fab__cu_mc_put_mems(locals);
-}
-
-static CUresult fab__cu_mc_adopt(fab__cu_alloc_t *a)
+CUresult fab__cu_mc_adopt(fab__cu_alloc_t *a)
 {
     /* Only memory the size of a token is asked about: every import passes
      * here, and most are plain memory. The daemon's answer decides; the
@@ -319,26 +251,10 @@ static CUresult fab__cu_mc_adopt(fab__cu_alloc_t *a)
     return CUDA_SUCCESS;
 }
 
-static CUresult fab__cu_mc_wait_handle(CUmemGenericAllocationHandle h);
-
-static const fab__cu_alloc_mc_hooks_t fab__cu_mc_hooks = {
-    .share_fd = fab__cu_mc_share_fd,
-    .share_region = fab__cu_mc_share_region,
-    .adopt = fab__cu_mc_adopt,
-    .destroy = fab__cu_mc_destroy,
-    .wait_team = fab__cu_mc_wait_handle,
-};
-
-__attribute__((constructor)) static void fab__cu_mc_install(void)
-{
-    fab__cu_alloc_mc_hooks = &fab__cu_mc_hooks;
-    fab__cu_stream_sync_hook = fab__cu_mc_sync;
-}
-
 /* ---- checks ------------------------------------------------------------------ */
 
 /* Whether this node's devices can multicast: an NVLink fabric that is up,
- * and FABRIC handles (the attribute's rule, device.c). */
+ * and FABRIC handles (the attribute's rule, deviceinfo.c). */
 static bool fab__cu_mc_supported(int dev)
 {
     fab_node_info_t node;
@@ -354,28 +270,6 @@ static int fab__cu_mc_device(void)
     return dev;
 }
 
-/* The multicast object a handle names, with a reference taken (the caller
- * puts it), or NULL. */
-static fab__cu_alloc_t *fab__cu_mc_get(CUmemGenericAllocationHandle h)
-{
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_alloc_t *a = fab__cu_alloc_find(h);
-    if (a && a->mc)
-        fab__cu_alloc_get(a);
-    else
-        a = NULL;
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return a;
-}
-
-static void fab__cu_mc_put(fab__cu_alloc_t *a)
-{
-    fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_alloc_put(a, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
-    fab__cu_alloc_destroy(dead);
-}
 
 /* ---- entry points --------------------------------------------------------------- */
 
@@ -531,7 +425,7 @@ static int64_t fab__cu_mc_deadline_ms(void)
  * daemon wakes when a device is added or the team is lost; a member lost
  * before the team was complete, or the deadline, ends the wait with
  * ILLEGAL_STATE (the team can no longer become what the call waits for). */
-static CUresult fab__cu_mc_wait_team(const struct fab__cu_mc *mc)
+CUresult fab__cu_mc_wait_team(const struct fab__cu_mc *mc)
 {
     const fab__mc_state_t *st = fab__cu_mc_state(mc);
     int64_t deadline = -2;
@@ -560,19 +454,6 @@ static CUresult fab__cu_mc_wait_team(const struct fab__cu_mc *mc)
         }
         (void)syscall(SYS_futex, &st->ndevices, FUTEX_WAIT, n, tsp, NULL, 0);
     }
-}
-
-static CUresult fab__cu_mc_wait_handle(CUmemGenericAllocationHandle h)
-{
-    /* Every cuMemMap asks: a process with no multicast object pays nothing. */
-    if (__atomic_load_n(&fab__cu_mc_live, __ATOMIC_ACQUIRE) == 0)
-        return CUDA_SUCCESS;
-    fab__cu_alloc_t *a = fab__cu_mc_get(h);
-    if (!a)
-        return CUDA_SUCCESS; /* memory, or no handle: cuMemMap decides */
-    CUresult r = fab__cu_mc_wait_team(a->mc);
-    fab__cu_mc_put(a);
-    return r;
 }
 
 /* Bind [mem_offset, +size) of mem (a reference the caller hands over) at

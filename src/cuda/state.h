@@ -18,7 +18,8 @@
  *                      the program must end, its reports, its SIGSEGV
  *                      handler (check.c; the modules below call its hooks)
  *   device.h           contexts, the context stack, the current context
- *                      (device.c)
+ *                      (device.c); the devices' queries and the topology
+ *                      refresh (deviceinfo.c)
  *   stream.h           streams, their queues and workers, events,
  *                      cuCtxSynchronize (stream.c; its own lock, taken
  *                      after fab__cu.lock, never before)
@@ -36,13 +37,15 @@
  *                      vmm's backing lookups)
  *   multicast.h        multicast objects: cuMulticast*, their control
  *                      block shared by member processes, and the sync that
- *                      publishes multicast stores (multicast.c; reaches
- *                      alloc.c and stream.c through hooks it sets)
+ *                      publishes multicast stores (multicast.c; alloc.c
+ *                      and stream.c reach it through the hooks mcalloc.c
+ *                      sets; mcobject.h, the record both files share)
  *   image.h            code images read for what they declare: PTX, cubin,
  *                      fatbin (image.c; no CUDA state, fuzzed alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
  *   module.h           modules, libraries, functions, globals (module.c;
- *                      globals are vmm's owned ranges)
+ *                      globals are vmm's owned ranges); functions'
+ *                      attributes and occupancy (funcattr.c)
  *   launch.h           launch checks and the run of a kernel's CPU
  *                      implementation (launch.c)
  *   copy.c             copies and memsets, as stream operations (uses
