@@ -19,7 +19,7 @@
  *   alloc  first ref .. last ref; live (memfd) or pending (parked importers
  *          only, waiting for the creator); the last ref of a live one closes
  *          the memfd and leaves a tombstone
- *   team   multicast teams and their members and binds: multicast.c's, which
+ *   team   multicast teams and their members and binds: teams.c's, which
  *          this file hands the MC_* requests and each closing connection */
 #include "src/daemon/registry.h"
 
