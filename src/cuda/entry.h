@@ -130,7 +130,7 @@ FAB__CU_API cuStreamSynchronize(CUstream hStream);
 FAB__CU_API cuStreamQuery(CUstream hStream);
 
 /* Contexts, memory, streams and events (device.c, memory.c, copy.c, memop.c,
- * stream.c; docs/cuda.md, "Memory, streams and events"). */
+ * stream.c, streamapi.c, event.c; docs/cuda.md, "Memory, streams and events"). */
 FAB__CU_API cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 FAB__CU_API cuCtxSynchronize_v2(CUcontext ctx);
 FAB__CU_API cuProfilerStart(void);

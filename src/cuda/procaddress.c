@@ -346,7 +346,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM asks for; a name without one
  * resolves through the table above. Declared in entry.h, so that the
  * compiler compares each with its definition (copy.c, memop.c, stream.c,
- * launch.c, pool.c, vmm.c, legacy.c). */
+ * streamapi.c, event.c, launch.c, pool.c, vmm.c, legacy.c). */
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuMemMapArrayAsync", 11010, cuMemMapArrayAsync_ptsz),

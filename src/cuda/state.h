@@ -20,7 +20,8 @@
  *   device.h           contexts, the context stack, the current context
  *                      (device.c)
  *   stream.h           streams, their queues and workers, events,
- *                      cuCtxSynchronize (stream.c; its own lock, taken
+ *                      cuCtxSynchronize (stream.c, streamapi.c, event.c,
+ *                      which share stream_impl.h; their own lock, taken
  *                      after fab__cu.lock, never before)
  *   alloc.h            allocations, their handles and their one reference
  *                      count (alloc.c; uses the fabric client)
@@ -60,8 +61,8 @@
  *
  * Each module keeps its own tables (device.c the contexts, alloc.c the
  * handles, vmm.c the reservations, memory.c its records), all guarded by
- * fab__cu.lock; stream.c's streams and events are guarded by its own mutex
- * (stream.c's top comment has the order).
+ * fab__cu.lock; streams and events (stream.c, streamapi.c, event.c) are
+ * guarded by a mutex of their own (stream.c's top comment has the order).
  *
  * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
  * take it for writing; copies and memsets take it for reading and hold it
