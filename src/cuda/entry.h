@@ -369,7 +369,7 @@ FAB__CU_API cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t
 FAB__CU_API cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream);
 FAB__CU_API cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList, unsigned int count,
                                     CUstream hStream);
-/* Stream-ordered memory pools (pool.c). */
+/* Stream-ordered memory pools (poolapi.c, poolshare.c). */
 FAB__CU_API cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
 FAB__CU_API cuMemPoolDestroy(CUmemoryPool pool);
 FAB__CU_API cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);

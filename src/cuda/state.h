@@ -28,8 +28,9 @@
  *   vmm.h              reservations, mappings, access, and the retain that
  *                      finds an allocation by a mapped address (vmm.c)
  *   pool.h             stream-ordered memory pools: arenas, their
- *                      allocations, sharing (pool.c; memory.c asks it
- *                      about pool memory)
+ *                      allocations, sharing (pool.c, poolapi.c,
+ *                      poolshare.c, which share pool_impl.h; memory.c
+ *                      asks pool.c about pool memory)
  *   memory.h           cuMemAlloc, host allocations and registrations,
  *                      pointer attributes of every kind (memory.c)
  *   rangehandle.c      handles for address ranges (cuMemGetHandleForAddressRange's
