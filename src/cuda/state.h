@@ -16,7 +16,9 @@
  *   state.h            this context, cuInit, the error names (state.c)
  *   check.h            FABMEM_CHECK, the lifetime checker: records of what
  *                      the program must end, its reports, its SIGSEGV
- *                      handler (check.c; the modules below call its hooks)
+ *                      handler (check.c, checkreport.c, checkfault.c,
+ *                      which share check_impl.h; the modules below call
+ *                      its hooks)
  *   device.h           contexts, the context stack, the current context
  *                      (device.c)
  *   stream.h           streams, their queues and workers, events,
