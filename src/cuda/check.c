@@ -2,7 +2,11 @@
  * libcuda keep a record of every object whose lifetime the program manages,
  * and report, in the manner of compute-sanitizer, the lifetime bugs of VMM,
  * fabric and IPC code that no other tool sees (docs/cuda.md, "Lifetime
- * checker", has each finding, its rule and its source).
+ * checker", has each finding, its rule and its source). This file keeps
+ * the records, the hooks the modules call, the findings made at once and
+ * the start and end of checking; checkreport.c writes the findings,
+ * checkfault.c has the fault handler; the types and state the three share
+ * are check_impl.h's.
  *
  * Records. One per object: a cuMemCreate or imported handle (its handle
  * references counted: create, import and cuMemRetainAllocationHandle add
@@ -20,22 +24,7 @@
  * Findings at once come from the hooks in the modules' refusal paths (a
  * handle used after its last release, a second free, a reservation freed
  * while mapped, a copy outside any mapping, an import of memory the daemon
- * says is gone) and from the SIGSEGV/SIGBUS handler, installed only when
- * checking, which reports a fault inside memory it has a record of and then
- * lets the process die of the signal as an unhandled fault would; a fault
- * anywhere else goes to the handler that was there before. A SIGSEGV or
- * SIGBUS that no fault raised (kill, raise, sigqueue, tgkill: si_code <= 0)
- * is not looked at: it goes to the handler that was there before, and where
- * that was the default it kills the process, as it would unchecked. The
- * handler is async-signal-safe: it allocates nothing and writes its stacks
- * as raw addresses (no backtrace_symbols, which mallocs); backtrace itself
- * is loaded at start, never first called in the handler.
- *
- * Output: each finding as a block of lines on stderr starting
- * "========= fabmem-check: ", and, when FABMEM_CHECK_FILE names a file, as
- * one JSON line appended to it (one write with O_APPEND, so that the
- * processes of a run may share the file; `fabmem run --check` reads it).
- * At exit a summary line on stderr and a "process" JSON line.
+ * says is gone) and from the SIGSEGV/SIGBUS handler (checkfault.c).
  *
  * Threads: one mutex guards the records and the output; hooks run with
  * fab__cu.lock held or not, and the mutex is always taken inside it. A
@@ -43,15 +32,14 @@
  * nothing at its exit: they are its parent's objects. */
 #include "src/cuda/state.h"
 #include "src/cuda/check.h"
+#include "src/cuda/check_impl.h"
 
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,50 +50,22 @@
 #include "src/fabric/observe.h"
 #include "src/base/env.h"
 
-#define FAB__CU_CHECK_FRAMES 24
 #define FAB__CU_CHECK_BUCKETS 4096
 #define FAB__CU_CHECK_DEAD_MAX 4096
-#define FAB__CU_CHECK_LINE_MAX 65536
-#define FAB__CU_CHECK_PREFIX "========= fabmem-check: "
-#define FAB__CU_CHECK_INDENT "=========     "
-
-typedef struct fab__cu_check_rec {
-    fab__cu_check_kind_t kind;
-    uint64_t key;
-    size_t size;
-    int device;
-    unsigned handle_types;
-    uint64_t other; /* MAP: the allocation handle mapped */
-    unsigned refs;  /* handle kinds: handle references; others 1 while live */
-    unsigned exports;
-    unsigned driver_exports; /* made by the driver itself (a multicast bind) */
-    bool has_uuid; /* FABRIC exported: the daemon names it by uuid */
-    fab_uuid_t uuid;
-    uint64_t seq;   /* creation order, for the exit report */
-    const char *made_by;
-    const char *released_by; /* NULL while live */
-    int nframes, rel_nframes;
-    void *frames[FAB__CU_CHECK_FRAMES];
-    void *rel_frames[FAB__CU_CHECK_FRAMES];
-    struct fab__cu_check_rec *next;                 /* in its bucket */
-    struct fab__cu_check_rec *dead_prev, *dead_next; /* in the released list */
-} fab__cu_check_rec_t;
 
 bool fab__cu_checking;
 
-static pthread_mutex_t fab__cu_check_mutex = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t fab__cu_check_mutex = PTHREAD_MUTEX_INITIALIZER;
 static fab__cu_check_rec_t *fab__cu_check_buckets[FAB__CU_CHECK_BUCKETS];
 static fab__cu_check_rec_t *fab__cu_check_dead_head, *fab__cu_check_dead_tail;
 static unsigned fab__cu_check_dead_count;
 static uint64_t fab__cu_check_seq;
-static unsigned fab__cu_check_findings;
-static int fab__cu_check_fd = -1; /* FABMEM_CHECK_FILE */
+int fab__cu_check_fd = -1; /* FABMEM_CHECK_FILE */
 static pid_t fab__cu_check_pid;
-static int fab__cu_check_probe[2] = {-1, -1}; /* a pipe: is an address readable? */
-static struct sigaction fab__cu_check_old_segv, fab__cu_check_old_bus;
-static char fab__cu_check_line[FAB__CU_CHECK_LINE_MAX];
+int fab__cu_check_probe[2] = {-1, -1}; /* a pipe: is an address readable? */
+struct sigaction fab__cu_check_old_segv, fab__cu_check_old_bus;
 
-static const char *const fab__cu_check_kind_names[FAB__CU_CHECK_KINDS] = {
+const char *const fab__cu_check_kind_names[FAB__CU_CHECK_KINDS] = {
     [FAB__CU_CHECK_ALLOC] = "allocation",
     [FAB__CU_CHECK_IMPORT] = "imported handle",
     [FAB__CU_CHECK_MAP] = "mapping",
@@ -138,7 +98,7 @@ static const char *const fab__cu_check_release_calls[FAB__CU_CHECK_KINDS] = {
     [FAB__CU_CHECK_POOL] = "cuMemFreeAsync or cuMemFree",
 };
 
-static bool fab__cu_check_is_handle(fab__cu_check_kind_t kind)
+bool fab__cu_check_is_handle(fab__cu_check_kind_t kind)
 {
     return kind == FAB__CU_CHECK_ALLOC || kind == FAB__CU_CHECK_IMPORT;
 }
@@ -198,7 +158,7 @@ static void fab__cu_check_unlink(fab__cu_check_rec_t *r)
 
 /* The stack of the hook's caller: frames[0] is the entry point. Never
  * inlined, so that the two frames it skips are itself and the hook. */
-__attribute__((noinline)) static int fab__cu_check_capture(void **frames)
+__attribute__((noinline)) int fab__cu_check_capture(void **frames)
 {
     void *all[FAB__CU_CHECK_FRAMES + 2];
     int n = backtrace(all, FAB__CU_CHECK_FRAMES + 2);
@@ -230,207 +190,6 @@ static void fab__cu_check_evict(void)
         fab__cu_check_rec_t *old = fab__cu_check_dead_head;
         fab__cu_check_unlink(old);
         free(old);
-    }
-}
-
-/* ---- output ------------------------------------------------------------------ */
-
-typedef struct fab__cu_check_buf {
-    char *p;
-    size_t len, cap;
-    bool full;
-} fab__cu_check_buf_t;
-
-static void fab__cu_check_put(fab__cu_check_buf_t *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void fab__cu_check_put(fab__cu_check_buf_t *b, const char *fmt, ...)
-{
-    if (b->full)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= b->cap - b->len) {
-        b->full = true;
-        return;
-    }
-    b->len += (size_t)n;
-}
-
-static void fab__cu_check_put_json_string(fab__cu_check_buf_t *b, const char *s)
-{
-    fab__cu_check_put(b, "\"");
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fab__cu_check_put(b, "\\%c", c);
-        else if (c < 0x20)
-            fab__cu_check_put(b, "\\u%04x", c);
-        else
-            fab__cu_check_put(b, "%c", c);
-    }
-    fab__cu_check_put(b, "\"");
-}
-
-static void fab__cu_check_handle_types(unsigned types, char *out, size_t cap)
-{
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } names[] = {{CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, "POSIX_FILE_DESCRIPTOR"},
-                 {CU_MEM_HANDLE_TYPE_WIN32, "WIN32"},
-                 {CU_MEM_HANDLE_TYPE_WIN32_KMT, "WIN32_KMT"},
-                 {CU_MEM_HANDLE_TYPE_FABRIC, "FABRIC"}};
-    out[0] = '\0';
-    size_t used = 0;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (types & names[i].bit)
-            used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s",
-                                     used ? "|" : "", names[i].name);
-    if (!out[0])
-        snprintf(out, cap, "NONE");
-}
-
-/* A finding: what, where it was found (call and stack; at exit none), and
- * the object it concerns (NULL for none). */
-typedef struct fab__cu_check_finding {
-    const char *id;
-    char message[512];
-    const char *call;
-    bool has_address;
-    uintptr_t address;
-    long long offset; /* in the object; -1 for none */
-    const char *access;
-    void **frames;
-    int nframes;
-    const fab__cu_check_rec_t *rec;
-    bool in_signal; /* from the fault handler: nothing that allocates */
-} fab__cu_check_finding_t;
-
-/* A stack, its frames named by backtrace_symbols; raw: as addresses only
- * (in the signal handler, where backtrace_symbols's malloc may not run). */
-static void fab__cu_check_put_stack(fab__cu_check_buf_t *text, fab__cu_check_buf_t *json,
-                                    const char *title, void *const *frames, int n, bool raw_only)
-{
-    char **names = n > 0 && !raw_only ? backtrace_symbols(frames, n) : NULL;
-    fab__cu_check_put(text, FAB__CU_CHECK_INDENT "%s\n", title);
-    fab__cu_check_put(json, "[");
-    for (int i = 0; i < n; i++) {
-        char raw[32];
-        snprintf(raw, sizeof(raw), "%p", frames[i]);
-        const char *name = names ? names[i] : raw;
-        fab__cu_check_put(text, FAB__CU_CHECK_INDENT "  #%d %s\n", i, name);
-        if (json->cap - json->len > 1024) {
-            fab__cu_check_put(json, "%s", i ? "," : "");
-            fab__cu_check_put_json_string(json, name);
-        }
-    }
-    fab__cu_check_put(json, "]");
-    free(names);
-}
-
-/* Write a finding: the text block to stderr, the JSON line to the file.
- * The mutex is held. */
-static void fab__cu_check_emit(const fab__cu_check_finding_t *f)
-{
-    fab__cu_check_findings++;
-    static char text_mem[FAB__CU_CHECK_LINE_MAX];
-    fab__cu_check_buf_t text = {text_mem, 0, sizeof(text_mem), false};
-    fab__cu_check_buf_t json = {fab__cu_check_line, 0, FAB__CU_CHECK_LINE_MAX - 2, false};
-    fab__cu_check_put(&text, FAB__CU_CHECK_PREFIX "%s\n", f->message);
-    fab__cu_check_put(&json, "{\"pid\":%ld,\"program\":", (long)getpid());
-    fab__cu_check_put_json_string(&json, program_invocation_name);
-    fab__cu_check_put(&json, ",\"finding\":\"%s\",\"message\":", f->id);
-    fab__cu_check_put_json_string(&json, f->message);
-    if (f->call) {
-        fab__cu_check_put(&json, ",\"call\":\"%s\"", f->call);
-    }
-    if (f->has_address) {
-        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "address 0x%" PRIxPTR, f->address);
-        fab__cu_check_put(&json, ",\"address\":\"0x%" PRIxPTR "\"", f->address);
-        if (f->offset >= 0) {
-            fab__cu_check_put(&text, ", offset %lld in the %s", f->offset,
-                              f->rec ? fab__cu_check_kind_names[f->rec->kind] : "object");
-            fab__cu_check_put(&json, ",\"offset\":%lld", f->offset);
-        }
-        fab__cu_check_put(&text, "\n");
-    }
-    if (f->access) {
-        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "access of the mapping: %s\n", f->access);
-        fab__cu_check_put(&json, ",\"access\":\"%s\"", f->access);
-    }
-    if (f->nframes > 0) {
-        fab__cu_check_put(&json, ",\"stack\":");
-        fab__cu_check_put_stack(&text, &json, "found at:", f->frames, f->nframes, f->in_signal);
-    }
-    const fab__cu_check_rec_t *r = f->rec;
-    if (r) {
-        char types[96];
-        fab__cu_check_handle_types(r->handle_types, types, sizeof(types));
-        const char *what = fab__cu_check_kind_names[r->kind];
-        bool handle = fab__cu_check_is_handle(r->kind);
-        fab__cu_check_put(&text, FAB__CU_CHECK_INDENT "%s %s0x%" PRIx64 ": %zu bytes", what,
-                          r->kind == FAB__CU_CHECK_ALLOC ? "handle " : handle ? "" : "at ",
-                          r->key, r->size);
-        if (r->device >= 0)
-            fab__cu_check_put(&text, ", device %d", r->device);
-        fab__cu_check_put(&json, ",\"object\":{\"kind\":\"%s\",\"%s\":\"0x%" PRIx64
-                                 "\",\"size\":%zu,\"device\":%d",
-                          what, handle ? "handle" : "address", r->key, r->size, r->device);
-        if (handle || r->kind == FAB__CU_CHECK_MAP || r->kind == FAB__CU_CHECK_POOL) {
-            fab__cu_check_put(&text, ", handle types %s", types);
-            fab__cu_check_put(&json, ",\"handle_types\":\"%s\"", types);
-        }
-        if (r->kind == FAB__CU_CHECK_MAP) {
-            fab__cu_check_put(&text, ", of allocation handle 0x%" PRIx64, r->other);
-            fab__cu_check_put(&json, ",\"allocation\":\"0x%" PRIx64 "\"", r->other);
-        }
-        if (r->exports) {
-            fab__cu_check_put(&text, ", exported %u time%s as a FABRIC handle", r->exports,
-                              r->exports == 1 ? "" : "s");
-            fab__cu_check_put(&json, ",\"fabric_exports\":%u", r->exports);
-        }
-        fab__cu_check_put(&text, "\n");
-        char title[128];
-        snprintf(title, sizeof(title), "made by %s at:", r->made_by);
-        fab__cu_check_put(&json, ",\"made_by\":\"%s\",\"stack\":", r->made_by);
-        fab__cu_check_put_stack(&text, &json, title, r->frames, r->nframes, f->in_signal);
-        if (r->released_by) {
-            snprintf(title, sizeof(title), "released by %s at:", r->released_by);
-            fab__cu_check_put(&json, ",\"released_by\":\"%s\",\"release_stack\":", r->released_by);
-            fab__cu_check_put_stack(&text, &json, title, r->rel_frames, r->rel_nframes,
-                                    f->in_signal);
-        }
-        fab__cu_check_put(&json, "}");
-    }
-    fab__cu_check_put(&json, "}");
-    if (json.full) /* a line too long for the buffer: the finding without its stacks */
-        snprintf(fab__cu_check_line, FAB__CU_CHECK_LINE_MAX - 2,
-                 "{\"pid\":%ld,\"finding\":\"%s\",\"truncated\":true}", (long)getpid(), f->id);
-    size_t len = strlen(fab__cu_check_line);
-    fab__cu_check_line[len++] = '\n';
-    (void)!write(STDERR_FILENO, text.p, text.len);
-    if (fab__cu_check_fd >= 0)
-        (void)!write(fab__cu_check_fd, fab__cu_check_line, len);
-}
-
-static void fab__cu_check_summary(void)
-{
-    char text[160];
-    int n = snprintf(text, sizeof(text), FAB__CU_CHECK_PREFIX "pid %ld: %u finding%s\n",
-                     (long)getpid(), fab__cu_check_findings,
-                     fab__cu_check_findings == 1 ? "" : "s");
-    if (fab__cu_check_findings == 0)
-        n = snprintf(text, sizeof(text), FAB__CU_CHECK_PREFIX "pid %ld: no findings\n",
-                     (long)getpid());
-    (void)!write(STDERR_FILENO, text, (size_t)n);
-    if (fab__cu_check_fd >= 0) {
-        fab__cu_check_buf_t json = {fab__cu_check_line, 0, FAB__CU_CHECK_LINE_MAX - 2, false};
-        fab__cu_check_put(&json, "{\"pid\":%ld,\"program\":", (long)getpid());
-        fab__cu_check_put_json_string(&json, program_invocation_name);
-        fab__cu_check_put(&json, ",\"process\":true,\"findings\":%u}\n", fab__cu_check_findings);
-        (void)!write(fab__cu_check_fd, json.p, json.len);
     }
 }
 
@@ -637,7 +396,7 @@ void fab__cu_check_free_mapped(uintptr_t base, size_t size, const char *call)
 
 /* The record whose memory holds addr: a live one of the address kinds
  * first, else the released one most recently released. */
-static fab__cu_check_rec_t *fab__cu_check_holding(uintptr_t addr, bool live)
+fab__cu_check_rec_t *fab__cu_check_holding(uintptr_t addr, bool live)
 {
     fab__cu_check_rec_t *best = NULL;
     for (unsigned b = 0; b < FAB__CU_CHECK_BUCKETS; b++)
@@ -720,123 +479,6 @@ void fab__cu_check_import_refused(const void *fabric_handle, const char *call)
              "CUDA_ERROR_INVALID_HANDLE)", call, hex, (size_t)fab_handle_size(&h));
     fab__cu_check_emit(&f);
     pthread_mutex_unlock(&fab__cu_check_mutex);
-}
-
-/* ---- faults ----------------------------------------------------------------------- */
-
-/* Whether one byte at addr can be read, without touching it: write(2) from
- * an unreadable address fails with EFAULT rather than faulting. */
-static bool fab__cu_check_readable(uintptr_t addr)
-{
-    if (fab__cu_check_probe[1] < 0)
-        return false;
-    bool ok = write(fab__cu_check_probe[1], (const void *)addr, 1) == 1;
-    if (ok) {
-        char c;
-        (void)!read(fab__cu_check_probe[0], &c, 1);
-    }
-    return ok;
-}
-
-/* Report a fault at addr if it lies in memory with a record; true then. */
-static bool fab__cu_check_fault(int sig, uintptr_t addr)
-{
-    /* The mutex is taken with trylock: the faulting thread cannot hold it
-     * (no check code touches user memory), another thread soon lets go. */
-    int tries = 0;
-    while (pthread_mutex_trylock(&fab__cu_check_mutex) != 0) {
-        if (++tries > 100000)
-            return false;
-        sched_yield();
-    }
-    fab__cu_check_rec_t *live = fab__cu_check_holding(addr, true);
-    fab__cu_check_rec_t *dead = fab__cu_check_holding(addr, false);
-    void *frames[FAB__CU_CHECK_FRAMES];
-    fab__cu_check_finding_t f = {.id = "fault", .offset = -1, .frames = frames,
-                                 .has_address = true, .address = addr, .in_signal = true};
-    f.nframes = fab__cu_check_capture(frames);
-    const char *sig_name = sig == SIGBUS ? "SIGBUS" : "SIGSEGV";
-    if (live && live->kind != FAB__CU_CHECK_RESERVE) {
-        f.rec = live;
-        f.offset = (long long)(addr - live->key);
-        if (fab__cu_check_readable(addr)) {
-            f.id = "write-read-only";
-            f.access = "read-only";
-            snprintf(f.message, sizeof(f.message),
-                     "write to a read-only %s at 0x%" PRIxPTR " (%s; a GPU would raise "
-                     "CUDA_ERROR_ILLEGAL_ADDRESS)", fab__cu_check_kind_names[live->kind], addr,
-                     sig_name);
-        } else {
-            f.id = "no-access";
-            f.access = "none";
-            snprintf(f.message, sizeof(f.message),
-                     "access to a %s at 0x%" PRIxPTR " that grants none (cuMemSetAccess never "
-                     "granted it; %s; a GPU would raise CUDA_ERROR_ILLEGAL_ADDRESS)",
-                     fab__cu_check_kind_names[live->kind], addr, sig_name);
-        }
-    } else if (dead) {
-        f.rec = dead;
-        f.id = "use-after-release";
-        f.offset = (long long)(addr - dead->key);
-        snprintf(f.message, sizeof(f.message),
-                 "access to 0x%" PRIxPTR " after the release of its %s (%s; a GPU would raise "
-                 "CUDA_ERROR_ILLEGAL_ADDRESS)", addr, fab__cu_check_kind_names[dead->kind],
-                 sig_name);
-    } else if (live) {
-        f.rec = live;
-        f.id = "unmapped";
-        f.offset = (long long)(addr - live->key);
-        snprintf(f.message, sizeof(f.message),
-                 "access to 0x%" PRIxPTR ", reserved but not mapped (%s; a GPU would raise "
-                 "CUDA_ERROR_ILLEGAL_ADDRESS)", addr, sig_name);
-    } else {
-        pthread_mutex_unlock(&fab__cu_check_mutex);
-        return false;
-    }
-    fab__cu_check_emit(&f);
-    fab__cu_check_summary();
-    pthread_mutex_unlock(&fab__cu_check_mutex);
-    return true;
-}
-
-static void fab__cu_check_on_fault(int sig, siginfo_t *info, void *uc)
-{
-    int saved = errno;
-    const struct sigaction *old = sig == SIGBUS ? &fab__cu_check_old_bus : &fab__cu_check_old_segv;
-    if (info->si_code <= 0) {
-        /* Sent, not raised by a fault: si_addr means nothing, and no
-         * instruction will run again to die of it. What was there before
-         * decides; the default (or our own handler being all there is)
-         * kills the process by the signal, once this handler returns and
-         * the signal, raised again, is no longer blocked. */
-        errno = saved;
-        if (old->sa_flags & SA_SIGINFO) {
-            old->sa_sigaction(sig, info, uc);
-        } else if (old->sa_handler == SIG_IGN) {
-            /* ignored, as it would be unchecked */
-        } else if (old->sa_handler != SIG_DFL) {
-            old->sa_handler(sig);
-        } else {
-            signal(sig, SIG_DFL);
-            raise(sig);
-        }
-        return;
-    }
-    if (fab__cu_check_fault(sig, (uintptr_t)info->si_addr)) {
-        /* Die of it: with the default action back, the faulting instruction
-         * runs again and the kernel ends the process (and dumps core). */
-        signal(sig, SIG_DFL);
-        errno = saved;
-        return;
-    }
-    errno = saved;
-    if (old->sa_flags & SA_SIGINFO) {
-        old->sa_sigaction(sig, info, uc);
-    } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-        old->sa_handler(sig);
-    } else {
-        signal(sig, SIG_DFL); /* a fault cannot be ignored: it would run again forever */
-    }
 }
 
 /* ---- start and end ------------------------------------------------------------------ */

@@ -3,7 +3,8 @@
  * handles, mappings, reservations, cuMemAlloc memory, legacy IPC opens),
  * with the stack that made it, and the reports: at exit, what was never
  * released; at once, a use or a teardown the driver's rules forbid. check.c
- * owns it; its top comment has the lifecycle and the rules.
+ * owns it (checkreport.c writes its findings, checkfault.c has its fault
+ * handler); check.c's top comment has the lifecycle and the rules.
  *
  * In the module order (state.h) this sits just below state: it uses the
  * fabric client that cuInit connected (to ask the daemon whether a refused
@@ -14,9 +15,9 @@
  * set once at load and a branch predicted not taken; no stack is captured
  * and no signal handler is installed.
  *
- * Locking: check.c has a mutex of its own, taken inside fab__cu.lock (hooks
- * are called with it held) and never the other way round; check.c never
- * takes fab__cu.lock. */
+ * Locking: the checker has a mutex of its own, taken inside fab__cu.lock
+ * (hooks are called with it held) and never the other way round; the
+ * checker never takes fab__cu.lock. */
 #ifndef FAB_CUDA_CHECK_H
 #define FAB_CUDA_CHECK_H
 

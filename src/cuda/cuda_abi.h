@@ -314,7 +314,7 @@ typedef struct FAB_CU(CUctxCreateParams_st) {
 #define FAB_CU_STREAM_PER_THREAD ((uintptr_t)0x2)
 #define FAB_CU_CTX_FLAGS_MASK 0xFF
 
-/* ---- memory, streams and events (memory.c, stream.c) ---------------------- */
+/* ---- memory, streams and events (memory.c, stream.c, streamapi.c, event.c) */
 
 #define FAB_CU_EVENT_FLAGS_LIST(XX)       \
     XX(CU_EVENT_DEFAULT, 0x0)             \

@@ -130,7 +130,7 @@ FAB__CU_API cuStreamSynchronize(CUstream hStream);
 FAB__CU_API cuStreamQuery(CUstream hStream);
 
 /* Contexts, memory, streams and events (device.c, memory.c, copy.c, memop.c,
- * stream.c; docs/cuda.md, "Memory, streams and events"). */
+ * stream.c, streamapi.c, event.c; docs/cuda.md, "Memory, streams and events"). */
 FAB__CU_API cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
 FAB__CU_API cuCtxSynchronize_v2(CUcontext ctx);
 FAB__CU_API cuProfilerStart(void);
@@ -369,7 +369,7 @@ FAB__CU_API cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t
 FAB__CU_API cuMemMapArrayAsync(CUarrayMapInfo *mapInfoList, unsigned int count, CUstream hStream);
 FAB__CU_API cuMemMapArrayAsync_ptsz(CUarrayMapInfo *mapInfoList, unsigned int count,
                                     CUstream hStream);
-/* Stream-ordered memory pools (pool.c). */
+/* Stream-ordered memory pools (poolapi.c, poolshare.c). */
 FAB__CU_API cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps);
 FAB__CU_API cuMemPoolDestroy(CUmemoryPool pool);
 FAB__CU_API cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value);

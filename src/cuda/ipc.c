@@ -21,7 +21,7 @@
  * themselves, so this module never calls them holding it.
  *
  * Events. An interprocess event (CU_EVENT_INTERPROCESS) keeps its state in
- * a shared page (stream.c); cuIpcGetEventHandle publishes that page's memfd
+ * a shared page (event.c); cuIpcGetEventHandle publishes that page's memfd
  * the same way, and cuIpcOpenEventHandle makes an event of this process over
  * the page another process published. */
 #include "src/cuda/state.h"

@@ -243,7 +243,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
     P("cuIpcGetEventHandle", 4010, cuIpcGetEventHandle),
     P("cuIpcOpenEventHandle", 4010, cuIpcOpenEventHandle),
     P("cuGetExportTable", 3000, cuGetExportTable),
-    /* Stream-ordered memory pools (pool.c): all came with CUDA 11.2. */
+    /* Stream-ordered memory pools (poolapi.c, poolshare.c): all came with CUDA 11.2. */
     P("cuMemPoolCreate", 11020, cuMemPoolCreate),
     P("cuMemPoolDestroy", 11020, cuMemPoolDestroy),
     P("cuMemPoolSetAttribute", 11020, cuMemPoolSetAttribute),
@@ -346,7 +346,7 @@ static const fab__cu_proc_t fab__cu_procs[] = {
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM asks for; a name without one
  * resolves through the table above. Declared in entry.h, so that the
  * compiler compares each with its definition (copy.c, memop.c, stream.c,
- * launch.c, pool.c, vmm.c, legacy.c). */
+ * streamapi.c, event.c, launch.c, poolapi.c, vmm.c, legacy.c). */
 
 static const fab__cu_proc_t fab__cu_procs_ptds[] = {
     P("cuMemMapArrayAsync", 11010, cuMemMapArrayAsync_ptsz),

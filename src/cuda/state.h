@@ -16,20 +16,24 @@
  *   state.h            this context, cuInit, the error names (state.c)
  *   check.h            FABMEM_CHECK, the lifetime checker: records of what
  *                      the program must end, its reports, its SIGSEGV
- *                      handler (check.c; the modules below call its hooks)
+ *                      handler (check.c, checkreport.c, checkfault.c,
+ *                      which share check_impl.h; the modules below call
+ *                      its hooks)
  *   device.h           contexts, the context stack, the current context
  *                      (device.c); the devices' queries and the topology
  *                      refresh (deviceinfo.c)
  *   stream.h           streams, their queues and workers, events,
- *                      cuCtxSynchronize (stream.c; its own lock, taken
+ *                      cuCtxSynchronize (stream.c, streamapi.c, event.c,
+ *                      which share stream_impl.h; their own lock, taken
  *                      after fab__cu.lock, never before)
  *   alloc.h            allocations, their handles and their one reference
  *                      count (alloc.c; uses the fabric client)
  *   vmm.h              reservations, mappings, access, and the retain that
  *                      finds an allocation by a mapped address (vmm.c)
  *   pool.h             stream-ordered memory pools: arenas, their
- *                      allocations, sharing (pool.c; memory.c asks it
- *                      about pool memory)
+ *                      allocations, sharing (pool.c, poolapi.c,
+ *                      poolshare.c, which share pool_impl.h; memory.c
+ *                      asks pool.c about pool memory)
  *   memory.h           cuMemAlloc, host allocations and registrations,
  *                      pointer attributes of every kind (memory.c)
  *   rangehandle.c      handles for address ranges (cuMemGetHandleForAddressRange's
@@ -63,8 +67,8 @@
  *
  * Each module keeps its own tables (device.c the contexts, alloc.c the
  * handles, vmm.c the reservations, memory.c its records), all guarded by
- * fab__cu.lock; stream.c's streams and events are guarded by its own mutex
- * (stream.c's top comment has the order).
+ * fab__cu.lock; streams and events (stream.c, streamapi.c, event.c) are
+ * guarded by a mutex of their own (stream.c's top comment has the order).
  *
  * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
  * take it for writing; copies and memsets take it for reading and hold it

@@ -1,6 +1,6 @@
-/* Streams and events (stream.c), as the other modules need them: checking a
- * stream handle, and putting work on a stream so that it runs in the
- * stream's order, by the stream's worker thread.
+/* Streams and events (stream.c, streamapi.c, event.c), as the other modules
+ * need them: checking a stream handle, and putting work on a stream so that
+ * it runs in the stream's order, by the stream's worker thread.
  *
  * Work is a function and its argument. The module that submits it owns the
  * argument: run(arg) runs once, in stream order, with no lock of libcuda
@@ -49,7 +49,7 @@ CUresult fab__cu_stream_check(CUstream s);
  * CUDA_ERROR_INVALID_VALUE (not created CU_EVENT_INTERPROCESS). */
 CUresult fab__cu_event_ipc_source(CUevent ev, int *fd_out, bool *cached, unsigned char handle[64]);
 
-/* Take ev's page lock again (stream.c: who may still complete a record)
+/* Take ev's page lock again (event.c: who may still complete a record)
  * after a descriptor of the page that fab__cu_event_ipc_source gave was
  * closed, which drops this process's POSIX locks on it. */
 void fab__cu_event_ipc_relock(CUevent ev);
