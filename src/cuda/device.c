@@ -3,8 +3,8 @@
  * cuCtxPopCurrent; cuCtxSetCurrent replaces the top). Here too are what
  * hangs off a context (its flags, limits, peer access) and each device's
  * sticky error. The devices themselves (the emulated GPUs of this process's
- * node) and their queries are deviceinfo.c's; streams, events and
- * cuCtxSynchronize are stream.c's.
+ * node) and their queries are deviceinfo.c's; streams and cuCtxSynchronize
+ * are stream.c's, events event.c's.
  *
  * Lifecycle of a context: cuCtxCreate (current in the calling thread) ...
  * cuCtxDestroy (no longer current anywhere it is the calling thread's; the
