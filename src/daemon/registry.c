@@ -85,6 +85,12 @@ typedef struct fab__ipc {
     uint64_t size;
 } fab__ipc_t;
 
+/* One kind of log line a user's peers triggered, and its limiter. */
+typedef struct fab__log_kind {
+    const char *fmt;
+    fab__log_limit_t limit;
+} fab__log_kind_t;
+
 struct fab__user {
     uid_t uid;
     uint64_t connections;
@@ -94,20 +100,46 @@ struct fab__user {
     uint64_t ipcs;          /* IPC entries its connections published */
     uint64_t fds_in_flight; /* fds sent to it not read yet (main.c counts them) */
     /* Every log line one of its peers can trigger is limited per uid and
-     * per kind of line (its format, hashed into FAB__USER_LOG_SLOTS
-     * limiters): a refusal over a [daemon] limit once a second, any other
-     * warning or error FAB__USER_LOG_WARN_PER_SECOND a second, an info or
-     * debug line FAB__USER_LOG_INFO_PER_SECOND; then a count of the rest.
-     * A user that logged is kept (logged), so that reconnecting starts no
-     * fresh budget: one record per uid that ever logged. */
+     * per kind of line: a refusal over a [daemon] limit once a second
+     * (log_limit), any other warning or error FAB__USER_LOG_WARN_PER_SECOND
+     * a second, an info or debug line FAB__USER_LOG_INFO_PER_SECOND; then a
+     * count of the rest. A kind is its format string: each has a limiter of
+     * its own (log_kinds, as many as the daemon's formats that it logged),
+     * so no line ever spends another's budget. Only a kind that finds no
+     * memory for its limiter shares one (log_spill). A user that logged is
+     * kept (logged), so that reconnecting starts no fresh budget: one
+     * record per uid that ever logged. */
     fab__log_limit_t log_limit;
-    fab__log_limit_t logs[8];
+    fab__log_kind_t *log_kinds;
+    size_t nlog_kinds, log_kinds_cap;
+    fab__log_limit_t log_spill;
     bool logged;
 };
 
-#define FAB__USER_LOG_SLOTS 8
 #define FAB__USER_LOG_WARN_PER_SECOND 5
 #define FAB__USER_LOG_INFO_PER_SECOND 100
+
+/* The limiter of user's lines of format fmt (by address: each call site's
+ * literal), made at its first line. */
+static fab__log_limit_t *fab__user_log_kind(fab__user_t *user, const char *fmt)
+{
+    for (size_t i = 0; i < user->nlog_kinds; i++) {
+        if (user->log_kinds[i].fmt == fmt)
+            return &user->log_kinds[i].limit;
+    }
+    if (user->nlog_kinds == user->log_kinds_cap) {
+        size_t cap = user->log_kinds_cap ? 2 * user->log_kinds_cap : 16;
+        fab__log_kind_t *kinds = realloc(user->log_kinds, cap * sizeof(*kinds));
+        if (kinds == NULL)
+            return &user->log_spill;
+        user->log_kinds = kinds;
+        user->log_kinds_cap = cap;
+    }
+    fab__log_kind_t *kind = &user->log_kinds[user->nlog_kinds++];
+    kind->fmt = fmt;
+    memset(&kind->limit, 0, sizeof(kind->limit));
+    return &kind->limit;
+}
 
 /* One line a peer of user triggered, under the uid's budget for its kind. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -118,8 +150,7 @@ static void fab__user_vlog(fab__user_t *user, fab__log_level_t level, const char
     if (!fab__log_enabled(level))
         return;
     user->logged = true;
-    uintptr_t h = (uintptr_t)fmt;
-    fab__log_limit_t *limit = &user->logs[(h ^ (h >> 4) ^ (h >> 9)) % FAB__USER_LOG_SLOTS];
+    fab__log_limit_t *limit = fab__user_log_kind(user, fmt);
     fab__log_rate_v(limit, level <= FAB__LOG_WARN ? FAB__USER_LOG_WARN_PER_SECOND
                                                   : FAB__USER_LOG_INFO_PER_SECOND,
                     level, fmt, ap);
@@ -243,6 +274,12 @@ fab__registry_t *fab__registry_create(const fab_topology_t *topology, const uint
 
 /* ---- users ------------------------------------------------------------------ */
 
+static void fab__user_free(fab__user_t *user)
+{
+    free(user->log_kinds);
+    free(user);
+}
+
 static fab__user_t *fab__user_get(fab__registry_t *daemon, uid_t uid)
 {
     uint64_t key = (uint64_t)uid + 1;
@@ -267,7 +304,7 @@ static void fab__user_put(fab__registry_t *daemon, fab__user_t *user)
         user->logged)
         return;
     fab__map_remove(&daemon->users, (uint64_t)user->uid + 1);
-    free(user);
+    fab__user_free(user);
 }
 
 /* ---- allocations and references ------------------------------------------------ */
@@ -515,7 +552,7 @@ void fab__registry_destroy(fab__registry_t *daemon)
     fab__map_free(&daemon->allocs);
     for (size_t i = 0; i < daemon->users.cap; i++) {
         if (daemon->users.slots[i].key != 0)
-            free(daemon->users.slots[i].value);
+            fab__user_free(daemon->users.slots[i].value);
     }
     fab__map_free(&daemon->users);
     for (size_t i = 0; i < daemon->ipcs.cap; i++) {
