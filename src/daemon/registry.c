@@ -98,7 +98,7 @@ struct fab__user {
     uint64_t bytes;
     uint64_t references;
     uint64_t ipcs;          /* IPC entries its connections published */
-    uint64_t fds_in_flight; /* fds sent to it not read yet (main.c counts them) */
+    uint64_t fds_in_flight; /* fds sent to it not read yet (loop.c counts them) */
     /* Every log line one of its peers can trigger is limited per uid and
      * per kind of line: a refusal over a [daemon] limit once a second
      * (log_limit), any other warning or error FAB__USER_LOG_WARN_PER_SECOND
