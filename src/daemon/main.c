@@ -1,7 +1,7 @@
 /* fabmemd: the daemon that plays the IMEX service for one user (or, with a
  * permissive socket_mode, for several). It owns the process: options, the
  * single-instance lock, the key in the state file and the listening socket;
- * the event loop is loop.c's, the rules registry.c's.
+ * the event loop is loop.c's, the rules the registry's (registry.h).
  */
 #include <errno.h>
 #include <fcntl.h>
