@@ -3,7 +3,7 @@
  * message and `fabmem fault`, so that a fault is spelled the same
  * everywhere (docs/fabric.md, "Field faults"). Only names and numbers live
  * here; the rules that apply them are the daemon's (src/daemon/fieldfaults.c,
- * registry.c). It includes no other header of the tree: the config reader,
+ * handlers.c, dispatch.c). It includes no other header of the tree: the config reader,
  * the codec and `fabmem fault` all take it. */
 #ifndef FABMEM_COMMON_FAULTWORDS_H
 #define FABMEM_COMMON_FAULTWORDS_H

@@ -1,6 +1,6 @@
 /* The daemon's state and its rules, without any socket: the registry of live
  * allocations, the clients and their references, and the function that turns
- * one decoded request into one reply. main.c feeds it from the event loop; the
+ * one decoded request into one reply. loop.c feeds it from the event loop; the
  * request fuzzer (fuzz/fuzz_request.c) feeds it directly.
  *
  * Lifecycle of an allocation: ALLOC creates it with one reference (the
@@ -86,13 +86,13 @@ fab__conn_t *fab__registry_conn_open(fab__registry_t *daemon, uid_t uid, gid_t g
 /* The client went away: drop all its references. */
 void fab__registry_conn_close(fab__registry_t *daemon, fab__conn_t *conn);
 
-/* The client is being closed but its connection lingers (main.c: fds it
+/* The client is being closed but its connection lingers (loop.c: fds it
  * has not read are still in flight): drop every reference and IPC entry it
  * holds, as a close would, but keep the connection counted against its
  * uid until fab__registry_conn_close. */
 void fab__registry_conn_reset(fab__registry_t *daemon, fab__conn_t *conn);
 
-/* The count of fds sent to conn's uid and not read yet, which main.c keeps
+/* The count of fds sent to conn's uid and not read yet, which loop.c keeps
  * (the registry only stores it, per uid), and its limit
  * (max_fds_in_flight_per_uid; 0: none). */
 uint64_t *fab__registry_conn_fds_in_flight(fab__conn_t *conn);

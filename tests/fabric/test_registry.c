@@ -4,15 +4,18 @@
  * tombstone set grew about 400 MB an hour under one), while every freed
  * handle stays stale for IMPORT and for ADOPT, even with the creator's
  * token and memory; an allocation adopted from an earlier daemon (a
- * restart: the same key) leaves one tombstone when freed, and only it. */
+ * restart: the same key) leaves one tombstone when freed, and only it.
+ * And each kind of log line a peer triggers has its own budget. */
 #include "fabtest.h"
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "fabmem.h"
+#include "src/common/log.h"
 #include "src/common/memfd.h"
 #include "src/common/topology_impl.h"
 #include "src/daemon/registry.h"
@@ -149,9 +152,76 @@ static void an_adopted_allocation_freed_leaves_one_tombstone(void **state)
     world_close(&after);
 }
 
+/* Lines of text in the file at path. */
+static int count_lines_with(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int n = 0;
+    while (fgets(line, sizeof(line), f) != NULL)
+        n += strstr(line, text) != NULL;
+    fclose(f);
+    return n;
+}
+
+/* Ten kinds of line of one uid in one second, each within its budget (an
+ * info line's 100, a warning's 5): every line is written. A budget shared
+ * between kinds (a hash of their formats into fewer limiters than kinds)
+ * would hold some back, and which ones would depend on where the linker
+ * put the strings. */
+static void each_kind_of_log_line_has_its_own_budget(void **state)
+{
+    (void)state;
+    world_t w;
+    world_open(&w);
+    char *dir = fab_test_tempdir();
+    assert_non_null(dir);
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/log", dir);
+    int log = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(log >= 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    assert_int_equal(dup2(log, STDERR_FILENO), STDERR_FILENO);
+    fab__log_set_level(FAB__LOG_INFO);
+    for (int i = 0; i < 20; i++)
+        fab__registry_conn_log(w.conn, FAB__LOG_INFO, "kind info, line %d", i);
+#define WARN_KIND(k)                                                                    \
+    for (int i = 0; i < 5; i++)                                                         \
+        fab__registry_conn_log(w.conn, FAB__LOG_WARN, "kind " #k ", line %d", i)
+    WARN_KIND(0);
+    WARN_KIND(1);
+    WARN_KIND(2);
+    WARN_KIND(3);
+    WARN_KIND(4);
+    WARN_KIND(5);
+    WARN_KIND(6);
+    WARN_KIND(7);
+    WARN_KIND(8);
+#undef WARN_KIND
+    fab__log_set_level(FAB__LOG_WARN);
+    assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+    close(saved);
+    close(log);
+    assert_int_equal(count_lines_with(path, "kind info,"), 20);
+    for (int k = 0; k < 9; k++) {
+        char kind[16];
+        snprintf(kind, sizeof(kind), "kind %d,", k);
+        if (count_lines_with(path, kind) != 5)
+            fail_msg("%d lines of \"%s\" written of 5", count_lines_with(path, kind), kind);
+    }
+    assert_int_equal(count_lines_with(path, "more like it"), 0);
+    fab_test_rmtree(dir);
+    free(dir);
+    world_close(&w);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(freed_allocations_leave_no_tombstone_and_stay_freed),
     cmocka_unit_test(an_adopted_allocation_freed_leaves_one_tombstone),
+    cmocka_unit_test(each_kind_of_log_line_has_its_own_budget),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("registry", tests)

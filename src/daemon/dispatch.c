@@ -1,0 +1,213 @@
+/* One request to one reply: the checks every request passes first (HELLO
+ * first, the releases it carries), each type handed to its handler, the
+ * fds the reply carries; and a reply undone when it could not be sent. */
+#include "src/daemon/registry_impl.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "src/common/log.h"
+#include "src/daemon/fieldfaults.h"
+#include "src/daemon/teams.h"
+
+static void fab__ref_drop_id(fab__registry_t *daemon, fab__conn_t *conn, uint64_t id)
+{
+    fab__ref_t *ref = fab__ref_get(conn, id);
+    if (ref != NULL)
+        fab__ref_drop(daemon, ref);
+}
+
+void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__reply_t *reply)
+{
+    if (reply->status != FAB_SUCCESS)
+        return;
+    if (reply->type == FAB__MSG_ALLOC)
+        fab__ref_drop_id(daemon, conn, reply->u.alloc.memory.region);
+    else if (reply->type == FAB__MSG_IMPORT)
+        fab__ref_drop_id(daemon, conn, reply->u.import.region);
+    else if (reply->type == FAB__MSG_MC_JOIN) {
+        /* Its memfds never reached the member: it leaves again. */
+        fab__request_t leave = {.type = FAB__MSG_MC_LEAVE};
+        fab__reply_t ignored;
+        fab__reply_fds_t none = {0};
+        int no_fd = -1;
+        leave.u.mc.id = reply->u.mc.id;
+        (void)fab__mcs_answer(daemon->mcs, conn, &leave, &no_fd, -1, &ignored, &none);
+    }
+    else if (reply->type == FAB__MSG_IMPORT_MANY) {
+        for (unsigned i = 0; i < reply->u.import_many.count; i++) {
+            if (reply->u.import_many.entries[i].status == FAB_SUCCESS)
+                fab__ref_drop_id(daemon, conn, reply->u.import_many.entries[i].memory.region);
+        }
+    }
+}
+
+void fab__reply_fds_release(fab__reply_fds_t *fds)
+{
+    for (unsigned i = 0; i < fds->count; i++) {
+        if (fds->owned & (1u << i))
+            close(fds->fd[i]);
+    }
+    fds->count = 0;
+    fds->owned = 0;
+}
+
+/* The released ids a request carries: each dropped as a RELEASE would
+ * drop it, before the request itself is answered, with no reply. One the
+ * connection does not hold is logged and changes nothing. */
+static void fab__releases_apply(fab__registry_t *daemon, fab__conn_t *conn,
+                                const fab__request_t *request)
+{
+    for (unsigned i = 0; i < request->nreleases; i++) {
+        fab__reply_t ignored;
+        if (fab__release_id(daemon, conn, request->releases[i], &ignored) != FAB_SUCCESS)
+            fab__user_log(conn->user, FAB__LOG_WARN,
+                             "pid %ld released region %llu, which it does not hold",
+                             (long)conn->pid, (unsigned long long)request->releases[i]);
+    }
+}
+
+/* The bytes of a reply that every type but TOPOLOGY uses. A new reply type
+ * adds its member to this list (or clears what it leaves unset). */
+static size_t fab__reply_small_size(void)
+{
+    const fab__reply_t *r = NULL;
+    size_t most = sizeof(r->u.hello);
+    size_t sizes[] = {sizeof(r->u.alloc), sizeof(r->u.exported), sizeof(r->u.import),
+                      sizeof(r->u.release), sizeof(r->u.stats), sizeof(r->u.verify),
+                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open), sizeof(r->u.mc)};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+        most = sizes[i] > most ? sizes[i] : most;
+    return offsetof(fab__reply_t, u) + most;
+}
+
+/* Clear what the reply to request uses, and fill its header. */
+static void fab__reply_start(const fab__request_t *request, fab__reply_t *reply,
+                             fab__reply_fds_t *fds)
+{
+    /* A TOPOLOGY reply carries a whole node record, an IMPORT_MANY reply up
+     * to sixteen entries; the others fit in the first bytes of the union,
+     * and clearing only those keeps a 1.5 KB memset off every import. */
+    if (request->type == FAB__MSG_TOPOLOGY)
+        memset(reply, 0, sizeof(*reply));
+    else if (request->type == FAB__MSG_IMPORT_MANY)
+        memset(reply, 0, offsetof(fab__reply_t, u) + sizeof(reply->u.import_many));
+    else
+        memset(reply, 0, fab__reply_small_size());
+    reply->type = request->type;
+    reply->seq = request->seq;
+    fds->count = 0;
+    fds->owned = 0;
+}
+
+void fab__registry_answer_expired(fab__registry_t *daemon, fab__conn_t *conn,
+                                  const fab__request_t *request, fab__reply_t *reply,
+                                  fab__reply_fds_t *fds_out)
+{
+    fab__reply_start(request, reply, fds_out);
+    if (request->type == FAB__MSG_IMPORT_MANY && conn->node >= 0)
+        reply->status = (uint32_t)fab__reg_import_many(daemon, conn, request, reply, fds_out,
+                                                       true);
+    else
+        reply->status = FAB__FAULT_HUNG_STATUS;
+}
+
+void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
+                        int fd_in, fab__reply_t *reply, fab__reply_fds_t *fds_out)
+{
+    fab__reply_start(request, reply, fds_out);
+    int fd_out = -1, fd_owned = 0;
+    fab_status_t status;
+    if (request->type != FAB__MSG_HELLO && conn->node < 0) {
+        if (fd_in >= 0)
+            close(fd_in);
+        reply->status = FAB_ERROR_ILLEGAL_STATE; /* out of order: hello first */
+        return;
+    }
+    fab__releases_apply(daemon, conn, request);
+    if (request->type == FAB__MSG_ADOPT) {
+        reply->status = (uint32_t)fab__reg_adopt(daemon, conn, request, &fd_in, reply);
+        if (fd_in >= 0)
+            close(fd_in);
+        return;
+    }
+    if (request->type == FAB__MSG_IPC_PUBLISH) {
+        reply->status = (uint32_t)fab__reg_ipc_publish(daemon, conn, request, &fd_in, reply);
+        if (fd_in >= 0)
+            close(fd_in);
+        return;
+    }
+    if (request->type >= FAB__MSG_MC_CREATE && request->type <= FAB__MSG_MC_LEAVE) {
+        /* MC_CREATE names its token by the sender's reference: one it
+         * allocated, that nobody else holds, live. */
+        int token_fd = -1;
+        fab__alloc_t *token = NULL;
+        if (request->type == FAB__MSG_MC_CREATE) {
+            fab__ref_t *ref = fab__ref_get(conn, request->u.mc.id);
+            if (ref != NULL && ref->creator && !ref->parked && ref->alloc->refs == 1 &&
+                fab__alloc_live(ref->alloc)) {
+                token = ref->alloc;
+                token_fd = token->fd;
+            }
+        }
+        reply->status = (uint32_t)fab__mcs_answer(daemon->mcs, conn, request, &fd_in, token_fd,
+                                                  reply, fds_out);
+        if (token != NULL && reply->status == FAB_SUCCESS)
+            token->mc_token = true; /* its imports say so (FAB__MEMORY_MC_TOKEN) */
+        return;
+    }
+    if (fd_in >= 0)
+        close(fd_in); /* nothing else takes one */
+    switch (request->type) {
+    case FAB__MSG_HELLO:
+        status = fab__reg_hello(daemon, conn, request, reply);
+        break;
+    case FAB__MSG_ALLOC:
+        status = fab__reg_alloc(daemon, conn, request, reply, &fd_out);
+        break;
+    case FAB__MSG_EXPORT:
+        status = fab__reg_export(daemon, conn, request, reply);
+        break;
+    case FAB__MSG_IMPORT:
+        status = fab__reg_import(daemon, conn, request, reply, fds_out);
+        break;
+    case FAB__MSG_IMPORT_MANY:
+        status = fab__reg_import_many(daemon, conn, request, reply, fds_out, false);
+        break;
+    case FAB__MSG_RELEASE:
+        status = fab__reg_release(daemon, conn, request, reply);
+        break;
+    case FAB__MSG_STATS:
+        fab__reg_stats(daemon, conn, reply);
+        status = FAB_SUCCESS;
+        break;
+    case FAB__MSG_VERIFY:
+        status = fab__reg_verify(daemon, conn, request, reply);
+        break;
+    case FAB__MSG_TOPOLOGY:
+        status = fab__reg_topology(daemon, request, reply);
+        break;
+    case FAB__MSG_IPC_OPEN:
+        status = fab__reg_ipc_open(daemon, conn, request, reply, &fd_out, &fd_owned);
+        break;
+    case FAB__MSG_IPC_WITHDRAW:
+        status = fab__reg_ipc_withdraw(daemon, conn, request);
+        break;
+    case FAB__MSG_FAULT:
+        /* The fabric is the owner's to break: nobody else's job may be
+         * made to fail by another user. */
+        status = conn->uid != daemon->uid ? FAB_ERROR_NOT_PERMITTED
+                                          : fab__faults_apply(daemon->faults, request);
+        break;
+    default:
+        status = FAB_ERROR_INVALID_VALUE;
+        break;
+    }
+    if (fd_out >= 0) {
+        fds_out->fd[0] = fd_out;
+        fds_out->owned = fd_owned ? 1u : 0u;
+        fds_out->count = 1;
+    }
+    reply->status = (uint32_t)status;
+}
