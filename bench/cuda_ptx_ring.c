@@ -25,14 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#include "bench_cuda.h"
 
 /* Slots at 0; the consumer's ack at ACK; its count of wrong slots at ERRS. */
 #define ACK_OFF(slots) ((size_t)(slots) * 8)
@@ -127,13 +120,6 @@ static const char ring_ptx[] =
     "  atom.global.add.u32 %r5, [%rd5], %r12;\n"
     "  ret;\n"
     "}\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void pin(int cpu)
 {
@@ -271,7 +257,7 @@ static double one_run(const char *self, int native, CUmemGenericAllocationHandle
         fprintf(stderr, "the consumer did not start\n");
         exit(1);
     }
-    double t0 = now_s();
+    double t0 = now_ns() * 1e-9;
     if (native) {
         native_producer((volatile uint64_t *)(uintptr_t)p,
                         (_Atomic uint32_t *)(uintptr_t)(p + ACK_OFF(slots)), slots, rounds);
@@ -283,7 +269,7 @@ static double one_run(const char *self, int native, CUmemGenericAllocationHandle
         fprintf(stderr, "the consumer saw wrong data or failed\n");
         exit(1);
     }
-    double t1 = now_s();
+    double t1 = now_ns() * 1e-9;
     CHECK(cuCtxSynchronize());
     int status;
     waitpid(pid, &status, 0);

@@ -46,14 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#include "bench_cuda.h"
 
 #define MAX_ROUNDS 99
 #define NSIZES 4
@@ -73,13 +66,6 @@ static const char *const op_names[NOPS] = {
 static size_t gran;
 static CUmemAllocationProp prop;
 static CUmemAccessDesc access_rw;
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 

@@ -46,23 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_cuda.h"
 #include "syscall_counter.h"
-
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static double driver_round(int cycles, size_t size, const CUmemAllocationProp *prop,
                            const CUmemAccessDesc *access)
