@@ -454,25 +454,39 @@ CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffs
     return r;
 }
 
+/* The allocation mapped at addr, retained in *h_out (the caller releases
+ * it), and addr's offset in it (a cuMemMap mapping starts at offset 0 of
+ * its allocation). False, with nothing retained, when no mapping holds
+ * addr. */
+static bool fab__cu_mc_mapped_at(uintptr_t addr, CUmemGenericAllocationHandle *h_out,
+                                 size_t *offset_out)
+{
+    if (FAB__CU_INNER(cuMemRetainAllocationHandle(h_out, (void *)addr)) != CUDA_SUCCESS)
+        return false;
+    uintptr_t base = 0;
+    size_t len = 0;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool mapped = fab__cu_vmm_mapping(addr, &base, &len);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!mapped) {
+        (void)FAB__CU_INNER(cuMemRelease(*h_out));
+        return false;
+    }
+    *offset_out = (size_t)(addr - base);
+    return true;
+}
+
 CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
                              CUdeviceptr memptr, size_t size, unsigned long long flags)
 {
     FAB__CU_ENTER();
     if (flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    /* The allocation mapped at memptr and memptr's offset in it (a cuMemMap
-     * mapping starts at offset 0 of its allocation). */
     CUmemGenericAllocationHandle mem;
-    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&mem, (void *)(uintptr_t)memptr)) != CUDA_SUCCESS)
+    size_t memOffset;
+    if (!fab__cu_mc_mapped_at((uintptr_t)memptr, &mem, &memOffset))
         return CUDA_ERROR_INVALID_VALUE;
-    uintptr_t base = 0;
-    size_t len = 0;
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    bool mapped = fab__cu_vmm_mapping((uintptr_t)memptr, &base, &len);
-    pthread_rwlock_unlock(&fab__cu.lock);
-    CUresult r = mapped ? FAB__CU_INNER(cuMulticastBindMem(mcHandle, mcOffset, mem,
-                                                            (size_t)(memptr - base), size, 0))
-                        : CUDA_ERROR_INVALID_VALUE;
+    CUresult r = FAB__CU_INNER(cuMulticastBindMem(mcHandle, mcOffset, mem, memOffset, size, 0));
     (void)FAB__CU_INNER(cuMemRelease(mem));
     return r;
 }
@@ -567,19 +581,15 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     if (!mc_addr || !out || count > SIZE_MAX / 4)
         return CUDA_ERROR_INVALID_VALUE;
     CUmemGenericAllocationHandle h;
-    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&h, (void *)mc_addr)) != CUDA_SUCCESS)
+    size_t off;
+    if (!fab__cu_mc_mapped_at((uintptr_t)mc_addr, &h, &off))
         return CUDA_ERROR_INVALID_VALUE;
-    uintptr_t base = 0;
-    size_t len = 0;
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    bool mapped = fab__cu_vmm_mapping((uintptr_t)mc_addr, &base, &len);
-    pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_mc_get(h);
     (void)FAB__CU_INNER(cuMemRelease(h));
     if (!a)
         return CUDA_ERROR_INVALID_VALUE; /* not a multicast mapping */
-    size_t off = (uintptr_t)mc_addr - base, bytes = count * 4;
-    if (!mapped || off % 4 || bytes > a->mc->size || off > a->mc->size - bytes) {
+    size_t bytes = count * 4;
+    if (off % 4 || bytes > a->mc->size || off > a->mc->size - bytes) {
         fab__cu_mc_put(a);
         return CUDA_ERROR_INVALID_VALUE;
     }
