@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "bench_common.h"
+#include "bench_cuda.h"
 #include "syscall_counter.h"
 
 #define SIZE (2u * 1024 * 1024) /* one granule of the default device */
@@ -219,12 +220,7 @@ static void worker_stop(struct worker *w)
 static void exporter_main(int out, int hold)
 {
     CUcontext ctx;
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_FABRIC);
     CUmemGenericAllocationHandle h;
     CUmemFabricHandle fh;
     if (cuInit(0) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&ctx, 0) != CUDA_SUCCESS ||

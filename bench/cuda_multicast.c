@@ -27,21 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+#include "bench_cuda.h"
 
 static CUdeviceptr map_rw(CUmemGenericAllocationHandle h, size_t size, int dev)
 {
@@ -57,12 +43,7 @@ static CUdeviceptr map_rw(CUmemGenericAllocationHandle h, size_t size, int dev)
 static CUmemGenericAllocationHandle bind_one(CUmemGenericAllocationHandle mc, int dev,
                                              size_t size, CUdeviceptr *mc_ptr)
 {
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = dev;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    CUmemAllocationProp prop = device_prop(dev, CU_MEM_HANDLE_TYPE_FABRIC);
     CUmemGenericAllocationHandle mem;
     CHECK(cuMemCreate(&mem, size, &prop, 0));
     CHECK(cuMulticastBindMem(mc, 0, mem, 0, size, 0));
@@ -142,10 +123,7 @@ int main(int argc, char **argv)
     CUfunction sum;
     CHECK(cuModuleLoadData(&mod, ptx));
     CHECK(cuModuleGetFunction(&sum, mod, "mc_sum"));
-    CUmemAllocationProp op;
-    memset(&op, 0, sizeof(op));
-    op.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    op.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemAllocationProp op = device_prop(0, 0);
     CUmemGenericAllocationHandle oh;
     CHECK(cuMemCreate(&oh, 2 * size, &op, 0));
     CUdeviceptr out = map_rw(oh, 2 * size, 0);

@@ -25,14 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#include "bench_cuda.h"
 
 /* Slots at 0; the consumer's ack at ACK; its count of wrong slots at ERRS. */
 #define ACK_OFF(slots) ((size_t)(slots) * 8)
@@ -128,13 +121,6 @@ static const char ring_ptx[] =
     "  ret;\n"
     "}\n";
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void pin(int cpu)
 {
     cpu_set_t set;
@@ -205,9 +191,7 @@ static int consumer_main(char **argv)
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
     size_t g;
-    CUmemAllocationProp prop = {0};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemAllocationProp prop = device_prop(0, 0);
     CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     size_t size = ring_size(slots, g);
     CUmemGenericAllocationHandle h;
@@ -271,7 +255,7 @@ static double one_run(const char *self, int native, CUmemGenericAllocationHandle
         fprintf(stderr, "the consumer did not start\n");
         exit(1);
     }
-    double t0 = now_s();
+    double t0 = now_ns() * 1e-9;
     if (native) {
         native_producer((volatile uint64_t *)(uintptr_t)p,
                         (_Atomic uint32_t *)(uintptr_t)(p + ACK_OFF(slots)), slots, rounds);
@@ -283,7 +267,7 @@ static double one_run(const char *self, int native, CUmemGenericAllocationHandle
         fprintf(stderr, "the consumer saw wrong data or failed\n");
         exit(1);
     }
-    double t1 = now_s();
+    double t1 = now_ns() * 1e-9;
     CHECK(cuCtxSynchronize());
     int status;
     waitpid(pid, &status, 0);
@@ -327,10 +311,7 @@ int main(int argc, char **argv)
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
-    CUmemAllocationProp prop = {0};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     size_t g;
     CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     size_t size = ring_size(slots, g);

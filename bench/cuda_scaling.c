@@ -46,14 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
+#include "bench_cuda.h"
 
 #define MAX_ROUNDS 99
 #define NSIZES 4
@@ -73,13 +66,6 @@ static const char *const op_names[NOPS] = {
 static size_t gran;
 static CUmemAllocationProp prop;
 static CUmemAccessDesc access_rw;
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
@@ -319,11 +305,7 @@ int main(int argc, char **argv)
     rmdir(dir);
     CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
     CHECK(cuCtxSetCurrent(ctx));
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    prop = device_prop(0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     CHECK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     memset(&access_rw, 0, sizeof(access_rw));
     access_rw.location.type = CU_MEM_LOCATION_TYPE_DEVICE;

@@ -46,23 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_cuda.h"
 #include "syscall_counter.h"
-
-#define CHECK(call)                                                         \
-    do {                                                                    \
-        CUresult r_ = (call);                                               \
-        if (r_ != CUDA_SUCCESS) {                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, (int)r_);             \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static double driver_round(int cycles, size_t size, const CUmemAllocationProp *prop,
                            const CUmemAccessDesc *access)
@@ -155,12 +140,7 @@ int main(int argc, char **argv)
     CHECK(cuInit(0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, 0));
     CHECK(cuCtxSetCurrent(ctx));
-    CUmemAllocationProp prop;
-    memset(&prop, 0, sizeof(prop));
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = 0;
-    prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    CUmemAllocationProp prop = device_prop(0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     size_t size;
     CHECK(cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     CUmemAccessDesc access;

@@ -1,4 +1,4 @@
-/* Fuzz target for libcuda's image parser (src/cuda/image.c): any bytes, as a
+/* Fuzz target for libcuda's image parser (src/cuda/image*.c): any bytes, as a
  * cuModuleLoadData of PTX, a cubin or a fatbin would hand them over once
  * their size is known. The parse must succeed or refuse with one of its
  * documented errors, read nothing outside the input, and leave nothing

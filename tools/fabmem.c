@@ -38,6 +38,7 @@
 #include "tools/fabmem_run.h"
 #include "run_job.h"
 #include "src/base/env.h"
+#include "src/base/hex.h"
 
 #define FAB__INPUT_MAX 4096
 
@@ -86,16 +87,6 @@ void fab__tool_usage(FILE *out)
             "Documentation: docs/tools.md and docs/fabric.md in the fabmem sources.\n");
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c = tolower(c);
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* Hex text, ignoring white space; returns the byte count, or -1 if the text
  * holds anything else or an odd number of digits. */
 static long parse_hex(const unsigned char *text, size_t len, uint8_t *out, size_t cap)
@@ -105,7 +96,7 @@ static long parse_hex(const unsigned char *text, size_t len, uint8_t *out, size_
     for (size_t i = 0; i < len; i++) {
         if (isspace(text[i]))
             continue;
-        int v = hexval(text[i]);
+        int v = fab__hex_digit(text[i]);
         if (v < 0 || n >= cap)
             return -1;
         if (high < 0) {
@@ -330,6 +321,24 @@ static fab_client_t *topology_of_daemon(const fab_topology_t **topology_out)
     return client;
 }
 
+/* The daemon's topology, as topology_of_daemon gets it, and this process's
+ * node in it: its index in *here_out and its record in *node_out. NULL
+ * (said on stderr, the connection closed) when either is missing. */
+static fab_client_t *node_of_daemon(const fab_topology_t **topology_out, int *here_out,
+                                    fab_node_info_t *node_out)
+{
+    fab_client_t *client = topology_of_daemon(topology_out);
+    if (client == NULL)
+        return NULL;
+    *here_out = fab_client_node_index(client);
+    if (fab_topology_node(*topology_out, *here_out, node_out) != FAB_SUCCESS) {
+        fprintf(stderr, "fabmem: the daemon's topology has no node %d\n", *here_out);
+        fab_client_close(client);
+        return NULL;
+    }
+    return client;
+}
+
 static int cmd_status(bool json)
 {
     const fab_topology_t *topology = NULL;
@@ -398,17 +407,12 @@ static const char *path_word(char mark)
 static int cmd_nodes(bool json)
 {
     const fab_topology_t *topology = NULL;
-    fab_client_t *client = topology_of_daemon(&topology);
+    int here;
+    fab_node_info_t mine;
+    fab_client_t *client = node_of_daemon(&topology, &here, &mine);
     if (client == NULL)
         return 1;
-    int here = fab_client_node_index(client);
     int n = fab_topology_node_count(topology);
-    fab_node_info_t mine;
-    if (fab_topology_node(topology, here, &mine) != FAB_SUCCESS) {
-        fprintf(stderr, "fabmem: the daemon's topology has no node %d\n", here);
-        fab_client_close(client);
-        return 1;
-    }
     /* The domain is UP when every node of this process's IMEX domain has
      * its fabric COMPLETED; else DEGRADED, with the count of those not. */
     int in_domain = 0, not_ready = 0;
@@ -506,16 +510,11 @@ static const char *health_field(uint32_t mask, int shift, const char *if_true, c
 static int cmd_smi(bool json)
 {
     const fab_topology_t *topology = NULL;
-    fab_client_t *client = topology_of_daemon(&topology);
+    int here;
+    fab_node_info_t node;
+    fab_client_t *client = node_of_daemon(&topology, &here, &node);
     if (client == NULL)
         return 1;
-    int here = fab_client_node_index(client);
-    fab_node_info_t node;
-    if (fab_topology_node(topology, here, &node) != FAB_SUCCESS) {
-        fprintf(stderr, "fabmem: the daemon's topology has no node %d\n", here);
-        fab_client_close(client);
-        return 1;
-    }
     char cluster[37];
     uuid_text(&node.cluster_uuid, cluster);
     bool fabric = node.fabric_state != FAB_FABRIC_STATE_NOT_SUPPORTED;

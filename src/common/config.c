@@ -20,6 +20,7 @@
 #include "src/common/faultwords.h"
 #include "src/common/log.h"
 #include "src/base/env.h"
+#include "src/base/hex.h"
 
 #define FAB__GIB (1024ull * 1024 * 1024)
 #define FAB__MIB (1024ull * 1024)
@@ -179,14 +180,8 @@ static int fab__parse_uuid(const char *text, fab_uuid_t *out)
     for (const char *s = text; *s != '\0'; s++) {
         if (*s == '-')
             continue;
-        int v;
-        if (*s >= '0' && *s <= '9')
-            v = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            v = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            v = *s - 'A' + 10;
-        else
+        int v = fab__hex_digit((unsigned char)*s);
+        if (v < 0)
             return -1;
         if (n >= 32)
             return -1;

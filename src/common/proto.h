@@ -292,6 +292,7 @@ enum {
  * only the daemon writes: how far the team is. The member waits on
  * ndevices as a futex; the daemon wakes it when a device is added and when
  * a member leaves a team that is not complete (lost). */
+#define FAB__MC_SHADOW_PAGE 4096u /* the reply's shadow_pages counts these */
 typedef struct fab__mc_state {
     uint32_t ndevices;    /* added so far */
     uint32_t num_devices; /* the team's size */

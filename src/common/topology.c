@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "src/base/env.h"
+#include "src/base/hex.h"
 
 int fab_topology_node_count(const fab_topology_t *topology)
 {
@@ -119,14 +120,8 @@ static const char *fab__hex_field(const char *s, int max_digits, uint32_t *out)
     uint32_t v = 0;
     int n = 0;
     for (; n < max_digits + 1; n++, s++) {
-        int d;
-        if (*s >= '0' && *s <= '9')
-            d = *s - '0';
-        else if (*s >= 'a' && *s <= 'f')
-            d = *s - 'a' + 10;
-        else if (*s >= 'A' && *s <= 'F')
-            d = *s - 'A' + 10;
-        else
+        int d = fab__hex_digit((unsigned char)*s);
+        if (d < 0)
             break;
         v = v << 4 | (uint32_t)d;
     }

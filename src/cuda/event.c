@@ -223,7 +223,7 @@ static CUresult fab__cu_event_record(CUevent ev, CUstream h, bool per_thread, un
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)ev);
     struct CUstream_st *s = NULL;
-    CUresult r = e ? fab__cu_resolve(h, per_thread, &s) : CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = e ? fab__cu_stream_from_handle(h, per_thread, &s) : CUDA_ERROR_INVALID_HANDLE;
     uint64_t point = 0;
     if (r == CUDA_SUCCESS) {
         rec->event = e;
@@ -383,7 +383,7 @@ static CUresult fab__cu_stream_wait_event(CUstream h, bool per_thread, CUevent e
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)ev);
     struct CUstream_st *s = NULL;
-    CUresult r = e ? fab__cu_resolve(h, per_thread, &s) : CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = e ? fab__cu_stream_from_handle(h, per_thread, &s) : CUDA_ERROR_INVALID_HANDLE;
     if (r == CUDA_SUCCESS && e->shared) {
         /* Maybe recorded in another process: wait on the page. */
         uint64_t target = __atomic_load_n(&e->shared[0], __ATOMIC_ACQUIRE);

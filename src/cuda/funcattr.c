@@ -1,8 +1,8 @@
 /* Functions' attributes and the occupancy calculator: cuFuncGetAttribute /
- * SetAttribute / SetCacheConfig, cuKernelGetAttribute / SetAttribute, and
- * cuOccupancy*. A kernel the PTX engine runs answers its own sizes and
- * limits; the function objects and their lookups are module.c's. Lookups
- * take fab__cu.lock for reading, settings for writing. */
+ * SetAttribute / SetCacheConfig, cuKernelGetAttribute / SetAttribute /
+ * SetCacheConfig, and cuOccupancy*. A kernel the PTX engine runs answers
+ * its own sizes and limits; the function objects and their lookups are
+ * module.c's. Lookups take fab__cu.lock for reading, settings for writing. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/module.h"
@@ -155,6 +155,23 @@ CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel ker
     CUresult r = fn ? fab__cu_function_set(fn, attrib, val, dev) : CUDA_ERROR_INVALID_HANDLE;
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
+}
+
+/* cuKernelSetCacheConfig: cuFuncSetCacheConfig for a library's
+ * kernel. A preference kept; a CPU has no L1 to split from shared memory. */
+CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+{
+    FAB__CU_ENTER_DEVICE(dev);
+    if ((unsigned)config > (unsigned)CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_function_t *fn = fab__cu_function_find((CUfunction)kernel);
+    if (fn && fab__cu_function_device(fn) != -1)
+        fn = NULL; /* a module's function is not a CUkernel */
+    if (fn)
+        fn->cache = config;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 /* ---- occupancy ---------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
-/* Code images (image.c), read for what they declare, never run: the kernels
- * and globals of PTX text, of a cubin (an ELF file for EM_CUDA), and of every
- * entry of NVIDIA's fatbin container. No CUDA state: a parse owns only its
+/* Code images (image.c and its readers), read for what they declare, never
+ * run: the kernels and globals of PTX text, of a cubin (an ELF file for
+ * EM_CUDA), and of every entry of NVIDIA's fatbin container. No CUDA state: a parse owns only its
  * result, so the parser can be fuzzed alone (fuzz/fuzz_image.c). */
 #ifndef FAB_CUDA_IMAGE_H
 #define FAB_CUDA_IMAGE_H

@@ -358,20 +358,3 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void 
     FAB__CU_FAULT();
     return fab__cu_launch_ex(config, f, kernelParams, extra, FAB__CU_SUBMIT_PER_THREAD);
 }
-
-/* cuKernelSetCacheConfig: cuFuncSetCacheConfig (funcattr.c) for a library's
- * kernel. A preference kept; a CPU has no L1 to split from shared memory. */
-CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
-{
-    FAB__CU_ENTER_DEVICE(dev);
-    if ((unsigned)config > (unsigned)CU_FUNC_CACHE_PREFER_EQUAL)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
-    fab__cu_function_t *fn = fab__cu_function_find((CUfunction)kernel);
-    if (fn && fab__cu_function_device(fn) != -1)
-        fn = NULL; /* a module's function is not a CUkernel */
-    if (fn)
-        fn->cache = config;
-    pthread_rwlock_unlock(&fab__cu.lock);
-    return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-}

@@ -22,6 +22,7 @@
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/image.h"
+#include "src/cuda/module.h"
 #include "src/cuda/entry.h"
 #include "src/ptx/ptx.h"
 #include "src/base/le.h"
@@ -66,24 +67,13 @@ static void fab__cu_link_error(CUlinkState state, const char *msg)
         snprintf(state->error_log, state->error_log_len, "%s", msg);
 }
 
-static CUresult fab__cu_link_options(unsigned n, CUjit_option *options, void **values)
-{
-    if (n > 0 && (!options || !values))
-        return CUDA_ERROR_INVALID_VALUE;
-    for (unsigned i = 0; i < n; i++) {
-        if ((unsigned)options[i] >= (unsigned)CU_JIT_NUM_OPTIONS)
-            return CUDA_ERROR_INVALID_VALUE;
-    }
-    return CUDA_SUCCESS;
-}
-
 CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues,
                          CUlinkState *stateOut)
 {
     FAB__CU_ENTER();
     if (!stateOut)
         return CUDA_ERROR_INVALID_VALUE;
-    FAB__CU_TRY(fab__cu_link_options(numOptions, options, optionValues));
+    FAB__CU_TRY(fab__cu_jit_check(numOptions, options, optionValues));
     struct CUlinkState_st *s = calloc(1, sizeof(*s));
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -197,7 +187,7 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, si
         return CUDA_ERROR_INVALID_HANDLE;
     if (!data || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    FAB__CU_TRY(fab__cu_link_options(numOptions, options, optionValues));
+    FAB__CU_TRY(fab__cu_jit_check(numOptions, options, optionValues));
     switch (type) {
     case CU_JIT_INPUT_PTX: return fab__cu_link_keep(state, data, size, name);
     case CU_JIT_INPUT_CUBIN:

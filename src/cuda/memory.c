@@ -141,24 +141,37 @@ static size_t fab__cu_pages(size_t size)
 
 /* ---- allocate / free ------------------------------------------------------------ */
 
-static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned flags,
-                                  void **out)
+/* A new record of kind and size (no fd yet) for the calling thread's
+ * current context and its device; the caller links or frees it. */
+static CUresult fab__cu_mem_new(fab__cu_mem_kind_t kind, size_t size, fab__cu_mem_t **out)
 {
     CUcontext ctx;
     FAB__CU_TRY(fab__cu_current_ctx(&ctx));
     int dev;
     FAB__CU_TRY(fab__cu_current_device(&dev));
-    if (size > SIZE_MAX / 2)
-        return CUDA_ERROR_OUT_OF_MEMORY;
     fab__cu_mem_t *m = calloc(1, sizeof(*m));
     if (!m)
         return CUDA_ERROR_OUT_OF_MEMORY;
     m->fd = -1;
     m->size = size;
-    m->map_len = fab__cu_pages(size);
     m->kind = kind;
     m->device = dev;
     m->ctx = ctx;
+    *out = m;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned flags,
+                                  void **out)
+{
+    fab__cu_mem_t *m;
+    FAB__CU_TRY(fab__cu_mem_new(kind, size, &m));
+    if (size > SIZE_MAX / 2) {
+        free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    int dev = m->device;
+    m->map_len = fab__cu_pages(size);
     m->flags = flags;
     /* The bytes are counted first, so that two threads cannot both take the
      * last of them, and a refused size costs no memfd. */
@@ -384,20 +397,10 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
     /* I/O memory is device memory of a third party: none to emulate. */
     if (Flags & FAB_CU_MEMHOSTREGISTER_IOMEMORY)
         return CUDA_ERROR_NOT_SUPPORTED;
-    CUcontext ctx;
-    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
-    int dev;
-    FAB__CU_TRY(fab__cu_current_device(&dev));
-    fab__cu_mem_t *m = calloc(1, sizeof(*m));
-    if (!m)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    fab__cu_mem_t *m;
+    FAB__CU_TRY(fab__cu_mem_new(FAB__CU_MEM_REGISTERED, bytesize, &m));
     uintptr_t addr = (uintptr_t)p;
     m->node.key = addr;
-    m->size = bytesize;
-    m->fd = -1;
-    m->kind = FAB__CU_MEM_REGISTERED;
-    m->device = dev;
-    m->ctx = ctx;
     m->flags = Flags;
     CUresult r = CUDA_SUCCESS;
     pthread_rwlock_wrlock(&fab__cu.lock);
@@ -717,25 +720,16 @@ bool fab__cu_mem_ipc_cache(uintptr_t addr, uint64_t id, unsigned char handle[64]
 
 CUresult fab__cu_mem_ipc_map(int fd, size_t size, CUdeviceptr *out)
 {
-    CUcontext ctx;
-    FAB__CU_TRY(fab__cu_current_ctx(&ctx));
-    int dev;
-    FAB__CU_TRY(fab__cu_current_device(&dev));
-    fab__cu_mem_t *m = calloc(1, sizeof(*m));
-    if (!m)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    fab__cu_mem_t *m;
+    FAB__CU_TRY(fab__cu_mem_new(FAB__CU_MEM_DEVICE, size, &m));
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         free(m);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     m->node.key = (uintptr_t)p;
-    m->size = size;
     m->map_len = size;
     m->fd = fd;
-    m->kind = FAB__CU_MEM_DEVICE;
-    m->device = dev;
-    m->ctx = ctx;
     m->ipc_opened = true;
     pthread_rwlock_wrlock(&fab__cu.lock);
     m->id = fab__cu_alloc_new_id();

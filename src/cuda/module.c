@@ -204,8 +204,7 @@ static void fab__cu_jit_log(unsigned n, const CUjit_option *options, void **valu
         snprintf(err, err_len, "%s", error);
 }
 
-/* Option arrays as the driver checks them: given together, each a known one. */
-static CUresult fab__cu_jit_check(unsigned n, const CUjit_option *options, void **values)
+CUresult fab__cu_jit_check(unsigned n, const CUjit_option *options, void **values)
 {
     if (n > 0 && (!options || !values))
         return CUDA_ERROR_INVALID_VALUE;

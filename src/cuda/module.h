@@ -1,7 +1,8 @@
 /* Modules, libraries and functions (module.c), as launches and the
  * functions' attributes (funcattr.c) need them: finding the function a
  * CUfunction (or a CUkernel cast to one) names, and its attributes. The
- * caller holds fab__cu.lock (for reading suffices). */
+ * caller holds fab__cu.lock (for reading suffices), but for the check of
+ * JIT options, which the linker (link.c) shares and which needs no lock. */
 #ifndef FAB_CUDA_MODULE_H
 #define FAB_CUDA_MODULE_H
 
@@ -38,5 +39,9 @@ fab__cu_function_t *fab__cu_kernel_find(CUkernel kernel);
  * one multiprocessor of a device (docs/cuda.md, "Occupancy"; funcattr.c); 0
  * when none. */
 int fab__cu_occupancy(int block_size, size_t dynamic_shared);
+
+/* JIT option arrays as the driver checks them, for loads and links alike:
+ * given together, each a known one. CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE. */
+CUresult fab__cu_jit_check(unsigned n, const CUjit_option *options, void **values);
 
 #endif /* FAB_CUDA_MODULE_H */

@@ -1,6 +1,7 @@
 /* Multicast objects (NVLS), the team through the daemon: cuMulticastCreate,
  * cuMulticastAddDevice, cuMulticastBindMem, cuMulticastBindAddr,
- * cuMulticastUnbind, cuMulticastGetGranularity, every MC_* message, the
+ * cuMulticastUnbind, cuMulticastGetGranularity, the MC_* messages (through
+ * the client's one call per message, src/fabric/client_mc.h), the
  * synchronisation that publishes stores and the kernel helpers. What a
  * multicast handle does in alloc.c's and vmm.c's calls (export, import, map,
  * release) is mcalloc.c's, through the hooks it sets; this comment has the
@@ -84,17 +85,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
-#include "src/common/proto.h"
 #include "src/common/topology_impl.h"
 #include "src/fabric/client_mc.h"
-#include "src/base/env.h"
 
 #define FAB__CU_MC_DEVICES 128 /* a team: an NVL72 rack's GPUs fit (the daemon's limit too) */
 #define FAB__CU_MC_TYPES (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC)
@@ -106,11 +102,6 @@ pthread_mutex_t fab__cu_mc_mu = PTHREAD_MUTEX_INITIALIZER;
 struct fab__cu_mc *fab__cu_mcs; /* guarded by fab__cu_mc_mu */
 int fab__cu_mc_live;            /* how many; read unlocked as a hint */
 
-static const fab__mc_state_t *fab__cu_mc_state(const struct fab__cu_mc *mc)
-{
-    return (const fab__mc_state_t *)(const void *)mc->shadow;
-}
-
 static const uint8_t *fab__cu_mc_snapshot(const struct fab__cu_mc *mc)
 {
     return mc->shadow + FAB__CU_MC_PAGE;
@@ -121,20 +112,10 @@ static const uint8_t *fab__cu_mc_sums(const struct fab__cu_mc *mc)
     return mc->shadow + FAB__CU_MC_PAGE + mc->size;
 }
 
-/* One MC_* request of this membership: its status as a CUresult. */
-static CUresult fab__cu_mc_call(struct fab__cu_mc *mc, fab__request_t *rq)
-{
-    if (!fab__cu.client)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    rq->u.mc.id = mc->member;
-    fab__reply_t reply;
-    int fds[2];
-    unsigned nfds = 0;
-    fab_status_t s = fab__client_mc(fab__cu.client, rq, NULL, -1, &reply, fds, &nfds);
-    for (unsigned i = 0; i < nfds; i++)
-        close(fds[i]);
-    return fab__cu_from_status(s);
-}
+/* One call of this membership (a fab__client_mc_* of fab__cu.client, made
+ * only when there is one): its status as a CUresult. */
+#define FAB__CU_MC_CALL(call) \
+    (fab__cu.client ? fab__cu_from_status(call) : CUDA_ERROR_NOT_SUPPORTED)
 
 /* Link a fully made object into this process's list. */
 static void fab__cu_mc_link(struct fab__cu_mc *mc)
@@ -151,8 +132,7 @@ void fab__cu_mc_free(struct fab__cu_mc *mc)
     if (!mc)
         return;
     if (mc->member) {
-        fab__request_t rq = {.type = FAB__MSG_MC_LEAVE};
-        (void)fab__cu_mc_call(mc, &rq);
+        (void)FAB__CU_MC_CALL(fab__client_mc_leave(fab__cu.client, mc->member));
     }
     if (mc->staging)
         munmap(mc->staging, mc->size);
@@ -170,40 +150,40 @@ void fab__cu_mc_free(struct fab__cu_mc *mc)
  * the daemon knows no team by that token. */
 static CUresult fab__cu_mc_join(struct fab__cu_mc *mc, int fd, int *staging_out)
 {
-    fab__request_t rq = {.type = FAB__MSG_MC_JOIN};
-    fab__reply_t reply;
-    int fds[2] = {-1, -1};
-    unsigned nfds = 0;
-    fab_status_t s = fab__client_mc(fab__cu.client, &rq, NULL, fd, &reply, fds, &nfds);
+    fab__client_mc_member_t m;
+    fab_status_t s = fab__client_mc_join(fab__cu.client, fd, &m);
     if (s != FAB_SUCCESS)
         return fab__cu_from_status(s);
     CUresult r = CUDA_ERROR_OUT_OF_MEMORY;
-    mc->member = reply.u.mc.id;
-    mc->size = (size_t)reply.u.mc.size;
-    mc->gran = reply.u.mc.granularity;
-    mc->num_devices = reply.u.mc.num_devices;
-    mc->creator_node = reply.u.mc.creator_node;
-    mc->types = reply.u.mc.handle_types;
+    mc->member = m.id;
+    mc->size = (size_t)m.size;
+    mc->gran = m.granularity;
+    mc->num_devices = m.num_devices;
+    mc->creator_node = m.creator_node;
+    mc->types = m.handle_types;
     mc->shadow_len = FAB__CU_MC_PAGE + 2 * mc->size;
     struct stat st;
-    if (nfds != 2 || reply.u.mc.shadow_pages != 1 || mc->size == 0 || mc->gran == 0 ||
-        fstat(fds[1], &st) != 0 || (uint64_t)st.st_size != mc->shadow_len)
+    if (m.staging_fd < 0 || m.shadow_fd < 0 || m.state_bytes != FAB__CU_MC_PAGE ||
+        mc->size == 0 || mc->gran == 0 || fstat(m.shadow_fd, &st) != 0 ||
+        (uint64_t)st.st_size != mc->shadow_len)
         goto fail; /* not what this library's daemon sends */
-    void *p = mmap(NULL, mc->size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    void *p = mmap(NULL, mc->size, PROT_READ | PROT_WRITE, MAP_SHARED, m.staging_fd, 0);
     if (p == MAP_FAILED)
         goto fail;
     mc->staging = p;
-    p = mmap(NULL, mc->shadow_len, PROT_READ, MAP_SHARED, fds[1], 0);
+    p = mmap(NULL, mc->shadow_len, PROT_READ, MAP_SHARED, m.shadow_fd, 0);
     if (p == MAP_FAILED)
         goto fail;
     mc->shadow = p;
-    close(fds[1]);
-    *staging_out = fds[0];
+    close(m.shadow_fd);
+    *staging_out = m.staging_fd;
     return CUDA_SUCCESS;
 
 fail:
-    for (unsigned i = 0; i < nfds; i++)
-        close(fds[i]);
+    if (m.staging_fd >= 0)
+        close(m.staging_fd);
+    if (m.shadow_fd >= 0)
+        close(m.shadow_fd);
     return r;
 }
 
@@ -330,30 +310,13 @@ CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
         if (r != CUDA_SUCCESS)
             goto fail;
     }
-    fab__request_t rq = {.type = FAB__MSG_MC_CREATE};
-    rq.u.mc.device = d->ordinal;
-    rq.u.mc.count = prop->numDevices;
-    rq.u.mc.types = (uint32_t)prop->handleTypes;
-    rq.u.mc.size = prop->size;
-    rq.u.mc.mc_offset = d->granularity;
-    fab__reply_t reply;
-    int fds[2];
-    unsigned nfds = 0;
-    r = fab__cu_from_status(fab__client_mc(client, &rq, mc->region, -1, &reply, fds, &nfds));
+    r = fab__cu_from_status(fab__client_mc_create(client, mc->region, d->ordinal,
+                                                  prop->numDevices, (uint32_t)prop->handleTypes,
+                                                  prop->size, d->granularity, &mc->ctl_fd));
     if (r != CUDA_SUCCESS)
         goto fail;
-    if (mc->region) {
-        for (unsigned i = 0; i < nfds; i++)
-            close(fds[i]);
+    if (mc->region)
         mc->ctl_fd = fab_region_fd(mc->region);
-    } else if (nfds == 1) {
-        mc->ctl_fd = fds[0];
-    } else {
-        for (unsigned i = 0; i < nfds; i++)
-            close(fds[i]);
-        r = CUDA_ERROR_OUT_OF_MEMORY;
-        goto fail;
-    }
     r = fab__cu_mc_join(mc, mc->ctl_fd, &staging);
     if (r != CUDA_SUCCESS)
         goto fail;
@@ -397,63 +360,18 @@ CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice de
         r = CUDA_ERROR_NOT_SUPPORTED;
         goto out;
     }
-    fab__request_t rq = {.type = FAB__MSG_MC_ADD};
-    rq.u.mc.device = fab__cu.devices[dev].ordinal;
-    r = fab__cu_mc_call(mc, &rq);
+    r = FAB__CU_MC_CALL(fab__client_mc_add(fab__cu.client, mc->member,
+                                           fab__cu.devices[dev].ordinal));
 out:
     fab__cu_mc_put(a);
     return r;
 }
 
-/* How long a wait for the team may last: FABMEM_TIMEOUT_MS, as every wait
- * on the daemon (docs/fabric.md); 0 there means none. */
-static int64_t fab__cu_mc_deadline_ms(void)
-{
-    const char *s = getenv(FAB__ENV_TIMEOUT_MS);
-    long ms = 10000;
-    if (s && *s) {
-        char *end;
-        long v = strtol(s, &end, 10);
-        if (*end == '\0' && v >= 0)
-            ms = v;
-    }
-    return ms == 0 ? -1 : fab__now_ms() + ms;
-}
-
 /* Wait until every device of the team was added: the driver's bind blocks
- * until then (cuda.h). The state page's count is the futex word, which the
- * daemon wakes when a device is added or the team is lost; a member lost
- * before the team was complete, or the deadline, ends the wait with
- * ILLEGAL_STATE (the team can no longer become what the call waits for). */
+ * until then (cuda.h); the wait on the state page is the client's. */
 CUresult fab__cu_mc_wait_team(const struct fab__cu_mc *mc)
 {
-    const fab__mc_state_t *st = fab__cu_mc_state(mc);
-    int64_t deadline = -2;
-    for (;;) {
-        uint32_t n = __atomic_load_n(&st->ndevices, __ATOMIC_ACQUIRE);
-        if (n >= mc->num_devices)
-            return CUDA_SUCCESS;
-        if (__atomic_load_n(&st->lost, __ATOMIC_ACQUIRE)) {
-            fab__log(FAB__LOG_WARN, "multicast: a member left before the team of %u devices "
-                     "was complete (%u added)", mc->num_devices, n);
-            return CUDA_ERROR_ILLEGAL_STATE;
-        }
-        if (deadline == -2)
-            deadline = fab__cu_mc_deadline_ms();
-        struct timespec ts = {1, 0}, *tsp = NULL;
-        if (deadline >= 0) {
-            int64_t left = deadline - fab__now_ms();
-            if (left <= 0) {
-                fab__log(FAB__LOG_WARN, "multicast: the team of %u devices was not complete "
-                         "within FABMEM_TIMEOUT_MS (%u added)", mc->num_devices, n);
-                return CUDA_ERROR_ILLEGAL_STATE;
-            }
-            ts.tv_sec = (time_t)(left / 1000);
-            ts.tv_nsec = (long)(left % 1000) * 1000000L;
-            tsp = &ts;
-        }
-        (void)syscall(SYS_futex, &st->ndevices, FUTEX_WAIT, n, tsp, NULL, 0);
-    }
+    return fab__cu_from_status(fab__client_mc_wait_team(mc->shadow, mc->num_devices));
 }
 
 /* Bind [mem_offset, +size) of mem (a reference the caller hands over) at
@@ -498,19 +416,10 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     /* The daemon maps the bound range of the memory itself, checks the
      * range against the team and the memory, and refreshes the staging
      * copy from it; nobody else gets the memory. */
-    fab__request_t rq = {.type = FAB__MSG_MC_BIND};
-    rq.u.mc.id = mc->member;
-    rq.u.mc.device = fab__cu.devices[mem->device].ordinal;
-    rq.u.mc.size = size;
-    rq.u.mc.mc_offset = mc_offset;
-    rq.u.mc.mem_offset = mem_offset;
-    fab__reply_t reply;
-    int fds[2];
-    unsigned nfds = 0;
     pthread_mutex_lock(&fab__cu_mc_mu);
-    r = fab__cu_from_status(fab__client_mc(fab__cu.client, &rq, NULL, mem->fd, &reply, fds, &nfds));
-    for (unsigned i = 0; i < nfds; i++)
-        close(fds[i]);
+    r = fab__cu_from_status(fab__client_mc_bind(fab__cu.client, mc->member,
+                                                fab__cu.devices[mem->device].ordinal, mem->fd,
+                                                mem_offset, mc_offset, size));
     if (r == CUDA_SUCCESS) {
         l->next = mc->locals;
         mc->locals = l;
@@ -545,25 +454,39 @@ CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffs
     return r;
 }
 
+/* The allocation mapped at addr, retained in *h_out (the caller releases
+ * it), and addr's offset in it (a cuMemMap mapping starts at offset 0 of
+ * its allocation). False, with nothing retained, when no mapping holds
+ * addr. */
+static bool fab__cu_mc_mapped_at(uintptr_t addr, CUmemGenericAllocationHandle *h_out,
+                                 size_t *offset_out)
+{
+    if (FAB__CU_INNER(cuMemRetainAllocationHandle(h_out, (void *)addr)) != CUDA_SUCCESS)
+        return false;
+    uintptr_t base = 0;
+    size_t len = 0;
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    bool mapped = fab__cu_vmm_mapping(addr, &base, &len);
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (!mapped) {
+        (void)FAB__CU_INNER(cuMemRelease(*h_out));
+        return false;
+    }
+    *offset_out = (size_t)(addr - base);
+    return true;
+}
+
 CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
                              CUdeviceptr memptr, size_t size, unsigned long long flags)
 {
     FAB__CU_ENTER();
     if (flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    /* The allocation mapped at memptr and memptr's offset in it (a cuMemMap
-     * mapping starts at offset 0 of its allocation). */
     CUmemGenericAllocationHandle mem;
-    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&mem, (void *)(uintptr_t)memptr)) != CUDA_SUCCESS)
+    size_t memOffset;
+    if (!fab__cu_mc_mapped_at((uintptr_t)memptr, &mem, &memOffset))
         return CUDA_ERROR_INVALID_VALUE;
-    uintptr_t base = 0;
-    size_t len = 0;
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    bool mapped = fab__cu_vmm_mapping((uintptr_t)memptr, &base, &len);
-    pthread_rwlock_unlock(&fab__cu.lock);
-    CUresult r = mapped ? FAB__CU_INNER(cuMulticastBindMem(mcHandle, mcOffset, mem,
-                                                            (size_t)(memptr - base), size, 0))
-                        : CUDA_ERROR_INVALID_VALUE;
+    CUresult r = FAB__CU_INNER(cuMulticastBindMem(mcHandle, mcOffset, mem, memOffset, size, 0));
     (void)FAB__CU_INNER(cuMemRelease(mem));
     return r;
 }
@@ -591,13 +514,11 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, 
             }
         }
         if (gone) {
-            fab__request_t rq = {.type = FAB__MSG_MC_UNBIND};
-            rq.u.mc.device = fab__cu.devices[dev].ordinal;
-            rq.u.mc.mc_offset = mcOffset;
-            rq.u.mc.size = size;
             /* The daemon's refusal (a connection lost meanwhile, and the
              * bind with it) still leaves nothing bound here. */
-            (void)fab__cu_mc_call(mc, &rq);
+            (void)FAB__CU_MC_CALL(fab__client_mc_unbind(fab__cu.client, mc->member,
+                                                        fab__cu.devices[dev].ordinal, mcOffset,
+                                                        size));
             r = CUDA_SUCCESS;
         }
         pthread_mutex_unlock(&fab__cu_mc_mu);
@@ -627,8 +548,7 @@ static void fab__cu_mc_sync_one(struct fab__cu_mc *mc)
 {
     if (!fab__cu_mc_dirty(mc))
         return;
-    fab__request_t rq = {.type = FAB__MSG_MC_SYNC};
-    CUresult r = fab__cu_mc_call(mc, &rq);
+    CUresult r = FAB__CU_MC_CALL(fab__client_mc_sync(fab__cu.client, mc->member));
     if (r != CUDA_SUCCESS) {
         static bool said;
         if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
@@ -661,19 +581,15 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     if (!mc_addr || !out || count > SIZE_MAX / 4)
         return CUDA_ERROR_INVALID_VALUE;
     CUmemGenericAllocationHandle h;
-    if (FAB__CU_INNER(cuMemRetainAllocationHandle(&h, (void *)mc_addr)) != CUDA_SUCCESS)
+    size_t off;
+    if (!fab__cu_mc_mapped_at((uintptr_t)mc_addr, &h, &off))
         return CUDA_ERROR_INVALID_VALUE;
-    uintptr_t base = 0;
-    size_t len = 0;
-    pthread_rwlock_rdlock(&fab__cu.lock);
-    bool mapped = fab__cu_vmm_mapping((uintptr_t)mc_addr, &base, &len);
-    pthread_rwlock_unlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_mc_get(h);
     (void)FAB__CU_INNER(cuMemRelease(h));
     if (!a)
         return CUDA_ERROR_INVALID_VALUE; /* not a multicast mapping */
-    size_t off = (uintptr_t)mc_addr - base, bytes = count * 4;
-    if (!mapped || off % 4 || bytes > a->mc->size || off > a->mc->size - bytes) {
+    size_t bytes = count * 4;
+    if (off % 4 || bytes > a->mc->size || off > a->mc->size - bytes) {
         fab__cu_mc_put(a);
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -684,11 +600,9 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
      * a chunk at a time, as the request's count is 32 bits. */
     for (size_t done = 0; done < count && r == CUDA_SUCCESS;) {
         size_t n = count - done < (1u << 28) ? count - done : (1u << 28);
-        fab__request_t rq = {.type = FAB__MSG_MC_REDUCE};
-        rq.u.mc.count = (uint32_t)n;
-        rq.u.mc.types = f32 ? FAB__MC_OP_ADD_F32 : FAB__MC_OP_ADD_U32;
-        rq.u.mc.mc_offset = off + done * 4;
-        r = fab__cu_mc_call(mc, &rq);
+        r = FAB__CU_MC_CALL(fab__client_mc_reduce(
+            fab__cu.client, mc->member, f32 ? FAB__CLIENT_MC_SUM_F32 : FAB__CLIENT_MC_SUM_U32,
+            off + done * 4, (uint32_t)n));
         if (r == CUDA_SUCCESS)
             memcpy((uint8_t *)out + done * 4, fab__cu_mc_sums(mc) + off + done * 4, n * 4);
         done += n;

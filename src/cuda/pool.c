@@ -92,7 +92,8 @@ size_t fab__cu_pool_align(void)
     return page > 4096 ? (size_t)page : 4096;
 }
 
-size_t fab__cu_round(size_t n, size_t to)
+/* n rounded up to a multiple of to. */
+size_t fab__cu_round_up(size_t n, size_t to)
 {
     return (n + to - 1) / to * to;
 }
@@ -260,9 +261,9 @@ fab__cu_pool_t *fab__cu_pool_new(const CUmemPoolProps *props, int dev)
             want = d->total_memory / 4 < FAB__CU_POOL_FABRIC_DEFAULT ? d->total_memory / 4
                                                                      : FAB__CU_POOL_FABRIC_DEFAULT;
     }
-    size_t size = fab__cu_round((size_t)want, FAB__CU_POOL_ALIGN) + FAB__CU_POOL_ALIGN;
+    size_t size = fab__cu_round_up((size_t)want, FAB__CU_POOL_ALIGN) + FAB__CU_POOL_ALIGN;
     if (types & CU_MEM_HANDLE_TYPE_FABRIC)
-        size = fab__cu_round(size, (size_t)d->granularity); /* cuMemCreate's rule */
+        size = fab__cu_round_up(size, (size_t)d->granularity); /* cuMemCreate's rule */
     p->size = size;
     all->node.key = FAB__CU_POOL_ALIGN; /* the header's page is never given out */
     all->size = size - FAB__CU_POOL_ALIGN;
@@ -338,7 +339,7 @@ static void fab__cu_coalesce(fab__cu_pool_t *p, fab__cu_piece_t *b)
 /* Carve span bytes for chunk c (not yet in any tree) from p: c's address set.
  * CUDA_ERROR_OUT_OF_MEMORY when no free piece is big enough, or backing it
  * would run the device out of memory. */
-CUresult fab__cu_carve(fab__cu_pool_t *p, fab__cu_piece_t *c)
+CUresult fab__cu_pool_carve(fab__cu_pool_t *p, fab__cu_piece_t *c)
 {
     fab__cu_piece_t *pick = NULL;
     for (fab__cu_tnode_t *n = fab__cu_tree_ceil(&p->free, 0); n; n = n->next) {
@@ -382,7 +383,7 @@ CUresult fab__cu_carve(fab__cu_pool_t *p, fab__cu_piece_t *c)
 
 /* Release backed free pieces (punching their pages out) while the pool
  * keeps at least keep reserved bytes; whole pieces only. */
-void fab__cu_release(fab__cu_pool_t *p, uint64_t keep)
+void fab__cu_pool_trim_to(fab__cu_pool_t *p, uint64_t keep)
 {
     if (p->ipc || p->imported || p->fd < 0)
         return; /* IPC pools keep their pages (documented); imports own none */
@@ -432,7 +433,7 @@ void fab__cu_chunk_release(fab__cu_piece_t *c, fab__cu_pool_t **dead)
         fab__cu_tree_insert(&p->free, &c->node);
         fab__cu_coalesce(p, c);
         if (p->reserved > p->threshold)
-            fab__cu_release(p, p->threshold);
+            fab__cu_pool_trim_to(p, p->threshold);
     }
     fab__cu_pool_put(p, dead);
 }

@@ -91,7 +91,7 @@ extern fab__cu_pool_t *fab__cu_current_pools[FAB__CU_MAX_DEVICES]; /* NULL: the 
 /* pool.c's functions that poolapi.c and poolshare.c use (the caller holds
  * fab__cu.lock, but where said otherwise there). */
 size_t fab__cu_pool_align(void);
-size_t fab__cu_round(size_t n, size_t to);
+size_t fab__cu_round_up(size_t n, size_t to);
 CUmemoryPool fab__cu_pool_handle(const fab__cu_pool_t *p);
 fab__cu_pool_t *fab__cu_pool_find(CUmemoryPool h);
 fab__cu_piece_t *fab__cu_chunk_at(uintptr_t addr);
@@ -106,8 +106,8 @@ void fab__cu_pool_free_pieces(fab__cu_pool_t *p);
 CUresult fab__cu_pool_insert(fab__cu_pool_t *p);
 void fab__cu_pool_put(fab__cu_pool_t *p, fab__cu_pool_t **dead);
 void fab__cu_note_highs(fab__cu_pool_t *p);
-CUresult fab__cu_carve(fab__cu_pool_t *p, fab__cu_piece_t *c);
-void fab__cu_release(fab__cu_pool_t *p, uint64_t keep);
+CUresult fab__cu_pool_carve(fab__cu_pool_t *p, fab__cu_piece_t *c);
+void fab__cu_pool_trim_to(fab__cu_pool_t *p, uint64_t keep);
 void fab__cu_chunk_release(fab__cu_piece_t *c, fab__cu_pool_t **dead);
 
 #endif

@@ -268,7 +268,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     if (p)
-        fab__cu_release(p, minBytesToKeep);
+        fab__cu_pool_trim_to(p, minBytesToKeep);
     pthread_rwlock_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
@@ -347,7 +347,7 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c->size = bytesize;
-    c->span = fab__cu_round(bytesize, FAB__CU_POOL_ALIGN);
+    c->span = fab__cu_round_up(bytesize, FAB__CU_POOL_ALIGN);
     CUresult r;
     pthread_rwlock_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p;
@@ -359,7 +359,7 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
         r = CUDA_SUCCESS;
     }
     if (r == CUDA_SUCCESS)
-        r = fab__cu_carve(p, c);
+        r = fab__cu_pool_carve(p, c);
     if (r == CUDA_SUCCESS) {
         c->pool = p;
         c->id = fab__cu_alloc_new_id();

@@ -45,7 +45,9 @@
  *                      and stream.c reach it through the hooks mcalloc.c
  *                      sets; mcobject.h, the record both files share)
  *   image.h            code images read for what they declare: PTX, cubin,
- *                      fatbin (image.c; no CUDA state, fuzzed alone)
+ *                      fatbin (image.c and its readers image_ptx.c,
+ *                      image_elf.c, image_fatbin.c; no CUDA state, fuzzed
+ *                      alone)
  *   plugin.h           the kernel plugins of FABMEM_KERNELS (plugin.c)
  *   module.h           modules, libraries, functions, globals (module.c;
  *                      globals are vmm's owned ranges); functions'

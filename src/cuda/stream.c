@@ -170,7 +170,7 @@ static struct CUstream_st *fab__cu_ptds_of(CUcontext ctx, fab__cu_ctxq_t *cq)
 }
 
 /* The stream a handle names for the calling thread. Caller holds mu. */
-CUresult fab__cu_resolve(CUstream h, bool per_thread, struct CUstream_st **out)
+CUresult fab__cu_stream_from_handle(CUstream h, bool per_thread, struct CUstream_st **out)
 {
     uintptr_t v = (uintptr_t)h;
     if (v != 0 && v != FAB_CU_STREAM_LEGACY && v != FAB_CU_STREAM_PER_THREAD) {
@@ -391,7 +391,7 @@ CUresult fab__cu_stream_submit(CUstream h, unsigned flags, void (*run)(void *arg
 {
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUstream_st *s;
-    CUresult r = fab__cu_resolve(h, flags & FAB__CU_SUBMIT_PER_THREAD, &s);
+    CUresult r = fab__cu_stream_from_handle(h, flags & FAB__CU_SUBMIT_PER_THREAD, &s);
     if (r == CUDA_SUCCESS)
         r = fab__cu_submit_locked(s, flags, run, arg, done, NULL, NULL);
     pthread_mutex_unlock(&fab__cu_sq.mu);
@@ -424,7 +424,7 @@ static CUresult fab__cu_stream_sync(CUstream h, bool per_thread)
     FAB__CU_ENTER();
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUstream_st *s;
-    CUresult r = fab__cu_resolve(h, per_thread, &s);
+    CUresult r = fab__cu_stream_from_handle(h, per_thread, &s);
     if (r == CUDA_SUCCESS) {
         if (s->kind == FAB__CU_STREAM_LEGACY) {
             /* As an operation on the legacy stream would: its own work and
@@ -445,7 +445,7 @@ static CUresult fab__cu_stream_query(CUstream h, bool per_thread)
     FAB__CU_ENTER();
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUstream_st *s;
-    CUresult r = fab__cu_resolve(h, per_thread, &s);
+    CUresult r = fab__cu_stream_from_handle(h, per_thread, &s);
     if (r == CUDA_SUCCESS) {
         bool busy = fab__cu_pending(s);
         if (s->kind == FAB__CU_STREAM_LEGACY) {

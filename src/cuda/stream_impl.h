@@ -99,7 +99,7 @@ void fab__cu_stream_put(struct CUstream_st *s);
 struct CUstream_st *fab__cu_stream_new(CUcontext ctx, fab__cu_ctxq_t *cq,
                                        fab__cu_skind_t kind, unsigned flags, int priority);
 fab__cu_ctxq_t *fab__cu_ctxq(CUcontext ctx);
-CUresult fab__cu_resolve(CUstream h, bool per_thread, struct CUstream_st **out);
+CUresult fab__cu_stream_from_handle(CUstream h, bool per_thread, struct CUstream_st **out);
 void fab__cu_wait_point(struct CUstream_st *s, uint64_t point);
 CUresult fab__cu_submit_locked(struct CUstream_st *s, unsigned flags,
                                void (*run)(void *), void *arg, void (*done)(void *),

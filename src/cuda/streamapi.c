@@ -85,7 +85,7 @@ static CUresult fab__cu_stream_props(CUstream h, bool per_thread, CUcontext *ctx
     FAB__CU_ENTER();
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUstream_st *s;
-    CUresult r = fab__cu_resolve(h, per_thread, &s);
+    CUresult r = fab__cu_stream_from_handle(h, per_thread, &s);
     if (r == CUDA_SUCCESS) {
         *ctx = s->ctx;
         *flags = s->flags;

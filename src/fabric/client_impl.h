@@ -1,7 +1,7 @@
 /* The client library's inside, shared by its files: the client and region
  * records, and the calls one file makes of another's (connect.c: connecting;
- * client.c: the connection and its calls; region.c: regions; services.c:
- * legacy IPC, multicast teams and field faults). Not installed. */
+ * client.c: the connection and its calls; region.c: regions; client_mc.c:
+ * multicast teams; services.c: legacy IPC and field faults). Not installed. */
 #ifndef FABMEM_FABRIC_CLIENT_IMPL_H
 #define FABMEM_FABRIC_CLIENT_IMPL_H
 
@@ -103,5 +103,17 @@ fab_status_t fab__client_reconnect(fab_client_t *client);
 fab_status_t fab__client_call(fab_client_t *client, fab__request_t *request,
                               const fab_region_t *region, fab__reply_t *reply_out, int *fd_out);
 bool fab__client_owned(const fab_client_t *client);
+
+/* client_mc.c: one MC_* request as given (request->type and u.mc set by
+ * the caller; u.mc.id is replaced by region's id when region is not NULL),
+ * under client_mc.h's one call per message; tests speak the wire through it
+ * as a client that does not play by libcuda's rules. fd_in rides along (-1:
+ * none; the caller keeps its own). On success the reply's body in
+ * *reply_out and its fds, in order, in fds_out (up to 2; *nfds_out of them,
+ * the caller's to close); an error hands out none. FAB_SUCCESS, the
+ * daemon's refusal, ILLEGAL_STATE after fork, SYSTEM_NOT_READY. */
+fab_status_t fab__client_mc_request(fab_client_t *client, fab__request_t *request,
+                                    fab_region_t *region, int fd_in, fab__reply_t *reply_out,
+                                    int fds_out[2], unsigned *nfds_out);
 
 #endif /* FABMEM_FABRIC_CLIENT_IMPL_H */

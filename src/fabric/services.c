@@ -1,11 +1,10 @@
 /* The daemon's services beside memory, for libcuda and the tools: legacy
- * CUDA IPC (client_ipc.h), multicast teams (client_mc.h) and field faults
- * (client_fault.h), each a call on the client's connection. */
+ * CUDA IPC (client_ipc.h) and field faults (client_fault.h), each a call on
+ * the client's connection (multicast teams are client_mc.c's). */
 #include "fabmem/fabric.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/client_impl.h"
 #include "src/fabric/client_ipc.h"
-#include "src/fabric/client_mc.h"
 #include "src/fabric/client_fault.h"
 
 #include <dlfcn.h>
@@ -107,50 +106,6 @@ fab_status_t fab__client_ipc_withdraw(fab_client_t *client,
     memcpy(request.u.ipc.bytes, handle, FAB__IPC_HANDLE_BYTES);
     fab__reply_t reply;
     return fab__ipc_call(client, &request, -1, &reply, NULL);
-}
-
-/* ---- multicast teams (multicast.h) ------------------------------------------------ */
-
-fab_status_t fab__client_mc(fab_client_t *client, fab__request_t *request, fab_region_t *region,
-                            int fd_in, fab__reply_t *reply_out, int fds_out[2],
-                            unsigned *nfds_out)
-{
-    if (client == NULL || request == NULL || reply_out == NULL || fds_out == NULL ||
-        nfds_out == NULL)
-        return FAB_ERROR_INVALID_VALUE;
-    *nfds_out = 0;
-    if (!fab__client_owned(client))
-        return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
-    fab_status_t status = FAB_SUCCESS;
-    /* A team is the connection's: reconnecting would not bring it back,
-     * and resending could join or bind twice. */
-    if (client->sock < 0)
-        status = fab__client_reconnect(client);
-    if (status == FAB_SUCCESS && region != NULL) {
-        request->u.mc.id = region->id;
-        if (region->id == 0)
-            status = FAB_ERROR_INVALID_VALUE;
-    }
-    fab__fds_t fds = {0};
-    if (status == FAB_SUCCESS) {
-        fab__client_drain(client);
-        if (fab__client_request_send(client, request, fd_in, FAB__REQUEST_WAITS) != 0)
-            status = FAB_ERROR_SYSTEM_NOT_READY;
-        else
-            status = fab__client_reply_await_fds(client, request, reply_out, &fds);
-    }
-    pthread_mutex_unlock(&client->lock);
-    if (status == FAB_SUCCESS && fds.lost)
-        status = FAB_ERROR_OUT_OF_MEMORY; /* the member's memfds did not all come */
-    if (status != FAB_SUCCESS || fds.count > 2) {
-        fab__client_fds_close(&fds);
-        return status == FAB_SUCCESS ? FAB_ERROR_SYSTEM_NOT_READY : status;
-    }
-    for (unsigned i = 0; i < fds.count; i++)
-        fds_out[i] = fds.fd[i];
-    *nfds_out = fds.count;
-    return FAB_SUCCESS;
 }
 
 /* ---- field faults (src/fabric/client_fault.h) ------------------------------------------- */

@@ -1,4 +1,4 @@
-/* The image parser inside libcuda (src/cuda/image.c), tested directly, from
+/* The image parser inside libcuda (src/cuda/image*.c), tested directly, from
  * its source (it needs nothing else of the library): PTX declarations and
  * initializers, comments that hide directives, a compressed fatbin entry, a
  * fatbin without code, and every truncation of valid images, which must be

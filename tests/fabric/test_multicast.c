@@ -16,7 +16,7 @@
 
 #include "src/common/memfd.h"
 #include "src/common/proto.h"
-#include "src/fabric/client_mc.h"
+#include "src/fabric/client_impl.h"
 
 #define G (2u << 20) /* the built-in topology's granularity */
 
@@ -40,7 +40,7 @@ static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t
     fab__reply_t r;
     int got[2];
     unsigned n = 0;
-    fab_status_t s = fab__client_mc(client, &rq, NULL, fd_in, &r, got, &n);
+    fab_status_t s = fab__client_mc_request(client, &rq, NULL, fd_in, &r, got, &n);
     if (reply)
         *reply = r;
     if (fds && nfds) {
@@ -64,7 +64,7 @@ static int create_team(fab_client_t *client, uint32_t devices)
     fab__reply_t r;
     int fds[2];
     unsigned n = 0;
-    assert_int_equal(fab__client_mc(client, &rq, NULL, -1, &r, fds, &n), FAB_SUCCESS);
+    assert_int_equal(fab__client_mc_request(client, &rq, NULL, -1, &r, fds, &n), FAB_SUCCESS);
     assert_int_equal(n, 1);
     /* The token is handed out read-only: its bytes mean nothing. */
     assert_int_equal(fcntl(fds[0], F_GETFL) & O_ACCMODE, O_RDONLY);
@@ -130,15 +130,18 @@ static void a_team_is_made_only_on_a_region_its_creator_alone_holds(void **state
     int fds[2];
     unsigned n = 0;
     /* Someone else holds it (their import would turn into a team). */
-    assert_int_equal(fab__client_mc(a, &rq, mine, -1, &r, fds, &n), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab__client_mc_request(a, &rq, mine, -1, &r, fds, &n),
+                     FAB_ERROR_INVALID_VALUE);
     /* An importer is no creator. */
-    assert_int_equal(fab__client_mc(b, &rq, theirs, -1, &r, fds, &n), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab__client_mc_request(b, &rq, theirs, -1, &r, fds, &n),
+                     FAB_ERROR_INVALID_VALUE);
     fab_region_release(theirs);
     fab_daemon_stats_t stats; /* the release rides on b's next request */
     assert_int_equal(fab_client_stats(b, &stats), FAB_SUCCESS);
     /* Held by its creator alone: a team, once. */
-    assert_int_equal(fab__client_mc(a, &rq, mine, -1, &r, fds, &n), FAB_SUCCESS);
-    assert_int_equal(fab__client_mc(a, &rq, mine, -1, &r, fds, &n), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab__client_mc_request(a, &rq, mine, -1, &r, fds, &n), FAB_SUCCESS);
+    assert_int_equal(fab__client_mc_request(a, &rq, mine, -1, &r, fds, &n),
+                     FAB_ERROR_INVALID_VALUE);
     fab_region_release(mine);
     assert_int_equal(fab_client_close(b), FAB_SUCCESS);
     assert_int_equal(fab_client_close(a), FAB_SUCCESS);
