@@ -67,6 +67,11 @@ typedef struct fab__cu_range {
     uintptr_t map_base; /* the whole mmap, over-reserved for alignment */
     size_t map_len;
     fab__cu_tree_t pieces; /* non-overlapping */
+    /* Room for one piece, so that the common use (one mapping a
+     * reservation) makes and frees no record of its own; own_used while
+     * own is in pieces. */
+    fab__cu_piece_t own;
+    bool own_used;
 } fab__cu_range_t;
 
 _Static_assert(offsetof(fab__cu_piece_t, node) == 0, "a node is its piece");
@@ -136,6 +141,23 @@ bool fab__cu_reserved(uintptr_t addr)
 static uintptr_t fab__cu_piece_end(const fab__cu_piece_t *p)
 {
     return p->node.key + p->size;
+}
+
+/* A piece record for range r: its own room if free, else a new one. */
+static fab__cu_piece_t *fab__cu_piece_new(fab__cu_range_t *r)
+{
+    if (r->own_used)
+        return malloc(sizeof(fab__cu_piece_t));
+    r->own_used = true;
+    return &r->own;
+}
+
+static void fab__cu_piece_free(fab__cu_range_t *r, fab__cu_piece_t *p)
+{
+    if (p == &r->own)
+        r->own_used = false;
+    else
+        free(p);
 }
 
 static fab__cu_piece_t *fab__cu_piece_next(const fab__cu_piece_t *p)
@@ -222,11 +244,7 @@ static void fab__cu_piece_split(fab__cu_range_t *r, fab__cu_piece_t *p, uintptr_
 static size_t fab__cu_reserve_align(void)
 {
     uint64_t align = fab__cu_page();
-    for (int i = 0; i < fab__cu.device_count; i++) {
-        if (fab__cu.devices[i].granularity > align)
-            align = fab__cu.devices[i].granularity;
-    }
-    return (size_t)align;
+    return (size_t)(fab__cu.granularity_max > align ? fab__cu.granularity_max : align);
 }
 
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
@@ -247,7 +265,7 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 
     /* malloc and a literal, not calloc: glibc's calloc never takes from the
      * thread's cache of freed blocks (docs/cuda.md, "Performance of an
-     * import"); the same for the pieces. */
+     * import"). */
     fab__cu_range_t *range = malloc(sizeof(*range));
     if (!range)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -362,7 +380,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
         (const fab__cu_piece_t *)fab__cu_tree_floor(&range->pieces, addr + size - 1);
     if (below && fab__cu_piece_end(below) > addr)
         goto out;
-    fab__cu_piece_t *piece = malloc(sizeof(*piece));
+    fab__cu_piece_t *piece = fab__cu_piece_new(range);
     if (!piece) {
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
@@ -383,7 +401,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     return CUDA_SUCCESS;
 
 free_piece:
-    free(piece);
+    fab__cu_piece_free(range, piece);
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -415,7 +433,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         next = fab__cu_piece_next(p);
         fab__cu_tree_remove(&range->pieces, &p->node);
         fab__cu_alloc_put(p->alloc, &dead);
-        free(p);
+        fab__cu_piece_free(range, p);
     }
     FAB__CU_CHECK(fab__cu_check_unmap(addr, size, __func__));
     r = CUDA_SUCCESS;
