@@ -143,7 +143,8 @@ static uintptr_t fab__cu_piece_end(const fab__cu_piece_t *p)
     return p->node.key + p->size;
 }
 
-/* A piece record for range r: its own room if free, else a new one. */
+/* A piece record for range r: its own room if free, else a new one; and
+ * back. */
 static fab__cu_piece_t *fab__cu_piece_new(fab__cu_range_t *r)
 {
     if (r->own_used)
@@ -238,15 +239,6 @@ static void fab__cu_piece_split(fab__cu_range_t *r, fab__cu_piece_t *p, uintptr_
 
 /* ---- reserve / free ------------------------------------------------------ */
 
-/* A reservation does not say which device's memory will be mapped into it,
- * and cuMemMap needs an address that is a multiple of that device's
- * granularity: the largest of them fits every device. */
-static size_t fab__cu_reserve_align(void)
-{
-    uint64_t align = fab__cu_page();
-    return (size_t)(fab__cu.granularity_max > align ? fab__cu.granularity_max : align);
-}
-
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
@@ -255,17 +247,18 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     if (!ptr || size == 0 || size % page != 0 || flags != 0 || addr % page != 0 ||
         (alignment & (alignment - 1)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    /* Never below the default, so that cuMemMap at the base stays legal
-     * whatever alignment was asked for; a larger one is honoured. */
-    size_t align = fab__cu_reserve_align();
+    /* A reservation does not say which device's memory will be mapped into
+     * it, and cuMemMap needs a multiple of that device's granularity: the
+     * largest (kept by cuInit) fits every device. Never below it, so that
+     * cuMemMap at the base stays legal; a larger alignment is honoured. */
+    size_t align = fab__cu.granularity_max > page ? (size_t)fab__cu.granularity_max : page;
     if (alignment > align)
         align = alignment;
     if (size > SIZE_MAX - align)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
-    /* malloc and a literal, not calloc: glibc's calloc never takes from the
-     * thread's cache of freed blocks (docs/cuda.md, "Performance of an
-     * import"). */
+    /* Not calloc, which glibc never serves from the thread's cache of freed
+     * blocks (docs/cuda.md, "Performance of an import"). */
     fab__cu_range_t *range = malloc(sizeof(*range));
     if (!range)
         return CUDA_ERROR_OUT_OF_MEMORY;
