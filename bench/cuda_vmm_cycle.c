@@ -13,6 +13,11 @@
  *           the driver's rules have it: the baseline the driver is held to.
  *           cuMemUnmap's one call more (the range goes back to PROT_NONE
  *           anonymous memory: it stays reserved) is the driver's own
+ *   re-reserved: the reserved calls with that one more (an anonymous
+ *           PROT_NONE mmap MAP_FIXED over the mapping before the munmap):
+ *           every call the driver's cycle makes, so that its ratio is the
+ *           bookkeeping alone, and its difference from reserved the
+ *           kernel's price of keeping the range reserved
  *
  * The process is pinned to one core. Each round runs the three loops in turn;
  * the ratios are per round, printed as min / median / max.
@@ -67,7 +72,8 @@ static double driver_round(int cycles, size_t size, const CUmemAllocationProp *p
     return (now_ns() - t0) / cycles;
 }
 
-/* sealed: 1 the seals and mode, 2 those and a reservation first. */
+/* sealed: 1 the seals and mode, 2 those and a reservation first, 3 those
+ * and the reservation put back before the munmap. */
 static double bare_round(int cycles, size_t size, int sealed)
 {
     double t0 = now_ns();
@@ -85,6 +91,10 @@ static double bare_round(int cycles, size_t size, int sealed)
             exit(1);
         p = mmap(p, size, PROT_NONE, MAP_SHARED | (p ? MAP_FIXED : 0), fd, 0);
         if (p == MAP_FAILED || mprotect(p, size, PROT_READ | PROT_WRITE) != 0)
+            exit(1);
+        if (sealed == 3 && mmap(p, size, PROT_NONE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+                                0) == MAP_FAILED)
             exit(1);
         munmap(p, size);
         close(fd);
@@ -115,7 +125,7 @@ static int cmp_double(const void *a, const void *b)
 static void print_row(const char *what, double *v, int n, const char *unit)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_double);
-    const char *fmt = unit[0] ? "  %-26s %8.2f%s %8.2f%s %8.2f%s\n" : "  %-26s %8.0f%s %8.0f%s %8.0f%s\n";
+    const char *fmt = unit[0] ? "  %-30s %8.2f%s %8.2f%s %8.2f%s\n" : "  %-30s %8.0f%s %8.0f%s %8.0f%s\n";
     printf(fmt, what, v[0], unit, v[n / 2], unit, v[n - 1], unit);
 }
 
@@ -149,17 +159,21 @@ int main(int argc, char **argv)
     access.location.id = 0;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 
-    double drv[99], bare[99], sealed[99], reserved[99], ratio[99], ratio_sealed[99],
-        ratio_reserved[99];
+    double drv[99], bare[99], sealed[99], reserved[99], rereserved[99], ratio[99],
+        ratio_sealed[99], ratio_reserved[99], ratio_rereserved[99], price[99];
     driver_round(cycles / 10 + 1, size, &prop, &access); /* warm up all three */
     bare_round(cycles / 10 + 1, size, 0);
     bare_round(cycles / 10 + 1, size, 1);
     bare_round(cycles / 10 + 1, size, 2);
+    bare_round(cycles / 10 + 1, size, 3);
     for (int r = 0; r < rounds; r++) {
         drv[r] = driver_round(cycles, size, &prop, &access);
         bare[r] = bare_round(cycles, size, 0);
         sealed[r] = bare_round(cycles, size, 1);
         reserved[r] = bare_round(cycles, size, 2);
+        rereserved[r] = bare_round(cycles, size, 3);
+        price[r] = rereserved[r] - reserved[r];
+        ratio_rereserved[r] = drv[r] / rereserved[r];
         ratio[r] = drv[r] / bare[r];
         ratio_sealed[r] = drv[r] / sealed[r];
         ratio_reserved[r] = drv[r] / reserved[r];
@@ -170,9 +184,12 @@ int main(int argc, char **argv)
     print_row("bare syscalls (6), ns", bare, rounds, "");
     print_row("sealed syscalls (8), ns", sealed, rounds, "");
     print_row("reserved syscalls (9), ns", reserved, rounds, "");
+    print_row("re-reserved syscalls (10), ns", rereserved, rounds, "");
+    print_row("the re-reservation, ns", price, rounds, "");
     print_row("ratio to bare", ratio, rounds, "x");
     print_row("ratio to sealed", ratio_sealed, rounds, "x");
     print_row("ratio to reserved", ratio_reserved, rounds, "x");
+    print_row("ratio to re-reserved", ratio_rereserved, rounds, "x");
 
     int fd = syscall_counter(0, 0);
     double s0 = counted(fd), w0 = switches();

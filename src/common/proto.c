@@ -524,6 +524,33 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
     return FAB__PROTO_HEADER + n;
 }
 
+/* The bytes of a decoded reply its layout fills: the header fields and the
+ * layout's member of the union (a TOPOLOGY reply's node record alone is
+ * 1,176 of the 1,200): clearing and copying only those is what keeps an
+ * IMPORT reply's decode at 72 bytes. An unknown layout (an error reply of
+ * a type the list lacks) takes the whole union. */
+#define FAB__RP_BYTES_(layout, member)                                                      \
+    [FAB__RP_##layout] = offsetof(fab__reply_t, u) + sizeof(((fab__reply_t *)0)->u.member)
+static const uint16_t fab__reply_bytes[] = {
+    [FAB__RP_NONE] = sizeof(fab__reply_t),
+    FAB__RP_BYTES_(HELLO, hello),
+    FAB__RP_BYTES_(ALLOC, alloc),
+    FAB__RP_BYTES_(HANDLE, exported),
+    FAB__RP_BYTES_(MEMORY, import),
+    FAB__RP_BYTES_(RELEASE, release),
+    FAB__RP_BYTES_(STATS, stats),
+    FAB__RP_BYTES_(VERIFY, verify),
+    FAB__RP_BYTES_(TOPOLOGY, topology),
+    FAB__RP_BYTES_(IPC_HANDLE, ipc_publish),
+    FAB__RP_BYTES_(IPC_OPEN, ipc_open),
+    [FAB__RP_EMPTY] = offsetof(fab__reply_t, u),
+    FAB__RP_BYTES_(IMPORT_MANY, import_many),
+    FAB__RP_BYTES_(MC, mc),
+};
+#undef FAB__RP_BYTES_
+_Static_assert(sizeof(fab__reply_bytes) / sizeof(fab__reply_bytes[0]) == FAB__RP_MC + 1,
+               "every reply layout has its size");
+
 fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out)
 {
     if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)
@@ -533,8 +560,10 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
         fab__le_get16(buf + 6) != 0)
         return FAB_ERROR_INVALID_VALUE;
     fab__reply_t r;
-    memset(&r, 0, sizeof(r));
-    r.type = (uint16_t)(type & ~FAB__MSG_REPLY);
+    uint16_t rtype = (uint16_t)(type & ~FAB__MSG_REPLY);
+    size_t filled = fab__reply_bytes[fab__msg(rtype)->reply_layout];
+    memset(&r, 0, filled);
+    r.type = rtype;
     r.seq = fab__le_get32(buf + 8);
     r.status = fab__le_get32(buf + 12);
     const uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -663,6 +692,6 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     }
     if (body != want)
         return FAB_ERROR_INVALID_VALUE;
-    *out = r;
+    memcpy(out, &r, filled);
     return FAB_SUCCESS;
 }

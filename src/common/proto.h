@@ -389,7 +389,10 @@ size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf);
 /* Decode len bytes. FAB_SUCCESS, or FAB_ERROR_INVALID_VALUE for a message that
  * is malformed (bad magic, unknown type, wrong length, bad field). *out is
  * written only on success. The request decoder is the daemon's first line of
- * defence and is fuzzed (fuzz/fuzz_request.c). */
+ * defence and is fuzzed (fuzz/fuzz_request.c). A decoded reply is its header
+ * and its type's member of the union (zeros where the body says nothing,
+ * and all of it for an error reply); the union's other bytes are left as
+ * they were, since no reader looks at another type's member. */
 fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t *out);
 fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out);
 

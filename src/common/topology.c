@@ -55,6 +55,12 @@ fab_status_t fab_topology_path(const fab_topology_t *topology, int from, int to)
         to >= topology->nnodes)
         return FAB_ERROR_INVALID_VALUE;
     const fab_node_info_t *a = &topology->nodes[from].info, *b = &topology->nodes[to].info;
+    /* Within one node the names and the clique are the node's own: what is
+     * left to ask is whether its fabric is up (every import of a job on
+     * one node asks this). */
+    if (from == to)
+        return a->fabric_state == FAB_FABRIC_STATE_COMPLETED ? FAB_SUCCESS
+                                                             : FAB_ERROR_NOT_SUPPORTED;
     if (strcmp(a->imex_domain, b->imex_domain) != 0)
         return FAB_ERROR_INVALID_HANDLE;
     if (a->fabric_state != FAB_FABRIC_STATE_COMPLETED ||

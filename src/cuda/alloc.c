@@ -468,18 +468,23 @@ CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, vo
     if (shHandleType == CU_MEM_HANDLE_TYPE_FABRIC && !osHandle)
         return CUDA_ERROR_INVALID_VALUE;
 
-    fab__cu_alloc_t *a = calloc(1, sizeof(*a));
+    /* malloc and a literal, not calloc: glibc's calloc never takes from the
+     * thread's cache of freed blocks (docs/cuda.md, "Performance of an
+     * import"). */
+    fab__cu_alloc_t *a = malloc(sizeof(*a));
     if (!a)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    a->fd = -1;
-    a->refs = 1; /* the handle reference the call returns */
-    a->handle_refs = 1;
-    a->device = fab__cu_import_device();
-    a->host_numa = -1; /* a handle does not say where its memory lives */
-    a->imported = true;
-    a->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    a->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    a->prop.location.id = a->device;
+    int device = fab__cu_import_device();
+    *a = (fab__cu_alloc_t){
+        .device = device,
+        .host_numa = -1, /* a handle does not say where its memory lives */
+        .prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                 .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = device}},
+        .fd = -1,
+        .refs = 1, /* the handle reference the call returns */
+        .handle_refs = 1,
+        .imported = true,
+    };
 
     /* As in cuMemCreate: the daemon's round trip (or the fd's checks) with no
      * lock held, the insertion under it. */

@@ -157,6 +157,11 @@ static CUresult fab__cu_devices_copy(fab__cu_state_t *st, const fab_topology_t *
         d->host_numa_id = di.host_numa_id;
     }
     st->host_numa_nodes = info.host_numa_nodes > 0 ? info.host_numa_nodes : 1;
+    st->granularity_max = 0;
+    for (int i = 0; i < count; i++) {
+        if (st->devices[i].granularity > st->granularity_max)
+            st->granularity_max = st->devices[i].granularity;
+    }
     st->device_count = count;
     st->topology = topo;
     st->node = node;

@@ -124,6 +124,7 @@ typedef struct fab__cu_state {
     int driver_version;
     int device_count;
     fab__cu_device_t devices[FAB__CU_MAX_DEVICES];
+    uint64_t granularity_max; /* the largest device granularity (a reservation's alignment) */
     int host_numa_nodes; /* this node's host NUMA nodes, at least 1 */
     /* Set once, by the first cuInit or cuDriverGetVersion, and read-only
      * after: where the devices came from. With a daemon, its topology

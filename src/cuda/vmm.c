@@ -67,6 +67,11 @@ typedef struct fab__cu_range {
     uintptr_t map_base; /* the whole mmap, over-reserved for alignment */
     size_t map_len;
     fab__cu_tree_t pieces; /* non-overlapping */
+    /* Room for one piece, so that the common use (one mapping a
+     * reservation) makes and frees no record of its own; own_used while
+     * own is in pieces. */
+    fab__cu_piece_t own;
+    bool own_used;
 } fab__cu_range_t;
 
 _Static_assert(offsetof(fab__cu_piece_t, node) == 0, "a node is its piece");
@@ -136,6 +141,24 @@ bool fab__cu_reserved(uintptr_t addr)
 static uintptr_t fab__cu_piece_end(const fab__cu_piece_t *p)
 {
     return p->node.key + p->size;
+}
+
+/* A piece record for range r: its own room if free, else a new one; and
+ * back. */
+static fab__cu_piece_t *fab__cu_piece_new(fab__cu_range_t *r)
+{
+    if (r->own_used)
+        return malloc(sizeof(fab__cu_piece_t));
+    r->own_used = true;
+    return &r->own;
+}
+
+static void fab__cu_piece_free(fab__cu_range_t *r, fab__cu_piece_t *p)
+{
+    if (p == &r->own)
+        r->own_used = false;
+    else
+        free(p);
 }
 
 static fab__cu_piece_t *fab__cu_piece_next(const fab__cu_piece_t *p)
@@ -216,19 +239,6 @@ static void fab__cu_piece_split(fab__cu_range_t *r, fab__cu_piece_t *p, uintptr_
 
 /* ---- reserve / free ------------------------------------------------------ */
 
-/* A reservation does not say which device's memory will be mapped into it,
- * and cuMemMap needs an address that is a multiple of that device's
- * granularity: the largest of them fits every device. */
-static size_t fab__cu_reserve_align(void)
-{
-    uint64_t align = fab__cu_page();
-    for (int i = 0; i < fab__cu.device_count; i++) {
-        if (fab__cu.devices[i].granularity > align)
-            align = fab__cu.devices[i].granularity;
-    }
-    return (size_t)align;
-}
-
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags)
 {
@@ -237,17 +247,22 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     if (!ptr || size == 0 || size % page != 0 || flags != 0 || addr % page != 0 ||
         (alignment & (alignment - 1)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    /* Never below the default, so that cuMemMap at the base stays legal
-     * whatever alignment was asked for; a larger one is honoured. */
-    size_t align = fab__cu_reserve_align();
+    /* A reservation does not say which device's memory will be mapped into
+     * it, and cuMemMap needs a multiple of that device's granularity: the
+     * largest (kept by cuInit) fits every device. Never below it, so that
+     * cuMemMap at the base stays legal; a larger alignment is honoured. */
+    size_t align = fab__cu.granularity_max > page ? (size_t)fab__cu.granularity_max : page;
     if (alignment > align)
         align = alignment;
     if (size > SIZE_MAX - align)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
-    fab__cu_range_t *range = calloc(1, sizeof(*range));
+    /* Not calloc, which glibc never serves from the thread's cache of freed
+     * blocks (docs/cuda.md, "Performance of an import"). */
+    fab__cu_range_t *range = malloc(sizeof(*range));
     if (!range)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    *range = (fab__cu_range_t){.size = 0};
     const int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     void *m = MAP_FAILED;
     if (addr && addr % align == 0) {
@@ -358,7 +373,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
         (const fab__cu_piece_t *)fab__cu_tree_floor(&range->pieces, addr + size - 1);
     if (below && fab__cu_piece_end(below) > addr)
         goto out;
-    fab__cu_piece_t *piece = calloc(1, sizeof(*piece));
+    fab__cu_piece_t *piece = fab__cu_piece_new(range);
     if (!piece) {
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto out;
@@ -367,10 +382,10 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
         r = CUDA_ERROR_OUT_OF_MEMORY;
         goto free_piece;
     }
-    piece->node.key = addr;
-    piece->size = size;
-    piece->alloc = a;
-    piece->map_id = fab__cu_next_map_id++;
+    *piece = (fab__cu_piece_t){.node = {.key = addr},
+                               .size = size,
+                               .alloc = a,
+                               .map_id = fab__cu_next_map_id++};
     fab__cu_tree_insert(&range->pieces, &piece->node);
     fab__cu_alloc_get(a); /* the new piece's */
     FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_MAP, addr, size, a->device,
@@ -379,7 +394,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     return CUDA_SUCCESS;
 
 free_piece:
-    free(piece);
+    fab__cu_piece_free(range, piece);
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -411,7 +426,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         next = fab__cu_piece_next(p);
         fab__cu_tree_remove(&range->pieces, &p->node);
         fab__cu_alloc_put(p->alloc, &dead);
-        free(p);
+        fab__cu_piece_free(range, p);
     }
     FAB__CU_CHECK(fab__cu_check_unmap(addr, size, __func__));
     r = CUDA_SUCCESS;

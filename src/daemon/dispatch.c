@@ -72,13 +72,20 @@ static void fab__releases_apply(fab__registry_t *daemon, fab__conn_t *conn,
  * adds its member to this list (or clears what it leaves unset). */
 static size_t fab__reply_small_size(void)
 {
-    const fab__reply_t *r = NULL;
-    size_t most = sizeof(r->u.hello);
-    size_t sizes[] = {sizeof(r->u.alloc), sizeof(r->u.exported), sizeof(r->u.import),
-                      sizeof(r->u.release), sizeof(r->u.stats), sizeof(r->u.verify),
-                      sizeof(r->u.ipc_publish), sizeof(r->u.ipc_open), sizeof(r->u.mc)};
-    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-        most = sizes[i] > most ? sizes[i] : most;
+    /* One constant expression, folded at compile time (a loop over an
+     * array of the sizes was run on every reply). */
+#define FAB__MAX_(a, b) ((a) > (b) ? (a) : (b))
+#define FAB__MEMBER_(m) sizeof(((const fab__reply_t *)0)->u.m)
+    enum {
+        most = FAB__MAX_(
+            FAB__MAX_(FAB__MAX_(FAB__MAX_(FAB__MEMBER_(hello), FAB__MEMBER_(alloc)),
+                                FAB__MAX_(FAB__MEMBER_(exported), FAB__MEMBER_(import))),
+                      FAB__MAX_(FAB__MAX_(FAB__MEMBER_(release), FAB__MEMBER_(stats)),
+                                FAB__MAX_(FAB__MEMBER_(verify), FAB__MEMBER_(ipc_publish)))),
+            FAB__MAX_(FAB__MEMBER_(ipc_open), FAB__MEMBER_(mc)))
+    };
+#undef FAB__MEMBER_
+#undef FAB__MAX_
     return offsetof(fab__reply_t, u) + most;
 }
 

@@ -133,7 +133,10 @@ static size_t fab__request_encode_releasing(fab_client_t *client, fab__request_t
  * holds the lock. */
 void fab__client_release_send(fab_client_t *client, uint64_t id)
 {
-    fab__request_t request = {.type = FAB__MSG_RELEASE, .seq = ++client->seq};
+    fab__request_t request;
+    memset(&request, 0, offsetof(fab__request_t, releases)); /* the ids: as many as carried */
+    request.type = FAB__MSG_RELEASE;
+    request.seq = ++client->seq;
     request.u.region.region = id;
     uint8_t buf[FAB__PROTO_MAX];
     size_t len = fab__request_encode_releasing(client, &request, buf);
@@ -314,11 +317,12 @@ fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__reques
     int64_t deadline = fab__client_deadline(client);
     fds_out->count = 0;
     fds_out->lost = 0;
-    /* The daemon answers in order: replies read out of turn come first. */
+    /* The daemon answers in order: replies read out of turn come first.
+     * Each is read into reply_out itself (1,200 bytes: not copied again). */
     for (;;) {
-        fab__reply_t reply;
+        fab__reply_t *reply = reply_out;
         fab__fds_t fds;
-        int got = fab__reply_read(client, deadline, &reply, &fds);
+        int got = fab__reply_read(client, deadline, reply, &fds);
         if (got < 0)
             return FAB_ERROR_SYSTEM_NOT_READY;
         if (got == 0) {
@@ -331,32 +335,31 @@ fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__reques
                 client->deferred++; /* its reply is read and undone later */
             return FAB_ERROR_SYSTEM_NOT_READY;
         }
-        if (reply.seq != request->seq && client->deferred > 0) {
-            fab__deferred_reply(client, &reply, &fds);
+        if (reply->seq != request->seq && client->deferred > 0) {
+            fab__deferred_reply(client, reply, &fds);
             if (client->sock < 0)
                 return FAB_ERROR_SYSTEM_NOT_READY;
             continue;
         }
-        if (reply.seq != request->seq || reply.type != request->type) {
+        if (reply->seq != request->seq || reply->type != request->type) {
             fab__client_fds_close(&fds);
             fab__client_connection_lost(client);
             return FAB_ERROR_SYSTEM_NOT_READY;
         }
-        fab_status_t status = (fab_status_t)reply.status;
+        fab_status_t status = (fab_status_t)reply->status;
         if (status != FAB_SUCCESS) {
             fab__client_fds_close(&fds); /* an error hands out nothing */
             fds.lost = 0;
         }
-        if (fds.lost && reply.type != FAB__MSG_IMPORT_MANY) {
+        if (fds.lost && reply->type != FAB__MSG_IMPORT_MANY) {
             fab__log(FAB__LOG_WARN, "out of file descriptors: the daemon's reply lost its fd");
             fds.lost = 0;
-            if (fab__reply_region(&reply) != 0)
-                fab__client_release_send(client, fab__reply_region(&reply));
+            if (fab__reply_region(reply) != 0)
+                fab__client_release_send(client, fab__reply_region(reply));
             if (status == FAB_SUCCESS)
                 status = FAB_ERROR_OUT_OF_MEMORY;
         }
         *fds_out = fds;
-        *reply_out = reply;
         return status;
     }
 }

@@ -37,21 +37,24 @@
 static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_memory_t *reply, int fd,
                                      fab_access_t access)
 {
-    fab_region_t *region = calloc(1, sizeof(*region));
+    /* malloc, not calloc: glibc's calloc never takes from the thread's
+     * cache of freed blocks, so one per import cost some 300 instructions
+     * more; the literal below sets every field. */
+    fab_region_t *region = malloc(sizeof(*region));
     if (region == NULL)
         return NULL;
-    region->next = client->regions;
+    *region = (fab_region_t){.client = client,
+                             .id = reply->region,
+                             .fd = fd,
+                             .size = (size_t)reply->size,
+                             .access = access,
+                             .uuid = reply->uuid,
+                             .device = reply->device,
+                             .refs = 1,
+                             .next = client->regions};
     if (client->regions != NULL)
         client->regions->prev = region;
     client->regions = region;
-    region->client = client;
-    region->id = reply->region;
-    region->fd = fd;
-    region->size = (size_t)reply->size;
-    region->access = access;
-    region->uuid = reply->uuid;
-    region->device = reply->device;
-    region->refs = 1;
     return region;
 }
 
@@ -145,7 +148,11 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
         return FAB_ERROR_INVALID_VALUE;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    fab__request_t request = {.type = FAB__MSG_IMPORT};
+    /* Zeroed but for the released ids and IMPORT_MANY's handles (1,152 of
+     * its 1,432 bytes), which only nreleases and count of are read. */
+    fab__request_t request;
+    memset(&request, 0, offsetof(fab__request_t, releases));
+    request.type = FAB__MSG_IMPORT;
     request.u.import.device = device_ordinal;
     request.u.import.handle = *handle;
     pthread_mutex_lock(&client->lock);
