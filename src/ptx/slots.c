@@ -51,14 +51,6 @@ typedef struct fab__ptx_iv {
     uint32_t lo, hi, reg;
 } fab__ptx_iv_t;
 
-static int fab__ptx_iv_cmp(const void *a, const void *b)
-{
-    const fab__ptx_iv_t *x = a, *y = b;
-    if (x->lo != y->lo)
-        return x->lo < y->lo ? -1 : 1;
-    return x->reg < y->reg ? -1 : x->reg > y->reg;
-}
-
 /* A min-heap of (end, slot): the slots in use, the one that frees first on top. */
 typedef struct fab__ptx_heap {
     uint64_t *v;
@@ -133,7 +125,7 @@ int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f)
     int rc = FAB__PTX_E_NOMEM;
     uint32_t *start = NULL, *succ = NULL, *bof = NULL, *stamp = NULL, *ustamp = NULL, *gid = NULL, *greg = NULL;
     uint32_t *ue = NULL, *ueoff = NULL, *kl = NULL, *kloff = NULL, *lo = NULL, *hi = NULL, *slot = NULL;
-    uint32_t *freel = NULL;
+    uint32_t *freel = NULL, *cnt = NULL;
     uint64_t *in = NULL, *tmp = NULL;
     uint8_t *lead = NULL, *cls = NULL;
     fab__ptx_iv_t *iv = NULL;
@@ -308,17 +300,23 @@ int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f)
         if ((c->x[i].op == FAB__PTX_OP_SHFL || c->x[i].op == FAB__PTX_OP_SHFL_SYNC) && c->x[i].s[0] < nv)
             cls[c->x[i].s[0]] = 3;
 
+    /* the shared ones' ranges by start (a counting sort: starts are instruction indices) */
     uint32_t niv = 0;
     iv = malloc((size_t)nv * sizeof(*iv));
     slot = calloc(nv, sizeof(*slot));
     freel = malloc((size_t)nv * sizeof(*freel));
     h.v = malloc((size_t)nv * sizeof(*h.v));
-    if (!iv || !slot || !freel || !h.v)
+    cnt = calloc((size_t)n + 1, sizeof(*cnt));
+    if (!iv || !slot || !freel || !h.v || !cnt)
         goto out;
     for (uint32_t v = 0; v < nv; v++)
         if (cls[v] == 1 || cls[v] == 2)
-            iv[niv++] = (fab__ptx_iv_t){lo[v], hi[v], v};
-    qsort(iv, niv, sizeof(*iv), fab__ptx_iv_cmp);
+            cnt[lo[v] + 1]++, niv++;
+    for (uint32_t i = 0; i < n; i++)
+        cnt[i + 1] += cnt[i];
+    for (uint32_t v = 0; v < nv; v++)
+        if (cls[v] == 1 || cls[v] == 2)
+            iv[cnt[lo[v]]++] = (fab__ptx_iv_t){lo[v], hi[v], v};
     uint32_t own = 0;
     for (uint32_t v = 0; v < nv; v++)
         if (cls[v] == 3)
@@ -365,5 +363,6 @@ out:
     free(slot);
     free(freel);
     free(h.v);
+    free(cnt);
     return rc;
 }
