@@ -8,7 +8,8 @@
  * through s[], addr and guard alone, writes them through d[] alone, and
  * writes only the lanes of m: a value lane's whole word, a predicate's bits
  * of m (PSET); a register read in a lane that is not active (as shfl does)
- * must be given a slot of its own in slots.c. */
+ * must be given a slot of its own in slots.c. A new handler is checked
+ * against this and its opcode listed in slots.c's FAB__PTX_SLOTS_CHECKED. */
 #ifndef FAB_PTX_EXEC_H
 #define FAB_PTX_EXEC_H
 

@@ -23,8 +23,10 @@
  *     path: it starts as an earlier block or activation left it, docs/ptx.md)
  *     and the source of shfl (which reads lanes that are not active) each
  *     keep a slot of their own;
- *   - a slot field the allocator does not recognise, or a function whose
- *     liveness sets would take over 256 MiB, keeps one slot per register.
+ *   - a function with an instruction whose handler was not checked against
+ *     that contract (FAB__PTX_SLOTS_CHECKED), a slot field the allocator does
+ *     not recognise, or liveness sets over 256 MiB keeps one slot per
+ *     register.
  * Calls need nothing: a callee's window lies past its caller's, and
  * arguments travel in .param memory. */
 #include <stdlib.h>
@@ -45,6 +47,40 @@ static bool fab__ptx_ends(const fab__ptx_x_t *x)
 {
     return x->op == FAB__PTX_OP_BRA || x->op == FAB__PTX_OP_RET || x->op == FAB__PTX_OP_EXIT ||
            x->op == FAB__PTX_OP_TRAP || x->op == FAB__PTX_OP_BRKPT;
+}
+
+/* The opcodes whose handlers were checked against exec.h's contract (they
+ * read registers only through s[], addr and guard, write them only through
+ * d[], and only in the lanes of m): every one that ran when this was
+ * written. A function that uses any other keeps one slot per register, and
+ * ptx.every_instruction_that_runs_is_checked_for_register_slots fails until
+ * its handler is checked and the opcode is listed here. */
+#define FAB__PTX_SLOTS_CHECKED(X) \
+    X(ADD) X(SUB) X(MUL) X(MAD) X(MUL24) X(MAD24) X(SAD) X(DIV) X(REM) X(ABS) X(NEG) X(MIN) \
+    X(MAX) X(POPC) X(CLZ) X(BFIND) X(BREV) X(BFE) X(BFI) X(SZEXT) X(BMSK) X(DP4A) X(DP2A) \
+    X(ADD_CC) X(ADDC) X(SUB_CC) X(SUBC) X(MAD_CC) X(MADC) X(TESTP) X(COPYSIGN) X(FMA) X(RCP) \
+    X(SQRT) X(RSQRT) X(SIN) X(COS) X(LG2) X(EX2) X(TANH) X(SET) X(SETP) X(SELP) X(SLCT) \
+    X(AND) X(OR) X(XOR) X(NOT) X(CNOT) X(LOP3) X(SHF) X(SHL) X(SHR) X(MOV) X(SHFL) \
+    X(SHFL_SYNC) X(PRMT) X(LD) X(LDU) X(ST) X(MULTIMEM_LD_REDUCE) X(MULTIMEM_ST) \
+    X(MULTIMEM_RED) X(PREFETCH) X(PREFETCHU) X(APPLYPRIORITY) X(DISCARD) X(ISSPACEP) X(CVTA) \
+    X(CVT) X(CP_ASYNC) X(CP_ASYNC_COMMIT_GROUP) X(CP_ASYNC_WAIT_GROUP) X(CP_ASYNC_WAIT_ALL) \
+    X(BRA) X(CALL) X(RET) X(EXIT) X(BAR_SYNC) X(BAR_ARRIVE) X(BAR_RED) X(BAR_CTA_SYNC) \
+    X(BAR_CTA_ARRIVE) X(BAR_CTA_RED) X(BARRIER_SYNC) X(BARRIER_ARRIVE) X(BARRIER_RED) \
+    X(BARRIER_CTA_SYNC) X(BARRIER_CTA_ARRIVE) X(BARRIER_CTA_RED) X(BAR_WARP_SYNC) X(MEMBAR) \
+    X(FENCE) X(ATOM) X(RED) X(VOTE) X(VOTE_SYNC) X(MATCH_SYNC) X(ACTIVEMASK) X(REDUX_SYNC) \
+    X(GRIDDEPCONTROL) X(ELECT_SYNC) X(MBARRIER_INIT) X(MBARRIER_INVAL) X(MBARRIER_ARRIVE) \
+    X(MBARRIER_ARRIVE_DROP) X(MBARRIER_TEST_WAIT) X(MBARRIER_TRY_WAIT) \
+    X(MBARRIER_PENDING_COUNT) X(BRKPT) X(NANOSLEEP) X(PMEVENT) X(TRAP) X(SETMAXNREG)
+
+static const bool fab__ptx_checked[FAB__PTX_OP_COUNT] = {
+#define FAB__PTX_CHECKED_ROW(id) [FAB__PTX_OP_##id] = true,
+    FAB__PTX_SLOTS_CHECKED(FAB__PTX_CHECKED_ROW)
+#undef FAB__PTX_CHECKED_ROW
+};
+
+bool fab__ptx_slots_checked(unsigned op)
+{
+    return op < FAB__PTX_OP_COUNT && fab__ptx_checked[op];
 }
 
 typedef struct fab__ptx_iv {
@@ -115,6 +151,8 @@ int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f)
         return 0;
     for (uint32_t i = 0; i < n; i++) {
         fab__ptx_x_t *x = &c->x[i];
+        if (!fab__ptx_slots_checked(x->op))
+            return 0; /* a handler not checked against exec.h's contract: one slot per register */
         for (unsigned k = 0; k < NRD; k++)
             if (*fab__ptx_rd(x, k) != NONE && *fab__ptx_rd(x, k) >= top)
                 return 0; /* not a slot as decode.c numbers them: one slot per register */

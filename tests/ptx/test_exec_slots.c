@@ -3,12 +3,15 @@
  * fab__ptx_program_func_slots, and kernels whose registers share slots
  * computing what they compute with one slot each: values live across a
  * divergent branch and a loop's back edge, across calls, and a register read
- * before it is written, which starts as the block before left it. */
+ * before it is written, which starts as the block before left it; and that
+ * every instruction the engine runs has had its handler checked against the
+ * contract shared slots rely on (src/ptx/exec.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fabtest.h"
+#include "src/ptx/decode.h"
 #include "src/ptx/ptx.h"
 
 #define HEAD ".version 9.0\n.target sm_90\n.address_size 64\n"
@@ -207,11 +210,30 @@ static void a_register_read_before_written_starts_as_the_block_before_left_it(vo
         assert_int_equal(out[16 + c], (((c + 1) * 9 + c + 1) ^ 7) + (c + 1) * 9);
 }
 
+/* A new handler must be checked against exec.h's contract and listed in
+ * slots.c (FAB__PTX_SLOTS_CHECKED); until then the functions that use it
+ * keep one slot per register, which this says rather than leaves unseen. */
+static void every_instruction_that_runs_is_checked_for_register_slots(void **state)
+{
+    (void)state;
+    char missing[2048] = "";
+    size_t n = 0;
+#define ROW(id, mnemonic, section, runs)                                                           \
+    if ((runs) && !fab__ptx_slots_checked(FAB__PTX_OP_##id) && n < sizeof(missing) - 40)       \
+        n += (size_t)snprintf(missing + n, sizeof(missing) - n, " %s", mnemonic);
+    FAB__PTX_OPCODES(ROW)
+#undef ROW
+    if (n)
+        fail_msg("these run, but src/ptx/slots.c has not checked their handlers against "
+                 "src/ptx/exec.h's contract (FAB__PTX_SLOTS_CHECKED):%s", missing);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(short_lived_registers_share_a_few_slots, teardown),
     cmocka_unit_test_teardown(values_live_across_a_divergent_branch_and_a_loop_keep_them, teardown),
     cmocka_unit_test_teardown(values_live_across_calls_keep_them, teardown),
     cmocka_unit_test_teardown(a_register_read_before_written_starts_as_the_block_before_left_it, teardown),
+    cmocka_unit_test(every_instruction_that_runs_is_checked_for_register_slots),
 };
 
 FAB_TEST_MAIN_NO_HELPERS("ptx", tests)
