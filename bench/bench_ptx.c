@@ -14,11 +14,18 @@
  *           between levels), then red.add of the block sums, 1024 blocks
  *   arith   straight-line integer and f32 arithmetic in a counted loop,
  *           1024 threads x 2000 rounds of 19 instructions
+ *   wide    the register file of NCCL's device code: one kernel of 9,800
+ *           registers (a chain of short-lived ones), 64 blocks of 128
+ *           threads that all start before any ends (each waits for every
+ *           block to arrive, as NCCL's blocks wait on each other); the
+ *           register slots its window takes, CPU time and page faults a
+ *           run, interpreted only
  *
  * Usage: bench_ptx [rounds, default 7] | bench_ptx --smoke */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "mkernels.h"
@@ -128,6 +135,68 @@ static void arith_native(uint32_t *out, uint32_t iters, uint32_t threads)
         arith_thread(out, iters, t);
 }
 
+/* ---- wide: many registers, every block live ------------------------------------------------ */
+
+#define WIDE_REGS 9800u
+
+static char *wide_ptx(void)
+{
+    size_t cap = 40 * (size_t)WIDE_REGS + 2048, n = 0;
+    char *t = malloc(cap);
+    if (!t)
+        exit(1);
+    n += (size_t)snprintf(t + n, cap - n,
+                          ".version 8.0\n.target sm_90\n.address_size 64\n"
+                          ".visible .entry wide(.param .u64 out, .param .u64 ctr, .param .u32 nb)\n{\n"
+                          ".reg .pred %%p;\n.reg .u64 %%o, %%c, %%a;\n.reg .b32 %%r<%u>, %%t, %%v, %%n;\n"
+                          "ld.param.u64 %%o, [out];\nld.param.u64 %%c, [ctr];\nld.param.u32 %%n, [nb];\n"
+                          "mov.u32 %%t, %%tid.x;\nsetp.ne.u32 %%p, %%t, 0;\n@%%p bra WAIT;\n"
+                          "atom.global.add.u32 %%v, [%%c], 1;\n"
+                          "WAIT:\nld.volatile.global.u32 %%v, [%%c];\nsetp.lt.u32 %%p, %%v, %%n;\n@%%p bra WAIT;\n"
+                          "mov.u32 %%r0, %%t;\n", WIDE_REGS);
+    for (unsigned i = 1; i < WIDE_REGS; i++)
+        n += (size_t)snprintf(t + n, cap - n, "add.u32 %%r%u, %%r%u, %u;\n", i, i - 1, i % 7);
+    snprintf(t + n, cap - n, "mul.wide.u32 %%a, %%t, 4;\nadd.u64 %%a, %%o, %%a;\n"
+             "st.global.u32 [%%a], %%r%u;\nret;\n}\n", WIDE_REGS - 1);
+    return t;
+}
+
+static void wide(int rounds, uint32_t grid)
+{
+    char *text = wide_ptx();
+    fab__ptx_module_t *m = NULL;
+    fab__ptx_program_t *p = NULL;
+    fab__ptx_diag_t d;
+    if (fab__ptx_parse(text, strlen(text), &m, &d) != FAB__PTX_OK || fab__ptx_program_load(m, &p, &d) != FAB__PTX_OK) {
+        fprintf(stderr, "bench_ptx: wide: line %u: %s\n", d.line, d.msg);
+        exit(1);
+    }
+    free(text);
+    uint32_t regs = 0, slots = 0, out[128], ctr = 0, sum = 0;
+    fab__ptx_program_func_slots(p, "wide", &regs, &slots);
+    for (unsigned i = 1; i < WIDE_REGS; i++)
+        sum += i % 7;
+    struct { uint32_t *out, *ctr; uint32_t nb; } wp = {out, &ctr, grid};
+    double ti[64], pf[64];
+    for (int r = 0; r < rounds; r++) {
+        struct rusage r0, r1;
+        ctr = 0;
+        getrusage(RUSAGE_SELF, &r0);
+        ti[r] = run(p, "wide", grid, 128, &wp);
+        getrusage(RUSAGE_SELF, &r1);
+        pf[r] = (double)(r1.ru_minflt - r0.ru_minflt);
+        for (uint32_t t = 0; t < 128; t++)
+            if (out[t] != t + sum) {
+                fprintf(stderr, "bench_ptx: wide: thread %u computed %u, not %u\n", t, out[t], t + sum);
+                exit(1);
+            }
+    }
+    printf("wide (%u PTX registers on %u slots, %u blocks of 128 threads live at once)\n", regs, slots, grid);
+    row("interpreted", ti, rounds, "ms", 1e3);
+    row("minor page faults a run", pf, rounds, "", 1);
+    fab__ptx_program_free(p);
+}
+
 /* ---- rounds ------------------------------------------------------------------------------ */
 
 static void report(const char *name, double *ti, double *tn, int rounds, double lane_insns)
@@ -210,6 +279,8 @@ int main(int argc, char **argv)
     }
     report("arith", ti, tn, rounds, 1024.0 * (7 + 19.0 * iters + 9));
     fab__ptx_program_free(p);
+
+    wide(rounds, smoke ? 2 : 64);
     free(b);
     free(a), free(bb), free(c), free(c2), free(in), free(out), free(out2), free(ao), free(ao2);
     return 0;

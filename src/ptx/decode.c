@@ -4,7 +4,8 @@
  * proved. Operands become window slots (immediates, symbol addresses and
  * fixed special registers folded into constant slots), labels become
  * instruction indices, and each conditional branch gets its reconvergence
- * point, the immediate post-dominator of its basic block. Anything the
+ * point, the immediate post-dominator of its basic block; then slots.c
+ * packs the registers onto as few slots as their live ranges allow. Anything the
  * engine does not run is refused here with FAB__PTX_E_UNSUPPORTED naming
  * the instruction, type or modifier and its line. */
 #include <math.h>
@@ -587,7 +588,7 @@ int fab__ptx_decode_func(fab__ptx_program_t *p, uint32_t fi, fab__ptx_diag_t *di
             rc = fab__ptx_dc_fail(&dc, FAB__PTX_E_UNSUPPORTED, "a branch target out of range");
             goto out;
         }
-    if ((rc = fab__ptx_dc_reconv(c)))
+    if ((rc = fab__ptx_dc_reconv(c)) || (rc = fab__ptx_dc_slots(c, f)))
         goto out;
     c->nslots = c->nregs + 1 + c->nconsts;
     c->decoded = true;

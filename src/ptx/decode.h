@@ -1,5 +1,5 @@
 /* The decoder's own parts (decode.c: operands, constants, reconvergence;
- * insn.c: what each opcode takes; load.c: programs, layouts, windows) and
+ * slots.c: register slots; insn.c: what each opcode takes; load.c: programs, layouts, windows) and
  * the scalar conversions every part shares (float.c). */
 #ifndef FAB_PTX_DECODE_H
 #define FAB_PTX_DECODE_H
@@ -33,6 +33,11 @@ int fab__ptx_dc_src(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, 
 int fab__ptx_dc_dst(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, uint32_t *slot_out);
 int fab__ptx_dc_addr(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned space, fab__ptx_x_t *x);
 int fab__ptx_dc_reconv(fab__ptx_code_t *c);
+/* slots.c: registers onto as few window slots as their live ranges allow
+ * (c->nregs becomes the slots, c->nvregs the PTX registers). */
+int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f);
+/* Whether op's handler was checked against exec.h's contract for shared slots. */
+bool fab__ptx_slots_checked(unsigned op);
 int fab__ptx_decode_func(fab__ptx_program_t *p, uint32_t fi, fab__ptx_diag_t *diag);
 int fab__ptx_decode_insn(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
 

@@ -89,13 +89,15 @@ typedef struct fab__ptx_callsite {
 enum { FAB__PTX_BI_NONE = 0, FAB__PTX_BI_VPRINTF, FAB__PTX_BI_MALLOC, FAB__PTX_BI_FREE,
        FAB__PTX_BI_ASSERTFAIL };
 
-/* A function decoded. Its window: nregs register slots, then nconsts. */
+/* A function decoded. Its window: nregs register slots (its nvregs PTX
+ * registers packed by live range, slots.c), the sink slot, then nconsts. */
 typedef struct fab__ptx_code {
     const fab__ptx_func_t *func;
     uint32_t index;
     fab__ptx_x_t *x;
     uint32_t nx;
     uint32_t nregs, nconsts, nslots;
+    uint32_t nvregs;                 /* PTX registers the function declares */
     fab__ptx_const_t *consts;
     fab__ptx_callsite_t *calls;
     uint32_t ncalls;

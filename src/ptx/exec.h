@@ -3,7 +3,13 @@
  * the loop does next (R_NEXT: the following instruction; R_JUMP: the pc
  * is already set; R_YIELD, R_BAR: end the quantum after this one; R_DONE,
  * R_FAULT: the warp stops). Slot s of lane l is w->R[s * 32 + l]; a
- * predicate slot's 32 lanes are one mask in lane 0's word. */
+ * predicate slot's 32 lanes are one mask in lane 0's word. Registers share
+ * slots (slots.c), which holds only while every handler reads registers
+ * through s[], addr and guard alone, writes them through d[] alone, and
+ * writes only the lanes of m: a value lane's whole word, a predicate's bits
+ * of m (PSET); a register read in a lane that is not active (as shfl does)
+ * must be given a slot of its own in slots.c. A new handler is checked
+ * against this and its opcode listed in slots.c's FAB__PTX_SLOTS_CHECKED. */
 #ifndef FAB_PTX_EXEC_H
 #define FAB_PTX_EXEC_H
 

@@ -350,6 +350,20 @@ void fab__ptx_kernel_info(const fab__ptx_kernel_t *k, fab__ptx_kernel_info_t *in
     *info_out = k->info;
 }
 
+bool fab__ptx_program_func_slots(const fab__ptx_program_t *p, const char *name, uint32_t *ptx_regs_out,
+                                 uint32_t *slots_out)
+{
+    for (uint32_t i = 0; i < p->ncodes; i++) {
+        const fab__ptx_code_t *c = &p->codes[i];
+        if (!c->decoded || strcmp(c->func->name, name) != 0)
+            continue;
+        *ptx_regs_out = c->nvregs;
+        *slots_out = c->nregs;
+        return true;
+    }
+    return false;
+}
+
 void fab__ptx_kernel_param(const fab__ptx_kernel_t *k, uint32_t i, size_t *offset_out, size_t *size_out)
 {
     *offset_out = i < k->info.nparams ? k->param_off[i] : 0;

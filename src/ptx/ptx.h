@@ -128,6 +128,11 @@ typedef struct fab__ptx_kernel_info {
 } fab__ptx_kernel_info_t;
 
 void fab__ptx_kernel_info(const fab__ptx_kernel_t *kernel, fab__ptx_kernel_info_t *info_out);
+/* The register window of the function (a kernel or a .func) defined as
+ * name: the PTX registers it declares and the slots the loader packed them
+ * onto (docs/ptx.md, "Register slots"). false when none is defined so. */
+bool fab__ptx_program_func_slots(const fab__ptx_program_t *program, const char *name, uint32_t *ptx_regs_out,
+                                 uint32_t *slots_out);
 /* Parameter i: its offset and size in the packed layout. */
 void fab__ptx_kernel_param(const fab__ptx_kernel_t *kernel, uint32_t i, size_t *offset_out,
                            size_t *size_out);

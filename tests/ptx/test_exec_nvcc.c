@@ -447,6 +447,28 @@ static void nvcc_grid_sync_of_a_cooperative_launch(void **state)
     free(buf), free(out);
 }
 
+/* The loader packs registers onto slots (docs/ptx.md, "Register slots"):
+ * nvcc's kernels, optimised or -G, take at most a quarter of a slot a
+ * register (about a ninth and a sixth here): the kernels the cases above run. */
+static void nvcc_kernels_take_a_quarter_of_a_slot_a_register_or_less(void **state)
+{
+    (void)state;
+    load_kernels();
+    uint64_t regs = 0, slots = 0;
+    for (size_t i = 0; i < fab__ptx_program_nkernels(prog); i++) {
+        fab__ptx_kernel_info_t ki;
+        fab__ptx_kernel_info(fab__ptx_program_kernel_at(prog, i), &ki);
+        uint32_t r = 0, s = 0;
+        assert_true(fab__ptx_program_func_slots(prog, ki.name, &r, &s));
+        assert_true(s <= r);
+        assert_int_equal(ki.nregs, s);
+        regs += r, slots += s;
+    }
+    print_message("kernels: %llu PTX registers on %llu slots\n", (unsigned long long)regs,
+                  (unsigned long long)slots);
+    assert_true(regs > 0 && slots * 4 <= regs);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +490,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(nvcc_store_to_a_prot_none_page_is_reported, teardown),
         cmocka_unit_test_teardown(nvcc_device_malloc_and_free, teardown),
         cmocka_unit_test_teardown(nvcc_grid_sync_of_a_cooperative_launch, teardown),
+        cmocka_unit_test_teardown(nvcc_kernels_take_a_quarter_of_a_slot_a_register_or_less, teardown),
     };
     return fab_test_main(argc, argv, "ptx", tests, sizeof(tests) / sizeof(tests[0]), NULL, 0);
 }
