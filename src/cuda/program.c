@@ -19,7 +19,7 @@
  * pointers work with every copy.
  *
  * Faults: a kernel that stops on an illegal address, a trap or an assert
- * makes its device's contexts' error sticky (device.h): every later
+ * makes its context's error sticky (device.h): every later
  * synchronisation and launch returns it, as on the driver. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
@@ -244,6 +244,7 @@ const fab__ptx_kernel_t *fab__cu_program_kernel(const fab__cu_program_t *p, cons
 typedef struct fab__cu_program_run {
     fab__ptx_launch_t launch;
     int device;
+    CUcontext ctx;
     char *name;
     unsigned char params[]; /* the packed arguments, copied at the launch */
 } fab__cu_program_run_t;
@@ -333,7 +334,7 @@ static const fab__ptx_host_t fab__cu_program_host = {
 static void fab__cu_program_work(void *arg)
 {
     fab__cu_program_run_t *run = arg;
-    if (fab__cu_sticky(run->device) != CUDA_SUCCESS)
+    if (fab__cu_sticky(run->ctx) != CUDA_SUCCESS)
         return; /* the context is lost: later work does not run */
     fab__ptx_fault_t fault;
     memset(&fault, 0, sizeof(fault));
@@ -351,7 +352,7 @@ static void fab__cu_program_work(void *arg)
     if (s == FAB__PTX_E_FAULT || s == FAB__PTX_E_MISALIGNED)
         FAB__CU_CHECK(fab__cu_check_bad_range(fault.address, fault.size ? fault.size : 1, fault.write, r,
                                               run->name));
-    fab__cu_sticky_set(run->device, r);
+    fab__cu_sticky_set(run->ctx, r);
 }
 
 static void fab__cu_program_done(void *arg)
@@ -388,6 +389,7 @@ CUresult fab__cu_program_launch(const fab__ptx_kernel_t *kernel, const char *nam
         }
     }
     run->device = a->device;
+    run->ctx = a->ctx;
     fab__ptx_launch_t *l = &run->launch;
     l->kernel = kernel;
     memcpy(l->grid, a->grid, sizeof(l->grid));

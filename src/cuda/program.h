@@ -46,6 +46,7 @@ typedef struct fab__cu_program_args {
     size_t arg_buffer_size;
     bool cooperative;
     int device;
+    CUcontext ctx; /* the context launched in: a fault makes its error sticky */
     uint32_t watch_ms;
 } fab__cu_program_args_t;
 

@@ -3,7 +3,8 @@
  * the PTX engine. One behaviour each: the launch is asynchronous and copies
  * its arguments; a module's variable is the kernel's; the linker resolves
  * .extern across inputs and reports malformed input by line; a fault is an
- * error of the context (sticky), never a crash; device printf and assert;
+ * error of its context (sticky until the context is destroyed or reset),
+ * never a crash; device printf and assert;
  * function attributes come from the kernel; kernels in two processes pass
  * data through release/acquire flags on one shared allocation. */
 #include "cuda_test.h"
@@ -336,6 +337,129 @@ static void an_illegal_address_stops_the_kernel_and_sticks(void **state)
     CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
     CU_IS(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), CUDA_ERROR_ILLEGAL_ADDRESS);
     CU_OK(cuMemAddressFree(hole, g));
+}
+
+/* Launch store7 at an address reserved with nothing mapped (the kernel
+ * faults) in the current context, and expect the fault at synchronisation.
+ * The reservation is freed by the caller (*hole_out, g). */
+static void fault_in_current_context(CUfunction f, CUdeviceptr *hole_out, size_t g)
+{
+    CU_OK(cuMemAddressReserve(hole_out, g, 0, 0, 0));
+    void *params[] = {hole_out};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+/* store7 into fresh memory in the current context: the kernel runs and the
+ * synchronisation answers success. */
+static void store7_runs(CUfunction f)
+{
+    CUdeviceptr p;
+    CU_OK(cuMemAlloc(&p, 4));
+    CU_OK(cuMemsetD32(p, 0, 1));
+    void *params[] = {&p};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got = 0;
+    CU_OK(cuMemcpyDtoH(&got, p, 4));
+    assert_int_equal(got, 7);
+    CU_OK(cuMemFree(p));
+}
+
+static bool under_valgrind(void)
+{
+    const char *vg = getenv("FABTEST_UNDER_VALGRIND");
+    return vg && *vg == '1';
+}
+
+/* The fault is its context's: once that context is destroyed, a context
+ * made afterwards on the same device runs kernels (the driver's behaviour;
+ * a library whose tests each make a context must not see one test's fault
+ * in every later test). A context made while the faulted one lives is clean
+ * too; the faulted one stays lost. */
+static void a_fault_stays_with_its_context(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUcontext lost, other, fresh;
+    CU_OK(cuCtxCreate(&lost, NULL, 0, dev));
+    CUmodule mod = load(store_ptx);
+    CUfunction f = function(mod, "store7");
+    CUdeviceptr hole;
+    fault_in_current_context(f, &hole, g);
+    CU_OK(cuCtxCreate(&other, NULL, 0, dev)); /* pushed: current */
+    CUmodule mod2 = load(store_ptx);
+    store7_runs(function(mod2, "store7"));
+    CU_OK(cuModuleUnload(mod2));
+    CU_OK(cuCtxDestroy(other));
+    CU_OK(cuCtxSetCurrent(lost));
+    CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuCtxDestroy(lost));
+    CU_OK(cuCtxCreate(&fresh, NULL, 0, dev));
+    CUmodule mod3 = load(store_ptx);
+    store7_runs(function(mod3, "store7"));
+    CU_OK(cuModuleUnload(mod3));
+    CU_OK(cuCtxDestroy(fresh));
+    CU_OK(cuMemAddressFree(hole, g));
+}
+
+/* cuDevicePrimaryCtxReset: the primary context's fault goes, the holder may
+ * still release it (cuda.h), and once retained again it runs kernels. */
+static void resetting_the_primary_context_clears_its_fault(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0); /* retains the primary context: one reference */
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUmodule mod = load(store_ptx);
+    CUdeviceptr hole;
+    fault_in_current_context(function(mod, "store7"), &hole, g);
+    CU_OK(cuMemAddressFree(hole, g));
+    CU_OK(cuDevicePrimaryCtxReset(dev));
+    unsigned flags;
+    int active = 1;
+    CU_OK(cuDevicePrimaryCtxGetState(dev, &flags, &active));
+    assert_int_equal(active, 0);
+    CU_OK(cuDevicePrimaryCtxRelease(dev)); /* the reference held before the reset */
+    CU_IS(cuDevicePrimaryCtxRelease(dev), CUDA_ERROR_INVALID_CONTEXT);
+    cut_init(0);
+    CU_OK(cuCtxSynchronize());
+    CUmodule mod2 = load(store_ptx);
+    store7_runs(function(mod2, "store7"));
+    CU_OK(cuModuleUnload(mod2));
+    CU_OK(cuDevicePrimaryCtxRelease(dev));
+}
+
+/* The primary context released by its last holder is destroyed, its fault
+ * with it: retained again, it runs kernels. */
+static void the_last_release_of_the_primary_context_clears_its_fault(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUmodule mod = load(store_ptx);
+    CUdeviceptr hole;
+    fault_in_current_context(function(mod, "store7"), &hole, g);
+    CU_OK(cuMemAddressFree(hole, g));
+    CU_OK(cuDevicePrimaryCtxRelease(dev));
+    cut_init(0);
+    CU_OK(cuCtxSynchronize());
+    CUmodule mod2 = load(store_ptx);
+    store7_runs(function(mod2, "store7"));
+    CU_OK(cuModuleUnload(mod2));
+    CU_OK(cuDevicePrimaryCtxRelease(dev));
 }
 
 /* A read-only mapping (cuMemSetAccess READ): a store through it faults. */
@@ -818,6 +942,9 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_packed_argument_buffer_is_taken_through_extra),
     cmocka_unit_test(an_argument_buffer_shorter_than_the_parameters_is_taken),
     cmocka_unit_test(an_illegal_address_stops_the_kernel_and_sticks),
+    cmocka_unit_test(a_fault_stays_with_its_context),
+    cmocka_unit_test(resetting_the_primary_context_clears_its_fault),
+    cmocka_unit_test(the_last_release_of_the_primary_context_clears_its_fault),
     cmocka_unit_test(a_store_to_read_only_memory_is_an_illegal_address),
     cmocka_unit_test(a_trap_fails_the_launch),
     cmocka_unit_test(device_printf_reaches_stdout),
