@@ -234,6 +234,21 @@ CUresult fab__cu_program_global(const fab__cu_program_t *p, const char *name, CU
     return CUDA_SUCCESS;
 }
 
+size_t fab__cu_program_const_bytes(const fab__cu_program_t *p)
+{
+    size_t total = 0;
+    for (size_t i = 0; p && i < p->nvars; i++) {
+        fab__ptx_var_info_t v;
+        fab__ptx_program_var(p->ptx, i, &v);
+        if (v.space != FAB__PTX_S_CONST)
+            continue;
+        size_t align = v.align && !(v.align & (v.align - 1)) ? v.align : 1;
+        total = (total + align - 1) & ~(align - 1);
+        total += (size_t)v.size;
+    }
+    return total;
+}
+
 const fab__ptx_kernel_t *fab__cu_program_kernel(const fab__cu_program_t *p, const char *name)
 {
     return p ? fab__ptx_program_kernel(p->ptx, name) : NULL;

@@ -651,6 +651,37 @@ static void function_attributes_are_the_kernels(void **state)
     CU_OK(cuModuleUnload(mod));
 }
 
+/* CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: the module's .const variables (the
+ * user constant bank its kernels share; numba-cuda's const arrays and printf
+ * formats live there), each at its alignment; a module without any answers 0. */
+static void the_const_size_is_the_modules_const_variables(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static const char ptx[] = PTX_HEAD
+        ".const .align 8 .b8 table[80] = {1, 2, 3};\n"
+        ".const .align 1 .b8 fmt[6];\n"
+        ".const .align 8 .u64 one = 1;\n"
+        ".global .align 4 .b8 notconst[400];\n"
+        ".visible .entry reads(.param .u64 out)\n"
+        "{\n"
+        "  .reg .b64 %rd<3>;\n"
+        "  ld.param.u64 %rd1, [out];\n"
+        "  ld.const.u64 %rd2, [one];\n"
+        "  st.global.u64 [%rd1], %rd2;\n"
+        "  ret;\n"
+        "}\n";
+    CUmodule mod = load(ptx);
+    int v = -1;
+    CU_OK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, function(mod, "reads")));
+    assert_int_equal(v, 80 + 6 + 2 + 8); /* one at offset 88 */
+    CU_OK(cuModuleUnload(mod));
+    mod = load(store_ptx);
+    CU_OK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, function(mod, "store7")));
+    assert_int_equal(v, 0);
+    CU_OK(cuModuleUnload(mod));
+}
+
 
 /* A producer and a consumer kernel in two processes on one shared
  * allocation, passing ROUNDS rounds of 1024 values through release/acquire
@@ -953,6 +984,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(the_linker_refuses_an_unresolved_extern_at_complete),
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
     cmocka_unit_test(function_attributes_are_the_kernels),
+    cmocka_unit_test(the_const_size_is_the_modules_const_variables),
     cmocka_unit_test(kernels_in_two_processes_pass_data_through_release_and_acquire),
     cmocka_unit_test(a_kernel_that_does_not_end_is_logged_with_its_spinning_warps),
 };
