@@ -553,6 +553,62 @@ static void the_linker_resolves_an_extern_function_across_inputs(void **state)
     CU_OK(cuModuleUnload(mod));
 }
 
+/* One module declares an .extern function with a result, the module that
+ * defines it returns none (numba-cuda's C-ABI device functions returning
+ * void): they link, as NVIDIA's linker compiles each module alone, and the
+ * call runs. */
+static void a_call_may_name_a_result_the_function_does_not_return(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static const char caller[] = PTX_HEAD
+        ".extern .func (.param .b64 func_retval0) consume(.param .b64 consume_param_0);\n"
+        ".visible .entry k(.param .u64 out)\n"
+        "{\n"
+        "  .reg .b64 %rd<3>;\n"
+        "  ld.param.u64 %rd1, [out];\n"
+        "  {\n"
+        "  .param .b64 param0;\n"
+        "  st.param.b64 [param0], %rd1;\n"
+        "  .param .b64 retval0;\n"
+        "  call.uni (retval0), consume, (param0);\n"
+        "  ld.param.b64 %rd2, [retval0];\n"
+        "  }\n"
+        "  ret;\n"
+        "}\n";
+    static const char callee[] = PTX_HEAD
+        ".visible .func consume(.param .b64 consume_param_0)\n"
+        "{\n"
+        "  .reg .b32 %r<2>;\n"
+        "  .reg .b64 %rd<2>;\n"
+        "  ld.param.u64 %rd1, [consume_param_0];\n"
+        "  mov.u32 %r1, 7;\n"
+        "  st.u32 [%rd1], %r1;\n"
+        "  ret;\n"
+        "}\n";
+    CUlinkState link;
+    CU_OK(cuLinkCreate(0, NULL, NULL, &link));
+    CU_OK(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)caller, sizeof(caller), "caller", 0, NULL, NULL));
+    CU_OK(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)callee, sizeof(callee), "callee", 0, NULL, NULL));
+    void *image = NULL;
+    size_t size = 0;
+    CU_OK(cuLinkComplete(link, &image, &size));
+    CUmodule mod;
+    CU_OK(cuModuleLoadData(&mod, image));
+    CU_OK(cuLinkDestroy(link));
+    CUdeviceptr out;
+    CU_OK(cuMemAlloc(&out, 4));
+    CU_OK(cuMemsetD32(out, 0, 1));
+    void *params[] = {&out};
+    CU_OK(cuLaunchKernel(function(mod, "k"), 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got = 0;
+    CU_OK(cuMemcpyDtoH(&got, out, 4));
+    assert_int_equal(got, 7);
+    CU_OK(cuMemFree(out));
+    CU_OK(cuModuleUnload(mod));
+}
+
 static void the_linker_takes_a_file_and_refuses_one_that_is_not_there(void **state)
 {
     (void)state;
@@ -980,6 +1036,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_trap_fails_the_launch),
     cmocka_unit_test(device_printf_reaches_stdout),
     cmocka_unit_test(the_linker_resolves_an_extern_function_across_inputs),
+    cmocka_unit_test(a_call_may_name_a_result_the_function_does_not_return),
     cmocka_unit_test(the_linker_takes_a_file_and_refuses_one_that_is_not_there),
     cmocka_unit_test(the_linker_refuses_an_unresolved_extern_at_complete),
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
