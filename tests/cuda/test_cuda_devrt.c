@@ -195,6 +195,8 @@ static void a_grid_sync_through_the_device_runtime_waits_for_every_block(void **
     /* not cooperative: no grid workspace, and the sync traps */
     CU_OK(cuLaunchKernel(f, NB, 1, 1, NT, 1, 1, 0, NULL, params, NULL));
     CU_IS(cuCtxSynchronize(), CUDA_ERROR_LAUNCH_FAILED);
+    CU_OK(cuMemFree(a)); /* a lost context's memory is still freed */
+    CU_OK(cuMemFree(b));
 }
 
 static const struct CMUnitTest tests[] = {
