@@ -1,8 +1,7 @@
 /* Contexts: a context is a small object naming a device; the current one is
  * per thread, the top of the thread's context stack (cuCtxPushCurrent /
  * cuCtxPopCurrent; cuCtxSetCurrent replaces the top). Here too are what
- * hangs off a context (its flags, limits, peer access) and each device's
- * sticky error. The devices themselves (the emulated GPUs of this process's
+ * hangs off a context (its flags, limits, peer access, sticky error). The devices themselves (the emulated GPUs of this process's
  * node) and their queries are deviceinfo.c's; streams and cuCtxSynchronize
  * are stream.c's, events event.c's.
  *
@@ -10,7 +9,8 @@
  * cuCtxDestroy (no longer current anywhere it is the calling thread's; the
  * object is kept, marked destroyed, so that a stale CUcontext is recognised).
  * A primary context exists per device and is counted by
- * cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease. */
+ * cuDevicePrimaryCtxRetain / cuDevicePrimaryCtxRelease; released by its last
+ * holder, or reset (cuDevicePrimaryCtxReset), it starts afresh. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/entry.h"
@@ -36,6 +36,11 @@ struct CUctx_st {
      * and written under fab__cu.lock. */
     uint64_t peers;
     size_t limits[CU_LIMIT_MAX];
+    /* The first fault of a kernel launched in this context (device.h). */
+    _Atomic int sticky;
+    /* Releases that a reset answered in advance: cuda.h lets a holder of
+     * the primary context release it after cuDevicePrimaryCtxReset. */
+    int reset_refs;
     struct CUctx_st *next;
 };
 
@@ -120,6 +125,17 @@ static void fab__cu_limits_default(struct CUctx_st *ctx)
     ctx->limits[CU_LIMIT_PERSISTING_L2_CACHE_SIZE] = 0;
 }
 
+/* A primary context destroyed (released by its last holder, or reset): the
+ * emulation keeps the object, whose memory lives on, and starts it afresh:
+ * no peer access, the default limits, no sticky error. Caller holds the lock
+ * for writing. */
+static void fab__cu_primary_fresh(struct CUctx_st *ctx)
+{
+    ctx->peers = 0;
+    fab__cu_limits_default(ctx);
+    atomic_store_explicit(&ctx->sticky, CUDA_SUCCESS, memory_order_release);
+}
+
 static CUresult fab__cu_ctx_new(CUdevice dev, unsigned flags, bool primary,
                                 struct CUctx_st **ctx_out)
 {
@@ -155,23 +171,62 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     return r;
 }
 
+/* The work queued in the primary context of dev ends first, as the driver
+ * destroys a context only once it is idle: work queued after a fault is then
+ * dropped (its context is lost), not run in the fresh one. */
+static void fab__cu_primary_drain(CUdevice dev)
+{
+    pthread_rwlock_rdlock(&fab__cu.lock);
+    struct CUctx_st *ctx = fab__cu_primary[dev];
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (ctx)
+        (void)FAB__CU_INNER(cuCtxSynchronize_v2(ctx));
+}
+
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     FAB__CU_ENTER_DEVICE(dev);
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    pthread_rwlock_rdlock(&fab__cu.lock);
     struct CUctx_st *ctx = fab__cu_primary[dev];
-    if (!ctx || ctx->primary_refs == 0)
+    bool last = ctx && ctx->primary_refs == 1;
+    pthread_rwlock_unlock(&fab__cu.lock);
+    if (last)
+        fab__cu_primary_drain(dev);
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    ctx = fab__cu_primary[dev];
+    if (ctx && ctx->primary_refs == 0 && ctx->reset_refs > 0)
+        ctx->reset_refs--; /* a holder's release after a reset */
+    else if (!ctx || ctx->primary_refs == 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
-    else if (--ctx->primary_refs == 0) {
-        /* A GPU's primary context is destroyed here, and its peer access
-         * and limits with it; the emulation keeps the object (its memory
-         * lives on) but starts it afresh. */
-        ctx->peers = 0;
-        fab__cu_limits_default(ctx);
-    }
+    else if (--ctx->primary_refs == 0)
+        fab__cu_primary_fresh(ctx); /* a GPU destroys its primary context here */
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
+}
+
+/* cuda.h: destroys the primary context's state without releasing it; its
+ * holders may still release it. The memory lives on here (the emulation
+ * frees no allocation behind its owner's back); the sticky error, peer
+ * access and limits go, and the context is inactive until retained again. */
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    FAB__CU_ENTER_DEVICE(dev);
+    fab__cu_primary_drain(dev);
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    struct CUctx_st *ctx = fab__cu_primary[dev];
+    if (ctx) {
+        ctx->reset_refs += ctx->primary_refs;
+        ctx->primary_refs = 0;
+        fab__cu_primary_fresh(ctx);
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    return cuDevicePrimaryCtxReset_v2(dev);
 }
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
@@ -544,19 +599,17 @@ CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 
 /* ---- sticky errors (device.h) ----------------------------------------------------- */
 
-static _Atomic int fab__cu_sticky_errors[FAB__CU_MAX_DEVICES];
-
-void fab__cu_sticky_set(int dev, CUresult r)
+void fab__cu_sticky_set(CUcontext ctx, CUresult r)
 {
-    if (dev < 0 || dev >= FAB__CU_MAX_DEVICES || r == CUDA_SUCCESS)
+    if (!ctx || r == CUDA_SUCCESS)
         return;
     int none = CUDA_SUCCESS;
-    atomic_compare_exchange_strong(&fab__cu_sticky_errors[dev], &none, (int)r);
+    atomic_compare_exchange_strong(&ctx->sticky, &none, (int)r);
 }
 
-CUresult fab__cu_sticky(int dev)
+CUresult fab__cu_sticky(CUcontext ctx)
 {
-    if (dev < 0 || dev >= FAB__CU_MAX_DEVICES)
+    if (!ctx)
         return CUDA_SUCCESS;
-    return (CUresult)atomic_load_explicit(&fab__cu_sticky_errors[dev], memory_order_acquire);
+    return (CUresult)atomic_load_explicit(&ctx->sticky, memory_order_acquire);
 }

@@ -32,11 +32,13 @@ CUresult fab__cu_ctx_check(CUcontext ctx);
 void fab__cu_topology_refresh(void);
 
 /* Sticky errors. A kernel that stopped on an illegal address, a trap or an
- * assert leaves its device's contexts unusable, as the driver does: every
- * later synchronisation and launch on that device returns the error (the
- * first one stands). Lock-free; any thread. fab__cu_sticky answers
- * CUDA_SUCCESS for a device with none, and for -1. */
-void fab__cu_sticky_set(int dev, CUresult r);
-CUresult fab__cu_sticky(int dev);
+ * assert leaves the context it was launched in unusable, as the driver does:
+ * every later synchronisation and launch in that context returns the error
+ * (the first one stands). A context made afterwards starts clean, and so does
+ * the primary context once it is reset (cuDevicePrimaryCtxReset) or released
+ * by its last holder. Lock-free; any thread. fab__cu_sticky answers
+ * CUDA_SUCCESS for a context with none, and for NULL. */
+void fab__cu_sticky_set(CUcontext ctx, CUresult r);
+CUresult fab__cu_sticky(CUcontext ctx);
 
 #endif /* FAB_CUDA_DEVICE_H */

@@ -32,6 +32,8 @@ FAB__CU_API cuDeviceComputeCapability(int *major, int *minor, CUdevice dev);
 FAB__CU_API cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 FAB__CU_API cuDevicePrimaryCtxRelease(CUdevice dev);
 FAB__CU_API cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+FAB__CU_API cuDevicePrimaryCtxReset(CUdevice dev);
+FAB__CU_API cuDevicePrimaryCtxReset_v2(CUdevice dev);
 FAB__CU_API cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
 FAB__CU_API cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev);
 FAB__CU_API cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);

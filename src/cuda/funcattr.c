@@ -8,6 +8,7 @@
 #include "src/cuda/module.h"
 #include "src/cuda/entry.h"
 
+#include <limits.h>
 #include <stddef.h>
 
 /* ---- attributes ------------------------------------------------------------------- */
@@ -37,7 +38,11 @@ static CUresult fab__cu_function_attribute(const fab__cu_function_t *fn, CUfunct
     }
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *pi = (int)k.static_shared; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *pi = (int)k.local_bytes; return CUDA_SUCCESS;
-    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: {
+        size_t c = fab__cu_function_const_bytes(fn);
+        *pi = c < INT_MAX ? (int)c : INT_MAX;
+        return CUDA_SUCCESS;
+    }
     case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA:
     case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: *pi = 0; return CUDA_SUCCESS;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: *pi = (int)k.nregs; return CUDA_SUCCESS;

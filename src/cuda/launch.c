@@ -19,8 +19,8 @@
  * A kernel with neither (an image with only SASS for it, which fabmem never
  * executes) fails the launch with CUDA_ERROR_NO_BINARY_FOR_GPU and one log
  * line naming the kernel (mangled and demangled) and the nvcc flag that
- * keeps PTX. A launch on a device whose context holds a sticky error
- * (device.h) returns that error. */
+ * keeps PTX. A launch in a context that holds a sticky error (device.h)
+ * returns that error. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
 #include "src/cuda/multicast.h"
@@ -192,8 +192,11 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
                  fn->name, demangled, cc / 10, cc % 10, cc, cc, cc, fn->name);
         r = CUDA_ERROR_NO_BINARY_FOR_GPU;
     }
-    if (r == CUDA_SUCCESS)
-        r = fab__cu_sticky(dev);
+    if (r == CUDA_SUCCESS) {
+        CUcontext ctx = NULL;
+        (void)fab__cu_current_ctx(&ctx);
+        r = fab__cu_sticky(ctx);
+    }
 out:
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
@@ -243,8 +246,10 @@ static CUresult fab__cu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned 
             .arg_buffer_size = i->arg_buffer_size,
             .cooperative = cooperative,
             .device = i->device,
+            .ctx = NULL,
             .watch_ms = fab__cu_launch_watch_ms(),
         };
+        (void)fab__cu_current_ctx(&a.ctx);
         return fab__cu_program_launch(launch.ptx, i->name, &a, stream, submit);
     }
     /* In the stream's order, after the work queued before it; and the call

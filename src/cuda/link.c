@@ -12,8 +12,12 @@
  * arch 0 (as bare text, eligible on any device), which module.c links again
  * into the module's program. A cubin input carries SASS only, which fabmem
  * never runs: it is accepted and adds nothing, so its kernels are not found.
- * Host objects, archives and NVVM IR are refused (CUDA_ERROR_NOT_SUPPORTED,
- * with a log line).
+ * An archive (CU_JIT_INPUT_LIBRARY) is taken member by member, each as an
+ * image input (a member that is no device image adds nothing), and adds
+ * fabmem's own PTX of the device runtime's grid-sync functions, weak, once
+ * per link: NVIDIA's libcudadevrt.a holds them as SASS only, and numba-cuda's
+ * grid.sync() calls them. Host objects and NVVM IR are refused
+ * (CUDA_ERROR_NOT_SUPPORTED, with a log line).
  *
  * Lifecycle: cuLinkCreate (in the live list) ─▶ add* ─▶ cuLinkComplete (the
  * image, owned by the state; a later complete answers a new one) ─▶
@@ -38,6 +42,7 @@
 #define FAB__CU_FATBIN_ENTRY_BYTES 64
 
 struct CUlinkState_st {
+    bool devrt;   /* fabmem's device-runtime PTX is among the texts */
     char **texts; /* PTX, NUL-terminated */
     size_t *lens;
     size_t ntexts;
@@ -178,6 +183,127 @@ static CUresult fab__cu_link_image(CUlinkState state, const void *data, size_t s
     return r;
 }
 
+/* The device runtime's grid-sync functions, as numba-cuda declares them
+ * (cudaCGGetIntrinsicHandle(scope) -> handle, cudaCGSynchronize(handle,
+ * flags) -> status), in PTX the engine runs. The handle is the cooperative
+ * launch's grid workspace (%envreg1:%envreg2, 0 when the launch is not
+ * cooperative); the barrier is the one cooperative_groups' headers use: its
+ * word at offset 4, block 0 adds 0x80000000 - (blocks - 1), the others 1,
+ * and each block's thread 0 waits for the top bit to flip. A grid sync in a
+ * launch that is not cooperative traps, as the device's does. */
+static const char fab__cu_devrt_ptx[] =
+    ".version 7.0\n"
+    ".target sm_70\n"
+    ".address_size 64\n"
+    ".weak .func (.param .b64 handle) cudaCGGetIntrinsicHandle(.param .b32 scope)\n"
+    "{\n"
+    "  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n"
+    "  .reg .b64 %rd<4>;\n"
+    "  ld.param.u32 %r3, [scope];\n"
+    "  mov.u32 %r1, %envreg1;\n"
+    "  mov.u32 %r2, %envreg2;\n"
+    "  cvt.u64.u32 %rd1, %r1;\n"
+    "  cvt.u64.u32 %rd2, %r2;\n"
+    "  shl.b64 %rd1, %rd1, 32;\n"
+    "  or.b64 %rd3, %rd1, %rd2;\n"
+    "  setp.ne.u32 %p1, %r3, 1;\n" /* cudaCGScopeGrid only */
+    "  @%p1 mov.u64 %rd3, 0;\n"
+    "  st.param.b64 [handle], %rd3;\n"
+    "  ret;\n"
+    "}\n"
+    ".weak .func (.param .b32 status) cudaCGSynchronize(.param .b64 handle, .param .b32 flags)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<12>;\n"
+    "  .reg .b64 %rd<3>;\n"
+    "  ld.param.u64 %rd1, [handle];\n"
+    "  setp.eq.u64 %p1, %rd1, 0;\n"
+    "  @%p1 bra NOT_COOPERATIVE;\n"
+    "  add.u64 %rd2, %rd1, 4;\n"
+    "  bar.sync 0;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mov.u32 %r2, %tid.y;\n"
+    "  mov.u32 %r3, %tid.z;\n"
+    "  or.b32 %r1, %r1, %r2;\n"
+    "  or.b32 %r1, %r1, %r3;\n"
+    "  setp.ne.u32 %p2, %r1, 0;\n"
+    "  @%p2 bra ARRIVED;\n"
+    "  mov.u32 %r4, %nctaid.x;\n"
+    "  mov.u32 %r5, %nctaid.y;\n"
+    "  mov.u32 %r6, %nctaid.z;\n"
+    "  mul.lo.u32 %r4, %r4, %r5;\n"
+    "  mul.lo.u32 %r4, %r4, %r6;\n"
+    "  mov.u32 %r7, %ctaid.x;\n"
+    "  mov.u32 %r8, %ctaid.y;\n"
+    "  mov.u32 %r9, %ctaid.z;\n"
+    "  or.b32 %r7, %r7, %r8;\n"
+    "  or.b32 %r7, %r7, %r9;\n"
+    "  setp.eq.u32 %p3, %r7, 0;\n"
+    "  mov.u32 %r11, -2147483647;\n" /* 0x80000001 */
+    "  sub.u32 %r11, %r11, %r4;\n"
+    "  selp.u32 %r10, %r11, 1, %p3;\n"
+    "  atom.add.release.gpu.u32 %r5, [%rd2], %r10;\n"
+    "WAIT:\n"
+    "  ld.acquire.gpu.u32 %r6, [%rd2];\n"
+    "  xor.b32 %r6, %r6, %r5;\n"
+    "  and.b32 %r6, %r6, -2147483648;\n" /* 0x80000000 */
+    "  setp.eq.u32 %p3, %r6, 0;\n"
+    "  @%p3 bra WAIT;\n"
+    "ARRIVED:\n"
+    "  bar.sync 0;\n"
+    "  mov.u32 %r1, 0;\n"
+    "  st.param.b32 [status], %r1;\n"
+    "  ret;\n"
+    "NOT_COOPERATIVE:\n"
+    "  trap;\n"
+    "}\n";
+
+/* An ar archive: each regular member as an image input (PTX kept, SASS
+ * dropped; a member that is no device image, a host object of it, adds
+ * nothing), then fabmem's device-runtime PTX once per link. */
+static CUresult fab__cu_link_archive(CUlinkState state, const unsigned char *d, size_t size,
+                                     const char *name)
+{
+    if (size < 8 || memcmp(d, "!<arch>\n", 8) != 0) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "%s: a library input is not an ar archive", name ? name : "input");
+        fab__cu_link_error(state, msg);
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    size_t off = 8;
+    while (off + 60 <= size) {
+        const unsigned char *h = d + off;
+        char digits[11];
+        memcpy(digits, h + 48, 10);
+        digits[10] = '\0';
+        char *end;
+        unsigned long long n = strtoull(digits, &end, 10);
+        if (end == digits || h[58] != '`' || h[59] != '\n' || n > size - off - 60)
+            break; /* a malformed header: what came before stands */
+        const unsigned char *m = h + 60;
+        /* "/" and "//" (symbol and name tables) and "__.SYMDEF" are no members */
+        bool table = h[0] == '/' && (h[1] == ' ' || (h[1] == '/' && h[2] == ' '));
+        if (!table && memcmp(h, "__.SYMDEF", 9) != 0) {
+            fab__cu_image_t img;
+            if (fab__cu_image_parse(m, (size_t)n, &img) == CUDA_SUCCESS) {
+                fab__cu_image_free(&img);
+                CUresult r = fab__cu_link_image(state, m, (size_t)n, name);
+                if (r != CUDA_SUCCESS)
+                    return r;
+            }
+        }
+        off += 60 + (size_t)n + (n & 1);
+    }
+    pthread_mutex_lock(&fab__cu_links_mu);
+    bool had = state->devrt;
+    state->devrt = true;
+    pthread_mutex_unlock(&fab__cu_links_mu);
+    return had ? CUDA_SUCCESS
+               : fab__cu_link_keep(state, fab__cu_devrt_ptx, sizeof(fab__cu_devrt_ptx) - 1,
+                                   "fabmem device runtime");
+}
+
 CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size,
                           const char *name, unsigned int numOptions, CUjit_option *options,
                           void **optionValues)
@@ -192,11 +318,11 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, si
     case CU_JIT_INPUT_PTX: return fab__cu_link_keep(state, data, size, name);
     case CU_JIT_INPUT_CUBIN:
     case CU_JIT_INPUT_FATBINARY: return fab__cu_link_image(state, data, size, name);
+    case CU_JIT_INPUT_LIBRARY: return fab__cu_link_archive(state, data, size, name);
     case CU_JIT_INPUT_OBJECT:
-    case CU_JIT_INPUT_LIBRARY:
     case CU_JIT_INPUT_NVVM:
-        fab__cu_link_error(state, "host objects, archives and NVVM IR are not linked by fabmem: "
-                                  "give the linker PTX or a fatbin");
+        fab__cu_link_error(state, "host objects and NVVM IR are not linked by fabmem: "
+                                  "give the linker PTX, a fatbin or an archive of them");
         return CUDA_ERROR_NOT_SUPPORTED;
     default: return CUDA_ERROR_INVALID_VALUE;
     }

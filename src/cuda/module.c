@@ -115,6 +115,11 @@ int fab__cu_function_device(const fab__cu_function_t *fn)
     return fn->module->device;
 }
 
+size_t fab__cu_function_const_bytes(const fab__cu_function_t *fn)
+{
+    return fn->ptx ? fab__cu_program_const_bytes(fn->module->program) : 0;
+}
+
 /* ---- load and unload ----------------------------------------------------------- */
 
 static void fab__cu_module_free(fab__cu_module_t *m)

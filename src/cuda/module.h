@@ -31,6 +31,10 @@ fab__cu_function_t *fab__cu_function_find(CUfunction f);
  * library's (context-independent) kernel. */
 int fab__cu_function_device(const fab__cu_function_t *fn);
 
+/* Bytes of the .const variables of the function's module (its PTX program's;
+ * 0 for a plugin's or a cubin's kernel): CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES. */
+size_t fab__cu_function_const_bytes(const fab__cu_function_t *fn);
+
 /* The live library kernel a CUkernel names (its library's function object),
  * or NULL: a module's function is not a CUkernel. */
 fab__cu_function_t *fab__cu_kernel_find(CUkernel kernel);

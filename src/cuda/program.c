@@ -19,7 +19,7 @@
  * pointers work with every copy.
  *
  * Faults: a kernel that stops on an illegal address, a trap or an assert
- * makes its device's contexts' error sticky (device.h): every later
+ * makes its context's error sticky (device.h): every later
  * synchronisation and launch returns it, as on the driver. */
 #include "src/cuda/state.h"
 #include "src/cuda/device.h"
@@ -234,6 +234,21 @@ CUresult fab__cu_program_global(const fab__cu_program_t *p, const char *name, CU
     return CUDA_SUCCESS;
 }
 
+size_t fab__cu_program_const_bytes(const fab__cu_program_t *p)
+{
+    size_t total = 0;
+    for (size_t i = 0; p && i < p->nvars; i++) {
+        fab__ptx_var_info_t v;
+        fab__ptx_program_var(p->ptx, i, &v);
+        if (v.space != FAB__PTX_S_CONST)
+            continue;
+        size_t align = v.align && !(v.align & (v.align - 1)) ? v.align : 1;
+        total = (total + align - 1) & ~(align - 1);
+        total += (size_t)v.size;
+    }
+    return total;
+}
+
 const fab__ptx_kernel_t *fab__cu_program_kernel(const fab__cu_program_t *p, const char *name)
 {
     return p ? fab__ptx_program_kernel(p->ptx, name) : NULL;
@@ -244,6 +259,7 @@ const fab__ptx_kernel_t *fab__cu_program_kernel(const fab__cu_program_t *p, cons
 typedef struct fab__cu_program_run {
     fab__ptx_launch_t launch;
     int device;
+    CUcontext ctx;
     char *name;
     unsigned char params[]; /* the packed arguments, copied at the launch */
 } fab__cu_program_run_t;
@@ -333,7 +349,7 @@ static const fab__ptx_host_t fab__cu_program_host = {
 static void fab__cu_program_work(void *arg)
 {
     fab__cu_program_run_t *run = arg;
-    if (fab__cu_sticky(run->device) != CUDA_SUCCESS)
+    if (fab__cu_sticky(run->ctx) != CUDA_SUCCESS)
         return; /* the context is lost: later work does not run */
     fab__ptx_fault_t fault;
     memset(&fault, 0, sizeof(fault));
@@ -351,7 +367,7 @@ static void fab__cu_program_work(void *arg)
     if (s == FAB__PTX_E_FAULT || s == FAB__PTX_E_MISALIGNED)
         FAB__CU_CHECK(fab__cu_check_bad_range(fault.address, fault.size ? fault.size : 1, fault.write, r,
                                               run->name));
-    fab__cu_sticky_set(run->device, r);
+    fab__cu_sticky_set(run->ctx, r);
 }
 
 static void fab__cu_program_done(void *arg)
@@ -388,6 +404,7 @@ CUresult fab__cu_program_launch(const fab__ptx_kernel_t *kernel, const char *nam
         }
     }
     run->device = a->device;
+    run->ctx = a->ctx;
     fab__ptx_launch_t *l = &run->launch;
     l->kernel = kernel;
     memcpy(l->grid, a->grid, sizeof(l->grid));

@@ -33,6 +33,11 @@ void fab__cu_program_memory(const fab__cu_program_t *p, void **mem_out, size_t *
 CUresult fab__cu_program_global(const fab__cu_program_t *p, const char *name, CUdeviceptr *dptr,
                                 size_t *bytes);
 
+/* Bytes of p's .const variables, each at its alignment (0 for NULL): what
+ * ptxas puts in the module's user constant bank, which its kernels share
+ * (CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES). */
+size_t fab__cu_program_const_bytes(const fab__cu_program_t *p);
+
 /* The kernel name of p, or NULL (p NULL, or no such .entry). */
 const fab__ptx_kernel_t *fab__cu_program_kernel(const fab__cu_program_t *p, const char *name);
 
@@ -46,6 +51,7 @@ typedef struct fab__cu_program_args {
     size_t arg_buffer_size;
     bool cooperative;
     int device;
+    CUcontext ctx; /* the context launched in: a fault makes its error sticky */
     uint32_t watch_ms;
 } fab__cu_program_args_t;
 

@@ -460,17 +460,22 @@ static CUresult fab__cu_stream_query(CUstream h, bool per_thread)
 
 void (*fab__cu_stream_sync_hook)(void);
 
-/* A synchronisation returns: multicast stores go out (stream.h), and a
- * kernel's sticky error on the current device is what it answers
- * (device.h). */
-CUresult fab__cu_synced(CUresult r)
+/* A synchronisation of ctx returns: multicast stores go out (stream.h), and
+ * a kernel's sticky error in ctx is what it answers (device.h). */
+static CUresult fab__cu_synced_ctx(CUresult r, CUcontext ctx)
 {
     if (r == CUDA_SUCCESS && fab__cu_stream_sync_hook)
         fab__cu_stream_sync_hook();
-    int dev;
-    if (r == CUDA_SUCCESS && fab__cu_current_device(&dev) == CUDA_SUCCESS)
-        r = fab__cu_sticky(dev);
+    if (r == CUDA_SUCCESS)
+        r = fab__cu_sticky(ctx);
     return r;
+}
+
+CUresult fab__cu_synced(CUresult r)
+{
+    CUcontext ctx = NULL;
+    (void)fab__cu_current_ctx(&ctx);
+    return fab__cu_synced_ctx(r, ctx);
 }
 
 CUresult cuStreamSynchronize(CUstream hStream)
@@ -537,7 +542,7 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
         free(targets);
     }
     pthread_mutex_unlock(&fab__cu_sq.mu);
-    return fab__cu_synced(CUDA_SUCCESS);
+    return fab__cu_synced_ctx(CUDA_SUCCESS, ctx);
 }
 
 CUresult cuCtxSynchronize(void)

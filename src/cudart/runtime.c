@@ -402,8 +402,10 @@ FAB__RT_API cudaDeviceSynchronize(void)
 }
 
 /* The emulation's primary context is never destroyed (its memory lives on):
- * reset waits for the device's work, drops the runtime's reference, clears
- * the sticky error and the flags, and the next call retains it again. */
+ * reset waits for the device's work, resets the primary context for every
+ * holder (cuDevicePrimaryCtxReset: the driver's sticky error goes with it),
+ * drops the runtime's reference, clears the runtime's sticky error and the
+ * flags, and the next call retains it again. */
 FAB__RT_API cudaDeviceReset(void)
 {
     FAB__RT_TRY(fab__rt_init());
@@ -420,8 +422,10 @@ FAB__RT_API cudaDeviceReset(void)
         (void)cuCtxSynchronize_v2(primary);
         if (cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == primary)
             (void)cuCtxSetCurrent(NULL);
-        (void)cuDevicePrimaryCtxRelease_v2(dev);
     }
+    (void)cuDevicePrimaryCtxReset_v2(dev);
+    if (primary)
+        (void)cuDevicePrimaryCtxRelease_v2(dev);
     fab__rt_tls_last = cudaSuccess;
     return cudaSuccess;
 }

@@ -120,11 +120,17 @@ static int fab__ptx_dc_call(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         if ((rc = fab__ptx_call_slot(dc, &dc->f->pool[rets->first + i], &cs->ret_off[i], &cs->ret_size[i])))
             return rc;
     }
+    /* The arguments must be the function's. The results may differ: a module
+     * that declares an .extern function with a result the defining module's
+     * function does not return (numba-cuda declares a C function returning
+     * void so) links with NVIDIA's linker, which compiles each module alone;
+     * a result the function does not return is left as it was, one it
+     * returns that the call does not name is dropped (warp.c). */
     if (x->target != FAB__PTX_NONE && !cs->builtin) {
         const fab__ptx_func_t *g = &m->funcs[x->target];
-        if (cs->nargs != g->nparams || cs->nrets != g->nrets)
-            return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a call to %s with %u arguments and %u results "
-                                    "where it takes %u and %u", g->name, cs->nargs, cs->nrets, g->nparams, g->nrets);
+        if (cs->nargs != g->nparams)
+            return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a call to %s with %u arguments "
+                                    "where it takes %u", g->name, cs->nargs, g->nparams);
     }
     return 0;
 }

@@ -3,7 +3,8 @@
  * the PTX engine. One behaviour each: the launch is asynchronous and copies
  * its arguments; a module's variable is the kernel's; the linker resolves
  * .extern across inputs and reports malformed input by line; a fault is an
- * error of the context (sticky), never a crash; device printf and assert;
+ * error of its context (sticky until the context is destroyed or reset),
+ * never a crash; device printf and assert;
  * function attributes come from the kernel; kernels in two processes pass
  * data through release/acquire flags on one shared allocation. */
 #include "cuda_test.h"
@@ -338,6 +339,129 @@ static void an_illegal_address_stops_the_kernel_and_sticks(void **state)
     CU_OK(cuMemAddressFree(hole, g));
 }
 
+/* Launch store7 at an address reserved with nothing mapped (the kernel
+ * faults) in the current context, and expect the fault at synchronisation.
+ * The reservation is freed by the caller (*hole_out, g). */
+static void fault_in_current_context(CUfunction f, CUdeviceptr *hole_out, size_t g)
+{
+    CU_OK(cuMemAddressReserve(hole_out, g, 0, 0, 0));
+    void *params[] = {hole_out};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
+/* store7 into fresh memory in the current context: the kernel runs and the
+ * synchronisation answers success. */
+static void store7_runs(CUfunction f)
+{
+    CUdeviceptr p;
+    CU_OK(cuMemAlloc(&p, 4));
+    CU_OK(cuMemsetD32(p, 0, 1));
+    void *params[] = {&p};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got = 0;
+    CU_OK(cuMemcpyDtoH(&got, p, 4));
+    assert_int_equal(got, 7);
+    CU_OK(cuMemFree(p));
+}
+
+static bool under_valgrind(void)
+{
+    const char *vg = getenv("FABTEST_UNDER_VALGRIND");
+    return vg && *vg == '1';
+}
+
+/* The fault is its context's: once that context is destroyed, a context
+ * made afterwards on the same device runs kernels (the driver's behaviour;
+ * a library whose tests each make a context must not see one test's fault
+ * in every later test). A context made while the faulted one lives is clean
+ * too; the faulted one stays lost. */
+static void a_fault_stays_with_its_context(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUcontext lost, other, fresh;
+    CU_OK(cuCtxCreate(&lost, NULL, 0, dev));
+    CUmodule mod = load(store_ptx);
+    CUfunction f = function(mod, "store7");
+    CUdeviceptr hole;
+    fault_in_current_context(f, &hole, g);
+    CU_OK(cuCtxCreate(&other, NULL, 0, dev)); /* pushed: current */
+    CUmodule mod2 = load(store_ptx);
+    store7_runs(function(mod2, "store7"));
+    CU_OK(cuModuleUnload(mod2));
+    CU_OK(cuCtxDestroy(other));
+    CU_OK(cuCtxSetCurrent(lost));
+    CU_IS(cuCtxSynchronize(), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuCtxDestroy(lost));
+    CU_OK(cuCtxCreate(&fresh, NULL, 0, dev));
+    CUmodule mod3 = load(store_ptx);
+    store7_runs(function(mod3, "store7"));
+    CU_OK(cuModuleUnload(mod3));
+    CU_OK(cuCtxDestroy(fresh));
+    CU_OK(cuMemAddressFree(hole, g));
+}
+
+/* cuDevicePrimaryCtxReset: the primary context's fault goes, the holder may
+ * still release it (cuda.h), and once retained again it runs kernels. */
+static void resetting_the_primary_context_clears_its_fault(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0); /* retains the primary context: one reference */
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUmodule mod = load(store_ptx);
+    CUdeviceptr hole;
+    fault_in_current_context(function(mod, "store7"), &hole, g);
+    CU_OK(cuMemAddressFree(hole, g));
+    CU_OK(cuDevicePrimaryCtxReset(dev));
+    unsigned flags;
+    int active = 1;
+    CU_OK(cuDevicePrimaryCtxGetState(dev, &flags, &active));
+    assert_int_equal(active, 0);
+    CU_OK(cuDevicePrimaryCtxRelease(dev)); /* the reference held before the reset */
+    CU_IS(cuDevicePrimaryCtxRelease(dev), CUDA_ERROR_INVALID_CONTEXT);
+    cut_init(0);
+    CU_OK(cuCtxSynchronize());
+    CUmodule mod2 = load(store_ptx);
+    store7_runs(function(mod2, "store7"));
+    CU_OK(cuModuleUnload(mod2));
+    CU_OK(cuDevicePrimaryCtxRelease(dev));
+}
+
+/* The primary context released by its last holder is destroyed, its fault
+ * with it: retained again, it runs kernels. */
+static void the_last_release_of_the_primary_context_clears_its_fault(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUmodule mod = load(store_ptx);
+    CUdeviceptr hole;
+    fault_in_current_context(function(mod, "store7"), &hole, g);
+    CU_OK(cuMemAddressFree(hole, g));
+    CU_OK(cuDevicePrimaryCtxRelease(dev));
+    cut_init(0);
+    CU_OK(cuCtxSynchronize());
+    CUmodule mod2 = load(store_ptx);
+    store7_runs(function(mod2, "store7"));
+    CU_OK(cuModuleUnload(mod2));
+    CU_OK(cuDevicePrimaryCtxRelease(dev));
+}
+
 /* A read-only mapping (cuMemSetAccess READ): a store through it faults. */
 static void a_store_to_read_only_memory_is_an_illegal_address(void **state)
 {
@@ -425,6 +549,62 @@ static void the_linker_resolves_an_extern_function_across_inputs(void **state)
     unsigned got = 0;
     CU_OK(cuMemcpyDtoH(&got, out, 4));
     assert_int_equal(got, 42);
+    CU_OK(cuMemFree(out));
+    CU_OK(cuModuleUnload(mod));
+}
+
+/* One module declares an .extern function with a result, the module that
+ * defines it returns none (numba-cuda's C-ABI device functions returning
+ * void): they link, as NVIDIA's linker compiles each module alone, and the
+ * call runs. */
+static void a_call_may_name_a_result_the_function_does_not_return(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static const char caller[] = PTX_HEAD
+        ".extern .func (.param .b64 func_retval0) consume(.param .b64 consume_param_0);\n"
+        ".visible .entry k(.param .u64 out)\n"
+        "{\n"
+        "  .reg .b64 %rd<3>;\n"
+        "  ld.param.u64 %rd1, [out];\n"
+        "  {\n"
+        "  .param .b64 param0;\n"
+        "  st.param.b64 [param0], %rd1;\n"
+        "  .param .b64 retval0;\n"
+        "  call.uni (retval0), consume, (param0);\n"
+        "  ld.param.b64 %rd2, [retval0];\n"
+        "  }\n"
+        "  ret;\n"
+        "}\n";
+    static const char callee[] = PTX_HEAD
+        ".visible .func consume(.param .b64 consume_param_0)\n"
+        "{\n"
+        "  .reg .b32 %r<2>;\n"
+        "  .reg .b64 %rd<2>;\n"
+        "  ld.param.u64 %rd1, [consume_param_0];\n"
+        "  mov.u32 %r1, 7;\n"
+        "  st.u32 [%rd1], %r1;\n"
+        "  ret;\n"
+        "}\n";
+    CUlinkState link;
+    CU_OK(cuLinkCreate(0, NULL, NULL, &link));
+    CU_OK(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)caller, sizeof(caller), "caller", 0, NULL, NULL));
+    CU_OK(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)callee, sizeof(callee), "callee", 0, NULL, NULL));
+    void *image = NULL;
+    size_t size = 0;
+    CU_OK(cuLinkComplete(link, &image, &size));
+    CUmodule mod;
+    CU_OK(cuModuleLoadData(&mod, image));
+    CU_OK(cuLinkDestroy(link));
+    CUdeviceptr out;
+    CU_OK(cuMemAlloc(&out, 4));
+    CU_OK(cuMemsetD32(out, 0, 1));
+    void *params[] = {&out};
+    CU_OK(cuLaunchKernel(function(mod, "k"), 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got = 0;
+    CU_OK(cuMemcpyDtoH(&got, out, 4));
+    assert_int_equal(got, 7);
     CU_OK(cuMemFree(out));
     CU_OK(cuModuleUnload(mod));
 }
@@ -524,6 +704,37 @@ static void function_attributes_are_the_kernels(void **state)
     CU_IS(cuLaunchKernel(f, 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
     CU_OK(cuLaunchKernel(f, 1, 1, 1, 64, 1, 1, 0, NULL, NULL, NULL));
     CU_OK(cuCtxSynchronize());
+    CU_OK(cuModuleUnload(mod));
+}
+
+/* CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: the module's .const variables (the
+ * user constant bank its kernels share; numba-cuda's const arrays and printf
+ * formats live there), each at its alignment; a module without any answers 0. */
+static void the_const_size_is_the_modules_const_variables(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static const char ptx[] = PTX_HEAD
+        ".const .align 8 .b8 table[80] = {1, 2, 3};\n"
+        ".const .align 1 .b8 fmt[6];\n"
+        ".const .align 8 .u64 one = 1;\n"
+        ".global .align 4 .b8 notconst[400];\n"
+        ".visible .entry reads(.param .u64 out)\n"
+        "{\n"
+        "  .reg .b64 %rd<3>;\n"
+        "  ld.param.u64 %rd1, [out];\n"
+        "  ld.const.u64 %rd2, [one];\n"
+        "  st.global.u64 [%rd1], %rd2;\n"
+        "  ret;\n"
+        "}\n";
+    CUmodule mod = load(ptx);
+    int v = -1;
+    CU_OK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, function(mod, "reads")));
+    assert_int_equal(v, 80 + 6 + 2 + 8); /* one at offset 88 */
+    CU_OK(cuModuleUnload(mod));
+    mod = load(store_ptx);
+    CU_OK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, function(mod, "store7")));
+    assert_int_equal(v, 0);
     CU_OK(cuModuleUnload(mod));
 }
 
@@ -818,14 +1029,19 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_packed_argument_buffer_is_taken_through_extra),
     cmocka_unit_test(an_argument_buffer_shorter_than_the_parameters_is_taken),
     cmocka_unit_test(an_illegal_address_stops_the_kernel_and_sticks),
+    cmocka_unit_test(a_fault_stays_with_its_context),
+    cmocka_unit_test(resetting_the_primary_context_clears_its_fault),
+    cmocka_unit_test(the_last_release_of_the_primary_context_clears_its_fault),
     cmocka_unit_test(a_store_to_read_only_memory_is_an_illegal_address),
     cmocka_unit_test(a_trap_fails_the_launch),
     cmocka_unit_test(device_printf_reaches_stdout),
     cmocka_unit_test(the_linker_resolves_an_extern_function_across_inputs),
+    cmocka_unit_test(a_call_may_name_a_result_the_function_does_not_return),
     cmocka_unit_test(the_linker_takes_a_file_and_refuses_one_that_is_not_there),
     cmocka_unit_test(the_linker_refuses_an_unresolved_extern_at_complete),
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
     cmocka_unit_test(function_attributes_are_the_kernels),
+    cmocka_unit_test(the_const_size_is_the_modules_const_variables),
     cmocka_unit_test(kernels_in_two_processes_pass_data_through_release_and_acquire),
     cmocka_unit_test(a_kernel_that_does_not_end_is_logged_with_its_spinning_warps),
 };

@@ -36,6 +36,7 @@ typedef CUmemLocation CUmemLocation_v1;
 #define cuCtxDestroy cuCtxDestroy_v2
 #define cuStreamDestroy cuStreamDestroy_v2
 #define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2
+#define cuDevicePrimaryCtxReset cuDevicePrimaryCtxReset_v2
 #define cuDeviceGetUuid cuDeviceGetUuid_v2
 #define cuGetProcAddress cuGetProcAddress_v2
 #define cuMemGetAddressRange cuMemGetAddressRange_v2
@@ -81,6 +82,7 @@ CUresult CUDAAPI cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId);
 CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev);
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev);
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active);
 CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams,
                              unsigned int flags, CUdevice dev);
