@@ -112,7 +112,8 @@ enum {
 /* The wire messages, one row each, the one list: the type enum, the
  * request bodies' lengths, which requests bring an fd, how many fds a
  * reply may carry and the codec's body layouts are made from it (proto.c;
- * the daemon's loop and the client's reply reader ask fab__msgs).
+ * the daemon's loop and the client's reply reader ask fab__msgs), and so
+ * is fabmemd's table of handlers (src/daemon/dispatch.c).
  *   X(NAME, number, request body bytes, request fds, reply fds,
  *     request layout, reply layout)
  * A request body's length is its fixed part where the body varies (HELLO:

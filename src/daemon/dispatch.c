@@ -120,12 +120,141 @@ void fab__registry_answer_expired(fab__registry_t *daemon, fab__conn_t *conn,
         reply->status = FAB__FAULT_HUNG_STATUS;
 }
 
+/* ---- each type to its handler ------------------------------------------------- */
+
+/* What a handler is given: the request, its fd (the handler's to take:
+ * it sets fd_in to -1; one left is closed after it), and where its answer
+ * goes (the reply, and at most one fd in fd_out, owned or lent). */
+typedef struct {
+    fab__registry_t *daemon;
+    fab__conn_t *conn;
+    const fab__request_t *request;
+    fab__reply_t *reply;
+    fab__reply_fds_t *fds_out;
+    int fd_in;
+    int fd_out;
+    int fd_owned;
+} fab__call_t;
+
+static fab_status_t fab__answer_HELLO(fab__call_t *c)
+{
+    return fab__reg_hello(c->daemon, c->conn, c->request, c->reply);
+}
+
+static fab_status_t fab__answer_ALLOC(fab__call_t *c)
+{
+    return fab__reg_alloc(c->daemon, c->conn, c->request, c->reply, &c->fd_out);
+}
+
+static fab_status_t fab__answer_EXPORT(fab__call_t *c)
+{
+    return fab__reg_export(c->daemon, c->conn, c->request, c->reply);
+}
+
+static fab_status_t fab__answer_IMPORT(fab__call_t *c)
+{
+    return fab__reg_import(c->daemon, c->conn, c->request, c->reply, c->fds_out);
+}
+
+static fab_status_t fab__answer_IMPORT_MANY(fab__call_t *c)
+{
+    return fab__reg_import_many(c->daemon, c->conn, c->request, c->reply, c->fds_out, false);
+}
+
+static fab_status_t fab__answer_RELEASE(fab__call_t *c)
+{
+    return fab__reg_release(c->daemon, c->conn, c->request, c->reply);
+}
+
+static fab_status_t fab__answer_STATS(fab__call_t *c)
+{
+    fab__reg_stats(c->daemon, c->conn, c->reply);
+    return FAB_SUCCESS;
+}
+
+static fab_status_t fab__answer_VERIFY(fab__call_t *c)
+{
+    return fab__reg_verify(c->daemon, c->conn, c->request, c->reply);
+}
+
+static fab_status_t fab__answer_ADOPT(fab__call_t *c)
+{
+    return fab__reg_adopt(c->daemon, c->conn, c->request, &c->fd_in, c->reply);
+}
+
+static fab_status_t fab__answer_TOPOLOGY(fab__call_t *c)
+{
+    return fab__reg_topology(c->daemon, c->request, c->reply);
+}
+
+static fab_status_t fab__answer_IPC_PUBLISH(fab__call_t *c)
+{
+    return fab__reg_ipc_publish(c->daemon, c->conn, c->request, &c->fd_in, c->reply);
+}
+
+static fab_status_t fab__answer_IPC_OPEN(fab__call_t *c)
+{
+    return fab__reg_ipc_open(c->daemon, c->conn, c->request, c->reply, &c->fd_out,
+                             &c->fd_owned);
+}
+
+static fab_status_t fab__answer_IPC_WITHDRAW(fab__call_t *c)
+{
+    return fab__reg_ipc_withdraw(c->daemon, c->conn, c->request);
+}
+
+static fab_status_t fab__answer_FAULT(fab__call_t *c)
+{
+    /* The fabric is the owner's to break: nobody else's job may be made to
+     * fail by another user. */
+    if (c->conn->uid != c->daemon->uid)
+        return FAB_ERROR_NOT_PERMITTED;
+    return fab__faults_apply(c->daemon->faults, c->request);
+}
+
+/* Every MC_* message: the teams (teams.c) answer it, and fill the reply's fds. */
+static fab_status_t fab__answer_mc(fab__call_t *c)
+{
+    /* MC_CREATE names its token by the sender's reference: one it
+     * allocated, that nobody else holds, live. */
+    int token_fd = -1;
+    fab__alloc_t *token = NULL;
+    if (c->request->type == FAB__MSG_MC_CREATE) {
+        fab__ref_t *ref = fab__ref_get(c->conn, c->request->u.mc.id);
+        if (ref != NULL && ref->creator && !ref->parked && ref->alloc->refs == 1 &&
+            fab__alloc_live(ref->alloc)) {
+            token = ref->alloc;
+            token_fd = token->fd;
+        }
+    }
+    fab_status_t status = fab__mcs_answer(c->daemon->mcs, c->conn, c->request, &c->fd_in,
+                                          token_fd, c->reply, c->fds_out);
+    if (token != NULL && status == FAB_SUCCESS)
+        token->mc_token = true; /* its imports say so (FAB__MEMORY_MC_TOKEN) */
+    return status;
+}
+#define fab__answer_MC_CREATE fab__answer_mc
+#define fab__answer_MC_JOIN fab__answer_mc
+#define fab__answer_MC_ADD fab__answer_mc
+#define fab__answer_MC_BIND fab__answer_mc
+#define fab__answer_MC_UNBIND fab__answer_mc
+#define fab__answer_MC_SYNC fab__answer_mc
+#define fab__answer_MC_REDUCE fab__answer_mc
+#define fab__answer_MC_LEAVE fab__answer_mc
+
+/* The handlers, one a message, made from the one list of messages
+ * (FAB__MSG_LIST): a message added there without its fab__answer_<NAME>
+ * here does not build. */
+#define FAB__ANSWER_ROW_(name, num, body, fds_in, fds_out, rq, rp) \
+    [FAB__MSG_##name] = fab__answer_##name,
+static fab_status_t (*const fab__answers[FAB__MSG_TYPE_MAX + 1])(fab__call_t *) = {
+    FAB__MSG_LIST(FAB__ANSWER_ROW_)};
+#undef FAB__ANSWER_ROW_
+
 void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, fab__reply_fds_t *fds_out)
 {
     fab__reply_start(request, reply, fds_out);
-    int fd_out = -1, fd_owned = 0;
-    fab_status_t status;
     if (request->type != FAB__MSG_HELLO && conn->node < 0) {
         if (fd_in >= 0)
             close(fd_in);
@@ -133,87 +262,22 @@ void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab_
         return;
     }
     fab__releases_apply(daemon, conn, request);
-    if (request->type == FAB__MSG_ADOPT) {
-        reply->status = (uint32_t)fab__reg_adopt(daemon, conn, request, &fd_in, reply);
-        if (fd_in >= 0)
-            close(fd_in);
-        return;
-    }
-    if (request->type == FAB__MSG_IPC_PUBLISH) {
-        reply->status = (uint32_t)fab__reg_ipc_publish(daemon, conn, request, &fd_in, reply);
-        if (fd_in >= 0)
-            close(fd_in);
-        return;
-    }
-    if (request->type >= FAB__MSG_MC_CREATE && request->type <= FAB__MSG_MC_LEAVE) {
-        /* MC_CREATE names its token by the sender's reference: one it
-         * allocated, that nobody else holds, live. */
-        int token_fd = -1;
-        fab__alloc_t *token = NULL;
-        if (request->type == FAB__MSG_MC_CREATE) {
-            fab__ref_t *ref = fab__ref_get(conn, request->u.mc.id);
-            if (ref != NULL && ref->creator && !ref->parked && ref->alloc->refs == 1 &&
-                fab__alloc_live(ref->alloc)) {
-                token = ref->alloc;
-                token_fd = token->fd;
-            }
-        }
-        reply->status = (uint32_t)fab__mcs_answer(daemon->mcs, conn, request, &fd_in, token_fd,
-                                                  reply, fds_out);
-        if (token != NULL && reply->status == FAB_SUCCESS)
-            token->mc_token = true; /* its imports say so (FAB__MEMORY_MC_TOKEN) */
-        return;
-    }
-    if (fd_in >= 0)
-        close(fd_in); /* nothing else takes one */
-    switch (request->type) {
-    case FAB__MSG_HELLO:
-        status = fab__reg_hello(daemon, conn, request, reply);
-        break;
-    case FAB__MSG_ALLOC:
-        status = fab__reg_alloc(daemon, conn, request, reply, &fd_out);
-        break;
-    case FAB__MSG_EXPORT:
-        status = fab__reg_export(daemon, conn, request, reply);
-        break;
-    case FAB__MSG_IMPORT:
-        status = fab__reg_import(daemon, conn, request, reply, fds_out);
-        break;
-    case FAB__MSG_IMPORT_MANY:
-        status = fab__reg_import_many(daemon, conn, request, reply, fds_out, false);
-        break;
-    case FAB__MSG_RELEASE:
-        status = fab__reg_release(daemon, conn, request, reply);
-        break;
-    case FAB__MSG_STATS:
-        fab__reg_stats(daemon, conn, reply);
-        status = FAB_SUCCESS;
-        break;
-    case FAB__MSG_VERIFY:
-        status = fab__reg_verify(daemon, conn, request, reply);
-        break;
-    case FAB__MSG_TOPOLOGY:
-        status = fab__reg_topology(daemon, request, reply);
-        break;
-    case FAB__MSG_IPC_OPEN:
-        status = fab__reg_ipc_open(daemon, conn, request, reply, &fd_out, &fd_owned);
-        break;
-    case FAB__MSG_IPC_WITHDRAW:
-        status = fab__reg_ipc_withdraw(daemon, conn, request);
-        break;
-    case FAB__MSG_FAULT:
-        /* The fabric is the owner's to break: nobody else's job may be
-         * made to fail by another user. */
-        status = conn->uid != daemon->uid ? FAB_ERROR_NOT_PERMITTED
-                                          : fab__faults_apply(daemon->faults, request);
-        break;
-    default:
-        status = FAB_ERROR_INVALID_VALUE;
-        break;
-    }
-    if (fd_out >= 0) {
-        fds_out->fd[0] = fd_out;
-        fds_out->owned = fd_owned ? 1u : 0u;
+    fab__call_t call = {.daemon = daemon,
+                        .conn = conn,
+                        .request = request,
+                        .reply = reply,
+                        .fds_out = fds_out,
+                        .fd_in = fd_in,
+                        .fd_out = -1,
+                        .fd_owned = 0};
+    fab_status_t status = FAB_ERROR_INVALID_VALUE;
+    if (request->type <= FAB__MSG_TYPE_MAX && fab__answers[request->type] != NULL)
+        status = fab__answers[request->type](&call);
+    if (call.fd_in >= 0)
+        close(call.fd_in); /* a handler that takes none leaves it */
+    if (call.fd_out >= 0) {
+        fds_out->fd[0] = call.fd_out;
+        fds_out->owned = call.fd_owned ? 1u : 0u;
         fds_out->count = 1;
     }
     reply->status = (uint32_t)status;
