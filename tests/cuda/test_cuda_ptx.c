@@ -609,6 +609,42 @@ static void a_call_may_name_a_result_the_function_does_not_return(void **state)
     CU_OK(cuModuleUnload(mod));
 }
 
+/* A parameter declared .align 16 is read as one 16-byte vector, as NCCL's
+ * kernels read their argument struct: the launch's copy of the arguments
+ * starts on a 16-byte boundary (a copy 8 bytes off made every such read a
+ * misaligned access), and the second of two such parameters too. */
+static void an_argument_aligned_to_16_bytes_is_read_as_one_vector(void **state)
+{
+    (void)state;
+    cut_init(0);
+    static const char ptx[] = PTX_HEAD
+        ".visible .entry k(.param .align 16 .b8 a[16], .param .u64 out, .param .align 16 .b8 b[16])\n"
+        "{\n"
+        "  .reg .b64 %rd<6>;\n"
+        "  ld.param.v2.u64 {%rd1, %rd2}, [a];\n"
+        "  ld.param.v2.u64 {%rd3, %rd4}, [b];\n"
+        "  ld.param.u64 %rd5, [out];\n"
+        "  cvta.to.global.u64 %rd5, %rd5;\n"
+        "  st.global.v2.u64 [%rd5], {%rd1, %rd2};\n"
+        "  st.global.v2.u64 [%rd5+16], {%rd3, %rd4};\n"
+        "  ret;\n"
+        "}\n";
+    CUmodule mod;
+    CU_OK(cuModuleLoadData(&mod, ptx));
+    CUdeviceptr out;
+    CU_OK(cuMemAlloc(&out, 32));
+    _Alignas(16) uint64_t a[2] = {0x1111222233334444u, 0x5555666677778888u};
+    _Alignas(16) uint64_t b[2] = {0x99990000aaaabbbbu, 0xccccddddeeeeffffu};
+    void *params[] = {a, &out, b};
+    CU_OK(cuLaunchKernel(function(mod, "k"), 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint64_t got[4] = {0};
+    CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
+    assert_true(got[0] == a[0] && got[1] == a[1] && got[2] == b[0] && got[3] == b[1]);
+    CU_OK(cuMemFree(out));
+    CU_OK(cuModuleUnload(mod));
+}
+
 static void the_linker_takes_a_file_and_refuses_one_that_is_not_there(void **state)
 {
     (void)state;
@@ -1037,6 +1073,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(device_printf_reaches_stdout),
     cmocka_unit_test(the_linker_resolves_an_extern_function_across_inputs),
     cmocka_unit_test(a_call_may_name_a_result_the_function_does_not_return),
+    cmocka_unit_test(an_argument_aligned_to_16_bytes_is_read_as_one_vector),
     cmocka_unit_test(the_linker_takes_a_file_and_refuses_one_that_is_not_there),
     cmocka_unit_test(the_linker_refuses_an_unresolved_extern_at_complete),
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
