@@ -114,6 +114,7 @@ struct fab__ptx_kernel {
     size_t *param_off, *param_size;
     uint32_t shared_dyn_off;         /* where the unsized extern .shared array starts */
     uint32_t lstride;                /* local bytes per lane */
+    uint32_t block_align;            /* a block's shared and local memory start on this */
     uint32_t max_window;             /* register slots of the deepest static call chain */
     bool recursive;
 };
@@ -133,6 +134,8 @@ struct fab__ptx_program {
     struct fab__ptx_kernel *kernels;
     size_t nkernels;
     uint32_t static_shared;          /* every module-scope .shared variable, laid out once */
+    uint32_t local_align;            /* the largest .align of a frame's variable, 16 at least */
+    uint32_t shared_align;           /* the largest .align of a .shared variable, 16 at least */
 };
 
 /* ---- runtime state (sched.c owns it; exec.c and mem.c use it) ---------------------- */
@@ -270,7 +273,7 @@ int fab__ptx_warp_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t 
 unsigned fab__ptx_fault_lane(const fab__ptx_warp_t *w, uintptr_t addr);
 
 /* stash.c: block memory kept between runs */
-void *fab__ptx_stash_take(size_t bytes, size_t *got);
+void *fab__ptx_stash_take(size_t bytes, size_t align, size_t *got);
 void fab__ptx_stash_give(void *p, size_t bytes);
 void fab__ptx_stash_atfork_child(void);
 

@@ -85,8 +85,20 @@ static void fab__ptx_layout_frames(fab__ptx_program_t *p)
         p->var_off[vi] = (uint32_t)off;
         cur[v->func] = off + v->size;
     }
+    /* Every frame is a multiple of the largest alignment a frame's variable
+     * asks, so that frames stacked by calls, and lanes' windows one after
+     * the other, keep each variable on its boundary (a block's local memory
+     * starts on it, sched.c). */
+    uint64_t la = 16;
+    for (uint32_t vi = 0; vi < m->nvars; vi++) {
+        const fab__ptx_var_t *v = &m->vars[vi];
+        if (v->func != FAB__PTX_NONE && (v->space == FAB__PTX_S_LOCAL || v->space == FAB__PTX_S_PARAM) &&
+            v->align > la)
+            la = v->align;
+    }
+    p->local_align = (uint32_t)la;
     for (uint32_t fi = 0; fi < m->nfuncs && cur; fi++)
-        p->codes[fi].frame = (uint32_t)fab__ptx_align_up(cur[fi], 16);
+        p->codes[fi].frame = (uint32_t)fab__ptx_align_up(cur[fi], la);
     free(cur);
 }
 
@@ -152,7 +164,7 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
             snprintf(diag->msg, sizeof(diag->msg), ".address_size 32: the engine runs 64-bit PTX only");
         goto fail;
     }
-    uint64_t sh = 0;
+    uint64_t sh = 0, sa = 16;
     for (uint32_t vi = 0; vi < m->nvars; vi++) {
         const fab__ptx_var_t *v = &m->vars[vi];
         if ((v->space == FAB__PTX_S_GLOBAL || v->space == FAB__PTX_S_CONST) && v->linkage != FAB__PTX_L_EXTERN &&
@@ -160,6 +172,8 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
             p->var_placeable[vi] = true;
             p->gvars[p->ngvars++] = vi;
         }
+        if (v->space == FAB__PTX_S_SHARED && v->align > sa)
+            sa = v->align; /* the dynamic array's too */
         if (v->space == FAB__PTX_S_SHARED && !v->unsized && v->size) {
             sh = fab__ptx_align_up(sh, v->align ? v->align : 1);
             p->var_off[vi] = (uint32_t)sh;
@@ -167,6 +181,7 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
         }
     }
     p->static_shared = (uint32_t)sh;
+    p->shared_align = (uint32_t)sa;
     size_t nk = 0;
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
         const fab__ptx_func_t *f = &m->funcs[fi];
@@ -220,9 +235,10 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
         bool rec = false;
         fab__ptx_chain(p, fi, on, &frame, &slots, &rec);
         k->recursive = rec;
-        k->lstride = (uint32_t)fab__ptx_align_up(frame + (rec ? FAB__PTX_STACK_EXTRA : 0), 16);
+        k->lstride = (uint32_t)fab__ptx_align_up(frame + (rec ? FAB__PTX_STACK_EXTRA : 0), p->local_align);
         k->max_window = (uint32_t)slots;
-        k->shared_dyn_off = (uint32_t)fab__ptx_align_up(p->static_shared, 16);
+        k->shared_dyn_off = (uint32_t)fab__ptx_align_up(p->static_shared, p->shared_align);
+        k->block_align = p->local_align > p->shared_align ? p->local_align : p->shared_align;
         fab__ptx_kernel_info_t *ki = &k->info;
         ki->name = f->name;
         ki->nparams = f->nparams;

@@ -131,16 +131,24 @@ static void fab__ptx_block_free(fab__ptx_block_t *b)
     free(b);
 }
 
-/* bytes of zeroed memory, from the stash where it has some; *cap its size */
-static void *fab__ptx_zeroed(size_t bytes, size_t *cap)
+/* bytes of memory starting on an align boundary (a power of two, 16 at
+ * least), from the stash where it has some (zeroed if zero; as it was left
+ * otherwise), else fresh and zeroed; *cap its size. */
+static void *fab__ptx_block_mem(size_t bytes, size_t align, bool zero, size_t *cap)
 {
-    void *p = fab__ptx_stash_take(bytes, cap);
+    void *p = fab__ptx_stash_take(bytes, align, cap);
     if (p) {
-        memset(p, 0, bytes);
+        if (zero)
+            memset(p, 0, bytes);
         return p;
     }
     *cap = bytes;
-    return calloc(bytes, 1);
+    if (align <= 16)
+        return calloc(bytes, 1);
+    if (posix_memalign(&p, align, bytes) != 0)
+        return NULL;
+    memset(p, 0, bytes);
+    return p;
 }
 
 /* Start the next block (the lock held). */
@@ -177,15 +185,14 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
     if (reuse) {
         memset(b->shared, 0, b->shared_size ? b->shared_size : 1);
     } else {
-        b->shared = fab__ptx_zeroed(b->shared_size ? b->shared_size : 1, &b->shared_cap);
+        /* Both start on the largest alignment a variable of theirs asks
+         * (.shared or .local .align 256, say: load.c). */
+        b->shared = fab__ptx_block_mem(b->shared_size ? b->shared_size : 1, k->block_align, true,
+                                       &b->shared_cap);
         b->warps = calloc(b->nwarps, sizeof(*b->warps));
         if (k->lstride) {
             size_t bytes = (size_t)b->nwarps * LANES_N * k->lstride;
-            b->local = fab__ptx_stash_take(bytes, &b->local_cap);
-            if (!b->local) {
-                b->local_cap = bytes;
-                b->local = calloc(bytes, 1);
-            }
+            b->local = fab__ptx_block_mem(bytes, k->block_align, false, &b->local_cap);
         }
     }
     if (!b->shared || !b->warps || (k->lstride && !b->local))
@@ -208,7 +215,7 @@ static int fab__ptx_block_start(fab__ptx_run_t *run)
             }
         if (!reuse) {
             size_t got = 0;
-            w->regs = fab__ptx_stash_take(slots * LANES_N * sizeof(uint64_t), &got);
+            w->regs = fab__ptx_stash_take(slots * LANES_N * sizeof(uint64_t), 16, &got);
             w->regs_cap = got / sizeof(uint64_t);
             if (!w->regs) {
                 w->regs_cap = slots * LANES_N;

@@ -25,14 +25,15 @@ static struct {
 static unsigned fab__ptx_stash_n;
 static size_t fab__ptx_stash_total;
 
-void *fab__ptx_stash_take(size_t bytes, size_t *got)
+void *fab__ptx_stash_take(size_t bytes, size_t align, size_t *got)
 {
     void *p = NULL;
     pthread_mutex_lock(&fab__ptx_stash_mu);
     unsigned best = FAB__PTX_STASH_SLOTS;
     for (unsigned i = 0; i < fab__ptx_stash_n; i++) {
         size_t b = fab__ptx_stash[i].bytes;
-        if (b >= bytes && (best == FAB__PTX_STASH_SLOTS || b < fab__ptx_stash[best].bytes))
+        if (b >= bytes && (uintptr_t)fab__ptx_stash[i].p % align == 0 &&
+            (best == FAB__PTX_STASH_SLOTS || b < fab__ptx_stash[best].bytes))
             best = i;
     }
     if (best != FAB__PTX_STASH_SLOTS) {
