@@ -60,6 +60,73 @@ fab__cu_range_t *fab__cu_range_find(uintptr_t addr)
     return r && addr - r->base < r->size ? r : NULL;
 }
 
+/* ---- freed reservations kept for the next ------------------------------- */
+
+/* cuMemAddressFree keeps the last FAB__CU_SPARES_MAX ranges it frees, each
+ * still its anonymous PROT_NONE mapping and its record, and
+ * cuMemAddressReserve takes one of the size and alignment it is asked for
+ * before it makes a mapping: a freed range is the driver's address space
+ * again, as a GPU's is, and the cycle that pools and importers repeat
+ * (reserve, map, unmap, free) makes no mmap and no munmap of its own. A
+ * spare holds address space only: nothing can be mapped in it (free takes
+ * only ranges with nothing mapped), no call finds it (it is out of the
+ * range tree, so every call on its addresses answers as on a freed range),
+ * and touching it faults as before. Asking for its address by name drops
+ * it. Guarded by fab__cu.lock. */
+#define FAB__CU_SPARES_MAX 8
+#define FAB__CU_SPARE_BYTES_MAX ((size_t)1 << 32) /* the largest range kept */
+
+static fab__cu_range_t *fab__cu_spares[FAB__CU_SPARES_MAX]; /* oldest first */
+static unsigned fab__cu_spare_count;
+
+static void fab__cu_range_unmap(fab__cu_range_t *range)
+{
+    munmap((void *)range->map_base, range->map_len);
+    free(range);
+}
+
+static void fab__cu_spare_drop(unsigned k)
+{
+    fab__cu_range_unmap(fab__cu_spares[k]);
+    fab__cu_spare_count--;
+    for (unsigned j = k; j < fab__cu_spare_count; j++)
+        fab__cu_spares[j] = fab__cu_spares[j + 1];
+}
+
+/* The newest spare of size bytes on an align boundary (at want, when want
+ * is not 0), taken out of the spares; NULL when none fits. With want, the
+ * spares that overlap [want, want+size) and do not fit are dropped, so that
+ * the address can be had. */
+static fab__cu_range_t *fab__cu_spare_take(size_t size, size_t align, uintptr_t want)
+{
+    for (unsigned k = fab__cu_spare_count; k-- > 0;) {
+        fab__cu_range_t *r = fab__cu_spares[k];
+        bool fits = r->size == size && r->base % align == 0 && (!want || r->base == want);
+        if (fits) {
+            fab__cu_spare_count--;
+            for (unsigned j = k; j < fab__cu_spare_count; j++)
+                fab__cu_spares[j] = fab__cu_spares[j + 1];
+            return r;
+        }
+        if (want && r->map_base < want + size && want < r->map_base + r->map_len)
+            fab__cu_spare_drop(k);
+    }
+    return NULL;
+}
+
+/* Keep range, which nothing maps and the tree no longer holds, as a spare
+ * (the oldest spare makes room), or unmap it when it is too large. */
+static void fab__cu_spare_keep(fab__cu_range_t *range)
+{
+    if (range->map_len > FAB__CU_SPARE_BYTES_MAX) {
+        fab__cu_range_unmap(range);
+        return;
+    }
+    if (fab__cu_spare_count == FAB__CU_SPARES_MAX)
+        fab__cu_spare_drop(0);
+    fab__cu_spares[fab__cu_spare_count++] = range;
+}
+
 /* ---- owned ranges (module globals) ------------------------------------------ */
 
 /* Guarded by fab__cu.lock. node.key is the base. */
@@ -205,6 +272,18 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     if (size > SIZE_MAX - align)
         return CUDA_ERROR_OUT_OF_MEMORY;
 
+    uintptr_t want = addr && addr % align == 0 ? (uintptr_t)addr : 0;
+    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__cu_range_t *spare = fab__cu_spare_take(size, align, want);
+    if (spare) {
+        fab__cu_tree_insert(&fab__cu_ranges, &spare->node);
+        pthread_rwlock_unlock(&fab__cu.lock);
+        *ptr = (CUdeviceptr)spare->base;
+        FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_RESERVE, spare->base, size, -1, 0, 0, __func__));
+        return CUDA_SUCCESS;
+    }
+    pthread_rwlock_unlock(&fab__cu.lock);
+
     /* Not calloc, which glibc never serves from the thread's cache of freed
      * blocks (docs/cuda.md, "Performance of an import"). */
     fab__cu_range_t *range = malloc(sizeof(*range));
@@ -213,9 +292,9 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
     *range = (fab__cu_range_t){.size = 0};
     const int mflags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     void *m = MAP_FAILED;
-    if (addr && addr % align == 0) {
-        m = mmap((void *)(uintptr_t)addr, size, PROT_NONE, mflags | MAP_FIXED_NOREPLACE, -1, 0);
-        if (m != MAP_FAILED && (uintptr_t)m != addr) {
+    if (want) {
+        m = mmap((void *)want, size, PROT_NONE, mflags | MAP_FIXED_NOREPLACE, -1, 0);
+        if (m != MAP_FAILED && (uintptr_t)m != want) {
             munmap(m, size); /* an old kernel took the hint as a hint */
             m = MAP_FAILED;
         }
@@ -280,8 +359,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     } else {
         FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_RESERVE, range->base, __func__));
         fab__cu_tree_remove(&fab__cu_ranges, &range->node);
-        munmap((void *)range->map_base, range->map_len);
-        free(range);
+        fab__cu_spare_keep(range);
     }
     pthread_rwlock_unlock(&fab__cu.lock);
     return r;
