@@ -58,9 +58,7 @@ static void a_freed_range_of_the_same_size_is_reserved_again(void **state)
     (void)state;
     cut_init(0);
     size_t g = cut_granularity(0);
-    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    CUmemGenericAllocationHandle h;
-    CU_OK(cuMemCreate(&h, g, &prop, 0));
+    CUmemGenericAllocationHandle h = cut_create_posix(g, 0);
     CUdeviceptr first = cut_map_rw(h, g);
     write_read(first, g);
     cut_unmap_free(first, g);
@@ -78,9 +76,7 @@ static void a_freed_range_answers_as_freed(void **state)
     (void)state;
     cut_init(0);
     size_t g = cut_granularity(0);
-    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    CUmemGenericAllocationHandle h;
-    CU_OK(cuMemCreate(&h, g, &prop, 0));
+    CUmemGenericAllocationHandle h = cut_create_posix(g, 0);
     CUdeviceptr ptr;
     CU_OK(cuMemAddressReserve(&ptr, g, 0, 0, 0));
     CU_OK(cuMemAddressFree(ptr, g));
@@ -101,9 +97,7 @@ static void a_freed_range_holds_no_memory_and_faults_when_touched(void **state)
     (void)state;
     cut_init(0);
     size_t g = cut_granularity(0);
-    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
-    CUmemGenericAllocationHandle h;
-    CU_OK(cuMemCreate(&h, g, &prop, 0));
+    CUmemGenericAllocationHandle h = cut_create_posix(g, 0);
     CUdeviceptr ptr = cut_map_rw(h, g);
     write_read(ptr, g);
     assert_true(file_mapped(ptr, g));
