@@ -12,12 +12,13 @@
  *           first (an anonymous PROT_NONE mmap, then mmap MAP_FIXED), as
  *           the driver's rules have it: the baseline the driver is held to.
  *           cuMemUnmap's one call more (the range goes back to PROT_NONE
- *           anonymous memory: it stays reserved) is the driver's own
+ *           anonymous memory: it stays reserved) is the driver's own; its
+ *           reserve and free make none once a freed range of the size is
+ *           kept (src/cuda/vmm.c), so the cycle makes 8 calls to these 9
  *   re-reserved: the reserved calls with that one more (an anonymous
  *           PROT_NONE mmap MAP_FIXED over the mapping before the munmap):
- *           every call the driver's cycle makes, so that its ratio is the
- *           bookkeeping alone, and its difference from reserved the
- *           kernel's price of keeping the range reserved
+ *           every call a cycle with no range kept makes, and its difference
+ *           from reserved the kernel's price of keeping the range reserved
  *
  * The process is pinned to one core. Each round runs the three loops in turn;
  * the ratios are per round, printed as min / median / max.

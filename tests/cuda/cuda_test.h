@@ -69,6 +69,15 @@ static inline CUmemAccessDesc cut_access(int dev, CUmemAccess_flags flags)
     return d;
 }
 
+/* An allocation of size bytes on device dev that exports as a POSIX fd. */
+static inline CUmemGenericAllocationHandle cut_create_posix(size_t size, int dev)
+{
+    CUmemAllocationProp prop = cut_prop(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, dev);
+    CUmemGenericAllocationHandle h = 0;
+    CU_OK(cuMemCreate(&h, size, &prop, 0));
+    return h;
+}
+
 /* Reserve size bytes, map handle at its start, grant device 0 read-write. */
 static inline CUdeviceptr cut_map_rw(CUmemGenericAllocationHandle h, size_t size)
 {
