@@ -213,6 +213,18 @@ static inline bool fab__ptx_cas16(unsigned char *p, uint64_t e[2], const uint64_
 
 /* ---- the handlers ------------------------------------------------------------------------ */
 
+/* In a loop over lanes l: skip an inactive lane, else set p to its host
+ * pointer for 16 bytes, or return the fault of a bad address. */
+#define FAB__PTX_WIDE_LANE(p, l)                                                           \
+    if (!(m >> (l) & 1))                                                                   \
+        continue;                                                                          \
+    unsigned char *p;                                                                      \
+    do {                                                                                   \
+        int rc_ = fab__ptx_lane_ptr(w, in, l, 16, &p);                                     \
+        if (rc_)                                                                           \
+            return rc_;                                                                    \
+    } while (0)
+
 int fab__ptx_x_mov128(W_ARGS)
 {
     uint64_t *D0 = SLOT(in->d[0]), *D1 = SLOT(in->d[1]), *D2 = SLOT(in->d[2]), *D3 = SLOT(in->d[3]);
@@ -252,12 +264,7 @@ int fab__ptx_x_ld128(W_ARGS)
     uint64_t *L = SLOT(in->d[0]), *H = SLOT(in->d[1]);
     int how = fab__ptx_wide_mode();
     for (unsigned l = 0; l < LANES_N; l++) {
-        if (!(m >> l & 1))
-            continue;
-        unsigned char *p;
-        int rc = fab__ptx_lane_ptr(w, in, l, 16, &p);
-        if (rc)
-            return rc;
+        FAB__PTX_WIDE_LANE(p, l);
         uint64_t v[2];
         fab__ptx_load16(p, v, how);
         L[l] = v[0];
@@ -272,12 +279,7 @@ int fab__ptx_x_st128(W_ARGS)
     int how = fab__ptx_wide_mode();
     w->stored = true;
     for (unsigned l = 0; l < LANES_N; l++) {
-        if (!(m >> l & 1))
-            continue;
-        unsigned char *p;
-        int rc = fab__ptx_lane_ptr(w, in, l, 16, &p);
-        if (rc)
-            return rc;
+        FAB__PTX_WIDE_LANE(p, l);
         const uint64_t v[2] = {L[l], H[l]};
         fab__ptx_store16(p, v, how);
     }
@@ -291,12 +293,7 @@ int fab__ptx_x_atom128(W_ARGS)
     int how = fab__ptx_wide_mode();
     bool changed = false;
     for (unsigned l = 0; l < LANES_N; l++) {
-        if (!(m >> l & 1))
-            continue;
-        unsigned char *p;
-        int rc = fab__ptx_lane_ptr(w, in, l, 16, &p);
-        if (rc)
-            return rc;
+        FAB__PTX_WIDE_LANE(p, l);
         uint64_t e[2] = {B0[l], B1[l]};
         if (in->k == W_(CAS)) {
             const uint64_t n[2] = {C0[l], C1[l]};

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fabtest.h"
+#include "ptx_test.h"
 #include "src/ptx/decode.h"
 #include "src/ptx/ptx.h"
 
@@ -27,27 +27,9 @@ __extension__ typedef unsigned __int128 u128;
 
 static fab__ptx_program_t *prog;
 
-static fab__ptx_status_t try_load(const char *text, fab__ptx_diag_t *d)
-{
-    fab__ptx_module_t *m = NULL;
-    fab__ptx_status_t st = fab__ptx_parse(text, strlen(text), &m, d);
-    if (st) {
-        print_message("parse: line %u: %s\n", d->line, d->msg);
-        return st;
-    }
-    st = fab__ptx_program_load(m, &prog, d);
-    if (st)
-        fab__ptx_module_free(m);
-    return st;
-}
-
 static void load(const char *text)
 {
-    fab__ptx_diag_t d;
-    fab__ptx_status_t st = try_load(text, &d);
-    if (st)
-        print_error("load: line %u: %s\n", d.line, d.msg);
-    assert_int_equal(st, FAB__PTX_OK);
+    prog = ptx_load(text);
 }
 
 static int teardown(void **state)
@@ -70,6 +52,17 @@ static fab__ptx_status_t run_k(const char *name, uint32_t grid, uint32_t block, 
     if (st)
         print_message("%s: %s\n", name, (f ? f : &mine)->report);
     return st;
+}
+
+/* Whether the engine now makes 16-byte accesses atomic in way how (this CPU
+ * may lack it: then the caller leaves it out, saying so). */
+static bool use_way(int how)
+{
+    fab__ptx_wide_use(how);
+    if (fab__ptx_wide_mode() == how)
+        return true;
+    print_message("this CPU cannot make 16-byte accesses atomic in way %d; left out\n", how);
+    return false;
 }
 
 static uint64_t rot32(uint64_t x)
@@ -117,7 +110,7 @@ static void b128_pack_and_unpack_round_trip_in_every_lane(void **state)
 /* Each thread's 16 bytes from global memory to shared, another thread's back
  * from shared through .local to global, and the same bytes through every
  * ordering a load or store takes, .nc, a kernel parameter and a generic
- * address of shared memory. */
+ * address of shared memory, and ldu. */
 static void b128_loads_and_stores_move_16_bytes_in_every_state_space(void **state)
 {
     (void)state;
@@ -137,13 +130,14 @@ static void b128_loads_and_stores_move_16_bytes_in_every_state_space(void **stat
               "ld.relaxed.gpu.global.b128 %w, [%x0];\nst.release.sys.global.b128 [%x2+1024], %w;\n"
               "ld.volatile.global.b128 %v, [%x0];\nst.volatile.global.b128 [%x2+2048], %v;\n"
               "ld.acquire.sys.global.b128 %w, [%x0];\nst.global.b128 [%x2+3072], %w;\n"
-              "ld.global.nc.b128 %v, [%x0];\nst.global.b128 [%x2+4096], %v;\n"
+              "ld.global.nc.b128 %v, [%x0];\nldu.global.b128 %w, [%x0];\nst.global.b128 [%x2+4096], %v;\n"
+              "st.global.b128 [%x2+7168], %w;\n"
               "ld.param.b128 %w, [pv];\nst.global.b128 [%x2+5120], %w;\n"
               "mov.u64 %s, sh;\ncvta.shared.u64 %s, %s;\nadd.u64 %s, %s, %a;\n"
               "ld.b128 %v, [%s];\nst.b128 [%x2+6144], %v;\n"
               "ret;\n}\n");
     enum { T = 64 };
-    static _Alignas(16) uint64_t in[T][2], out[7][T][2];
+    static _Alignas(16) uint64_t in[T][2], out[8][T][2];
     for (uint64_t t = 0; t < T; t++)
         in[t][0] = t * 0x9E3779B97F4A7C15ull, in[t][1] = ~t * 0xBF58476D1CE4E5B9ull;
     memset(out, 0, sizeof(out));
@@ -155,6 +149,7 @@ static void b128_loads_and_stores_move_16_bytes_in_every_state_space(void **stat
             assert_memory_equal(out[k][t], in[t], 16);
         assert_memory_equal(out[5][t], prm.pv, 16);
         assert_memory_equal(out[6][t], in[t], 16);
+        assert_memory_equal(out[7][t], in[t], 16);
     }
 }
 
@@ -259,11 +254,8 @@ static void b128_compare_and_swap_stores_only_what_matches(void **state)
               "ret;\n}\n");
     enum { BLOCKS = 2, THREADS = 96 };
     for (int how = FAB__PTX_WIDE_SSE; how <= FAB__PTX_WIDE_LOCK; how++) {
-        fab__ptx_wide_use(how);
-        if (fab__ptx_wide_mode() != how) {
-            print_message("this CPU cannot make 16-byte accesses atomic in way %d; left out\n", how);
+        if (!use_way(how))
             continue;
-        }
         static _Alignas(16) uint64_t mem[4], out[5 + BLOCKS][2];
         mem[0] = 1, mem[1] = 2, mem[2] = 1000, mem[3] = 1ull << 63;
         memset(out, 0, sizeof(out));
@@ -355,11 +347,8 @@ static void b128_reader_never_sees_a_torn_16_byte_value(void **state)
               "red.global.add.u64 [%o], %torn;\nred.global.add.u64 [%o+8], %seen;\n"
               "ret;\n}\n");
     for (int how = FAB__PTX_WIDE_SSE; how <= FAB__PTX_WIDE_LOCK; how++) {
-        fab__ptx_wide_use(how);
-        if (fab__ptx_wide_mode() != how) {
-            print_message("this CPU cannot make 16-byte accesses atomic in way %d; left out\n", how);
+        if (!use_way(how))
             continue;
-        }
         static _Alignas(16) uint64_t mem[4];
         uint64_t out[2] = {0, 0};
         mem[0] = 0, mem[1] = ~0ull, mem[2] = mem[3] = 0;
@@ -421,7 +410,7 @@ static void b128_forms_ptx_lacks_are_refused_naming_them(void **state)
         snprintf(text, sizeof(text), HEAD ".visible .entry k()\n{\n.reg .b64 %%a;\n.reg .b128 %%v;\n%s\nret;\n}\n",
                  cases[i].insn);
         fab__ptx_diag_t d = {0};
-        fab__ptx_status_t st = try_load(text, &d);
+        fab__ptx_status_t st = ptx_try_load(text, &prog, &d);
         print_message("%s -> line %u: %s\n", cases[i].insn, d.line, d.msg);
         assert_int_equal(st, FAB__PTX_E_UNSUPPORTED);
         assert_int_equal(d.line, 8);
