@@ -153,6 +153,30 @@ static void b128_loads_and_stores_move_16_bytes_in_every_state_space(void **stat
     }
 }
 
+/* A .b128 argument and result of a .func travel through .param memory as
+ * 16 bytes (st.param.b128, ld.param.b128 on both sides of the call). */
+static void b128_values_pass_to_and_from_a_function(void **state)
+{
+    (void)state;
+    load(HEAD ".func (.param .b128 r) swap(.param .b128 a)\n{\n"
+              ".reg .b64 %x<2>;\n.reg .b128 %v;\n"
+              "ld.param.b128 %v, [a];\nmov.b128 {%x0, %x1}, %v;\nmov.b128 %v, {%x1, %x0};\n"
+              "st.param.b128 [r], %v;\nret;\n}\n"
+              ".visible .entry cl(.param .u64 out)\n{\n"
+              ".reg .u64 %o, %a, %lo, %hi;\n.reg .b32 %t;\n.reg .b128 %v, %w;\n"
+              "ld.param.u64 %o, [out];\nmov.u32 %t, %tid.x;\ncvt.u64.u32 %lo, %t;\nnot.b64 %hi, %lo;\n"
+              "mov.b128 %v, {%lo, %hi};\n"
+              "{\n.param .b128 pa;\n.param .b128 pr;\nst.param.b128 [pa], %v;\n"
+              "call (pr), swap, (pa);\nld.param.b128 %w, [pr];\n}\n"
+              "mul.wide.u32 %a, %t, 16;\nadd.u64 %a, %o, %a;\nst.global.b128 [%a], %w;\n"
+              "ret;\n}\n");
+    static _Alignas(16) uint64_t out[64][2];
+    void *p = out;
+    assert_int_equal(run_k("cl", 1, 64, 1, &p, NULL), FAB__PTX_OK);
+    for (uint64_t t = 0; t < 64; t++)
+        assert_true(out[t][0] == ~t && out[t][1] == t);
+}
+
 static uint64_t mix(uint64_t x, unsigned k)
 {
     x = (x + 7 * k) * 3;
@@ -483,6 +507,7 @@ static void nvcc_atomic_cas_on_an_unsigned_int128_runs(void **state)
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(b128_pack_and_unpack_round_trip_in_every_lane, teardown),
     cmocka_unit_test_teardown(b128_loads_and_stores_move_16_bytes_in_every_state_space, teardown),
+    cmocka_unit_test_teardown(b128_values_pass_to_and_from_a_function, teardown),
     cmocka_unit_test_teardown(b128_value_live_across_a_divergent_branch_keeps_both_halves, teardown),
     cmocka_unit_test_teardown(b128_compare_and_swap_stores_only_what_matches, teardown),
     cmocka_unit_test_teardown(b128_access_off_its_boundary_faults_naming_16_bytes, teardown),
