@@ -166,6 +166,7 @@ static inline void fab__ptx_load16(const unsigned char *p, uint64_t v[2], int ho
         return;
     }
 #endif
+    (void)how;
     unsigned *k = fab__ptx_wide_lock(p, false);
     memcpy(v, p, 16);
     fab__ptx_wide_unlock(k);
@@ -187,6 +188,7 @@ static inline void fab__ptx_store16(unsigned char *p, const uint64_t v[2], int h
         return;
     }
 #endif
+    (void)how;
     unsigned *k = fab__ptx_wide_lock(p, true);
     memcpy(p, v, 16);
     fab__ptx_wide_unlock(k);
