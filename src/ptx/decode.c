@@ -251,9 +251,24 @@ static bool fab__ptx_sreg_fixed(unsigned sreg)
     }
 }
 
+/* A .b128 register is two slots, which only the .b128 operands of mov, ld,
+ * st and atom name (fab__ptx_dc_src128): anywhere else, and a .b128
+ * operand through the one-slot path, is refused rather than half read. */
+static int fab__ptx_dc_not128(fab__ptx_dc_t *dc, uint32_t reg, unsigned t)
+{
+    bool wide = dc->f->regs[reg].type == FAB__PTX_T_B128;
+    if (t == FAB__PTX_T_B128)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a .b128 operand here");
+    if (wide)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%s, a .b128 register, used as %s",
+                                dc->f->regs[reg].name, t ? fab__ptx_type_name(t) : "a value");
+    return 0;
+}
+
 /* A source operand of type t -> its slot. */
 int fab__ptx_dc_src(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, uint32_t *slot_out)
 {
+    int rc;
     switch (o->kind) {
     case FAB__PTX_OPD_REG:
         if (o->reg >= dc->f->nregs)
@@ -261,6 +276,8 @@ int fab__ptx_dc_src(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, 
         if ((t == FAB__PTX_T_PRED) != (dc->f->regs[o->reg].type == FAB__PTX_T_PRED))
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%s used as %s", dc->f->regs[o->reg].name,
                                     t == FAB__PTX_T_PRED ? "a predicate" : "a value");
+        if ((rc = fab__ptx_dc_not128(dc, o->reg, t)))
+            return rc;
         if (o->neg)
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a negated operand here");
         *slot_out = o->reg;
@@ -307,8 +324,41 @@ int fab__ptx_dc_dst(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, 
     if ((t == FAB__PTX_T_PRED) != (dc->f->regs[o->reg].type == FAB__PTX_T_PRED))
         return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%s written as %s", dc->f->regs[o->reg].name,
                                 t == FAB__PTX_T_PRED ? "a predicate" : "a value");
+    int rc = fab__ptx_dc_not128(dc, o->reg, t);
+    if (rc)
+        return rc;
     *slot_out = o->reg;
     return 0;
+}
+
+static int fab__ptx_dc_reg128(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, uint32_t *lo, uint32_t *hi)
+{
+    if (o->kind != FAB__PTX_OPD_REG)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a .b128 operand that is not a .b128 register");
+    if (o->reg >= dc->f->nregs)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a register index out of range");
+    if (dc->f->regs[o->reg].type != FAB__PTX_T_B128 || !dc->hi || dc->hi[o->reg] == FAB__PTX_NONE)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%s used as .b128 (it is %s)", dc->f->regs[o->reg].name,
+                                fab__ptx_type_name(dc->f->regs[o->reg].type));
+    *lo = o->reg;
+    *hi = dc->hi[o->reg];
+    return 0;
+}
+
+int fab__ptx_dc_src128(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, uint32_t *lo, uint32_t *hi)
+{
+    if (o->kind == FAB__PTX_OPD_REG && o->neg)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a negated operand here");
+    return fab__ptx_dc_reg128(dc, o, lo, hi);
+}
+
+int fab__ptx_dc_dst128(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, uint32_t *lo, uint32_t *hi)
+{
+    if (o->kind == FAB__PTX_OPD_SINK) {
+        *lo = *hi = dc->c->nregs;
+        return 0;
+    }
+    return fab__ptx_dc_reg128(dc, o, lo, hi);
 }
 
 /* [base + off] in the instruction's state space. */
@@ -326,7 +376,8 @@ int fab__ptx_dc_addr(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned sp
         return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "an address operand of kind %u", o->kind);
     x->off = o->imm;
     if (o->reg != FAB__PTX_NONE && o->sym == FAB__PTX_NONE) {
-        if (o->reg >= dc->f->nregs || dc->f->regs[o->reg].type == FAB__PTX_T_PRED)
+        if (o->reg >= dc->f->nregs || dc->f->regs[o->reg].type == FAB__PTX_T_PRED ||
+            dc->f->regs[o->reg].type == FAB__PTX_T_B128)
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "an address register that is not one");
         x->addr = o->reg;
     } else if (o->sym != FAB__PTX_NONE) {
@@ -543,7 +594,19 @@ int fab__ptx_decode_func(fab__ptx_program_t *p, uint32_t fi, fab__ptx_diag_t *di
     const fab__ptx_func_t *f = &p->module->funcs[fi];
     fab__ptx_dc_t dc = {.p = p, .mod = p->module, .f = f, .c = c, .diag = diag};
     int rc = 0;
+    /* a .b128 register's high half is a slot after the function's registers */
     c->nregs = f->nregs;
+    for (uint32_t r = 0; r < f->nregs; r++) {
+        if (f->regs[r].type != FAB__PTX_T_B128)
+            continue;
+        if (!dc.hi) {
+            dc.hi = malloc((size_t)f->nregs * sizeof(*dc.hi));
+            if (!dc.hi)
+                return FAB__PTX_E_NOMEM;
+            memset(dc.hi, 0xff, (size_t)f->nregs * sizeof(*dc.hi));
+        }
+        dc.hi[r] = c->nregs++;
+    }
     uint32_t zero;
     if ((rc = fab__ptx_dc_imm(&dc, 0, &zero)))
         goto out;
@@ -594,5 +657,6 @@ int fab__ptx_decode_func(fab__ptx_program_t *p, uint32_t fi, fab__ptx_diag_t *di
     c->decoded = true;
 out:
     free(dc.hash);
+    free(dc.hi);
     return rc;
 }

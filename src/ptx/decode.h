@@ -13,6 +13,7 @@ typedef struct fab__ptx_dc {
     fab__ptx_code_t *c;
     fab__ptx_diag_t *diag;
     const fab__ptx_insn_t *in;
+    uint32_t *hi;          /* per PTX register: the slot of a .b128 one's high half, else NONE */
     uint32_t *hash;
     uint32_t hcap, ccap, callcap;
 } fab__ptx_dc_t;
@@ -31,8 +32,15 @@ int fab__ptx_dc_sym(fab__ptx_dc_t *dc, uint8_t symkind, uint32_t sym, int64_t of
                     uint32_t *slot_out);
 int fab__ptx_dc_src(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, uint32_t *slot_out);
 int fab__ptx_dc_dst(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned t, uint32_t *slot_out);
+/* A .b128 register (or _ as a destination): the slots of its low and high
+ * 64-bit halves, two registers to the allocator. */
+int fab__ptx_dc_src128(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, uint32_t *lo, uint32_t *hi);
+int fab__ptx_dc_dst128(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, uint32_t *lo, uint32_t *hi);
 int fab__ptx_dc_addr(fab__ptx_dc_t *dc, const fab__ptx_operand_t *o, unsigned space, fab__ptx_x_t *x);
 int fab__ptx_dc_reconv(fab__ptx_code_t *c);
+/* wide.c: mov.b128 and atom.{cas,exch}.b128 (nsrc: 2 or 1 sources) */
+int fab__ptx_dc_mov128(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x);
+int fab__ptx_dc_atom128(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t *x, unsigned nsrc);
 /* slots.c: registers onto as few window slots as their live ranges allow
  * (c->nregs becomes the slots, c->nvregs the PTX registers). */
 int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f);

@@ -272,6 +272,14 @@ int fab__ptx_warp_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t 
 /* mem.c */
 unsigned fab__ptx_fault_lane(const fab__ptx_warp_t *w, uintptr_t addr);
 
+/* wide.c: how a 16-byte access is made single-copy atomic (docs/ptx.md): an
+ * aligned SSE move on an x86-64 with AVX, else LOCK CMPXCHG16B, else a lock.
+ * fab__ptx_wide_mode picks the first the CPU has; fab__ptx_wide_use makes
+ * the engine use a later one (or, with -1, the first again), for tests. */
+enum { FAB__PTX_WIDE_SSE = 0, FAB__PTX_WIDE_CX16, FAB__PTX_WIDE_LOCK };
+int fab__ptx_wide_mode(void);
+void fab__ptx_wide_use(int how);
+
 /* stash.c: block memory kept between runs */
 void *fab__ptx_stash_take(size_t bytes, size_t align, size_t *got);
 void fab__ptx_stash_give(void *p, size_t bytes);

@@ -441,6 +441,8 @@ FAB__PTX_HOT static int x_MOV(W_ARGS)
         });
         return R_NEXT;
     }
+    case 4: case 5: case 6: /* .b128 */
+        return fab__ptx_x_mov128(w, in, m);
     default: {
         unsigned eb = n / in->vec;
         uint64_t em = eb >= 64 ? ~0ull : (1ull << eb) - 1;

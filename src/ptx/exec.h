@@ -1,4 +1,4 @@
-/* The interpreter's handler conventions (exec.c, warp.c, mem.c, float.c):
+/* The interpreter's handler conventions (exec.c, warp.c, mem.c, wide.c, float.c):
  * a handler runs one decoded instruction for the lanes in m and says what
  * the loop does next (R_NEXT: the following instruction; R_JUMP: the pc
  * is already set; R_YIELD, R_BAR: end the quantum after this one; R_DONE,
@@ -8,8 +8,10 @@
  * through s[], addr and guard alone, writes them through d[] alone, and
  * writes only the lanes of m: a value lane's whole word, a predicate's bits
  * of m (PSET); a register read in a lane that is not active (as shfl does)
- * must be given a slot of its own in slots.c. A new handler is checked
- * against this and its opcode listed in slots.c's FAB__PTX_SLOTS_CHECKED. */
+ * must be given a slot of its own in slots.c. A .b128 register is two
+ * slots, its halves, each named in s[] or d[] like any other register. A
+ * new handler is checked against this and its opcode listed in slots.c's
+ * FAB__PTX_SLOTS_CHECKED. */
 #ifndef FAB_PTX_EXEC_H
 #define FAB_PTX_EXEC_H
 
@@ -213,5 +215,34 @@ unsigned char *fab__ptx_addr_of(const fab__ptx_warp_t *w, unsigned space, unsign
 #define x_CP_ASYNC_WAIT_GROUP fab__ptx_x_nop
 #define x_CP_ASYNC_WAIT_ALL fab__ptx_x_nop
 int fab__ptx_x_cp_async(W_ARGS);
+/* Lane l's host pointer for an n-byte access by in: 0, or the fault of an
+ * address outside its window, in the null page or not aligned to n. */
+int fab__ptx_lane_ptr(fab__ptx_warp_t *w, const fab__ptx_x_t *in, unsigned l, unsigned n, unsigned char **p_out);
+
+/* After an ordered load, or a compare-and-swap that failed in every lane:
+ * the same instruction run again with no store since, FAB__PTX_SPIN_RELOADS
+ * times, ends the quantum (R_YIELD), so that a spin lets the writer run. */
+static inline int fab__ptx_polled(fab__ptx_warp_t *w)
+{
+    uint32_t pc = TOP->pc;
+    if (w->spin_pc == pc && !w->stored) {
+        if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
+            w->spins = 0;
+            w->spin_yield = true;
+            return R_YIELD;
+        }
+    } else {
+        w->spin_pc = pc;
+        w->spins = 0;
+    }
+    w->stored = false;
+    return R_NEXT;
+}
+
+/* wide.c: the .b128 forms of mov (k 4-6), ld, st and atom */
+int fab__ptx_x_mov128(W_ARGS);
+int fab__ptx_x_ld128(W_ARGS);
+int fab__ptx_x_st128(W_ARGS);
+int fab__ptx_x_atom128(W_ARGS);
 
 #endif /* FAB_PTX_EXEC_H */

@@ -375,8 +375,10 @@ static int fab__ptx_dc_mov(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__pt
         return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "mov takes one type and two operands");
     unsigned t = in->types[0];
     x->t = (uint8_t)t;
-    if (t == T_(B128) || !fab__ptx_type_bits(t))
+    if (!fab__ptx_type_bits(t))
         return fab__ptx_bad_type(dc, t);
+    if (t == T_(B128))
+        return fab__ptx_dc_mov128(dc, in, x);
     const fab__ptx_operand_t *o = &dc->f->pool[in->first];
     const fab__ptx_operand_t *pool = dc->f->pool;
     int rc;
@@ -479,8 +481,10 @@ static int fab__ptx_dc_ldst(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
     x->t = (uint8_t)t;
     x->size = (uint8_t)fab__ptx_xtype_size(t);
     x->vec = in->vec ? in->vec : 1;
-    if (t == T_(B128) || t == T_(PRED) || !x->size)
+    if (t == T_(PRED) || !x->size)
         return fab__ptx_bad_type(dc, t);
+    if (t == T_(B128) && x->vec > 1)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a vector of .b128 (an access over 16 bytes)");
     if (x->vec > 4)
         return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a vector of %u (at most 4)", x->vec);
     if (x->size * x->vec > 16)
@@ -507,6 +511,9 @@ static int fab__ptx_dc_ldst(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
             val = &dc->f->pool[val->first]; /* {%r}: ptxas takes one register in braces */
         if (val->kind == FAB__PTX_OPD_VEC)
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "a vector operand without .v2/.v4");
+        if (t == T_(B128)) /* the two halves: s[0], s[1] or d[0], d[1] (wide.c) */
+            return st ? fab__ptx_dc_src128(dc, val, &x->s[0], &x->s[1])
+                      : fab__ptx_dc_dst128(dc, val, &x->d[0], &x->d[1]);
         return st ? fab__ptx_dc_src(dc, val, et, &x->s[0]) : fab__ptx_dc_dst(dc, val, et, &x->d[0]);
     }
     if (val->kind != FAB__PTX_OPD_VEC || val->elems != x->vec || val->first + val->elems > dc->f->npool)
@@ -555,7 +562,7 @@ static int fab__ptx_dc_atom(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
         break;
     case W_(EXCH): case W_(CAS):
         ok = t == T_(B32) || t == T_(B64) || t == T_(U32) || t == T_(U64) || t == T_(S32) || t == T_(S64) ||
-             (x->k == W_(CAS) && t == T_(B16)) || t == T_(F32);
+             (x->k == W_(CAS) && t == T_(B16)) || t == T_(F32) || t == T_(B128);
         break;
     case W_(ADD):
         ok = t == T_(U32) || t == T_(S32) || t == T_(U64) || t == T_(S64) || t == T_(F32) || t == T_(F64) ||
@@ -575,13 +582,15 @@ static int fab__ptx_dc_atom(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__p
     if (in->nops != nd + 1 + nsrc && in->nops != nd + 2 + nsrc)
         return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "%u operands", in->nops);
     int rc;
+    if (in->space != FAB__PTX_S_GENERIC && in->space != FAB__PTX_S_GLOBAL && in->space != FAB__PTX_S_SHARED &&
+        in->space != FAB__PTX_S_SHARED_CLUSTER)
+        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "an atomic in %s", fab__ptx_space_name(in->space));
+    if (t == T_(B128))
+        return fab__ptx_dc_atom128(dc, in, x, nsrc);
     if (!red && (rc = fab__ptx_dc_dst(dc, &o[0], t, &x->d[0])))
         return rc;
     if (red)
         x->d[0] = dc->c->nregs;
-    if (in->space != FAB__PTX_S_GENERIC && in->space != FAB__PTX_S_GLOBAL && in->space != FAB__PTX_S_SHARED &&
-        in->space != FAB__PTX_S_SHARED_CLUSTER)
-        return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "an atomic in %s", fab__ptx_space_name(in->space));
     if ((rc = fab__ptx_dc_addr(dc, &o[nd], in->space, x)))
         return rc;
     for (unsigned i = 0; i < nsrc; i++)

@@ -133,18 +133,5 @@ int fab__ptx_x_mbarrier(W_ARGS)
     PSET(in->d[0], done, m);
     if ((done & m) == m)
         return R_NEXT;
-    /* a wait that is not complete polls, as an ordered load does */
-    uint32_t pc = TOP->pc;
-    if (w->spin_pc == pc && !w->stored) {
-        if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
-            w->spins = 0;
-            w->spin_yield = true;
-            return R_YIELD;
-        }
-    } else {
-        w->spin_pc = pc;
-        w->spins = 0;
-    }
-    w->stored = false;
-    return R_NEXT;
+    return fab__ptx_polled(w); /* a wait that is not complete polls, as an ordered load does */
 }

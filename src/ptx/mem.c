@@ -1,7 +1,7 @@
 /* Memory for the interpreter: ld and st in every state space with their
  * vector forms, the memory model's orderings mapped onto C11 atomics
  * (aligned accesses of up to 8 bytes single-copy atomic, a 16-byte vector
- * as two 8-byte ones), atom and red, cvta and isspacep, spin detection
+ * as two 8-byte ones; a .b128 access is wide.c's), atom and red, cvta and isspacep, spin detection
  * (an ordered load run again with no store since ends the quantum), the
  * built-in functions (vprintf formatted here, malloc, free, __assertfail),
  * and a fault's first report (fab__ptx_warp_fail). A generic, .global or .const
@@ -187,12 +187,22 @@ static inline int fab__ptx_host_bad(fab__ptx_warp_t *w, const fab__ptx_x_t *in, 
     if ((uintptr_t)p & ((n) - 1))                                                          \
         return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, (uintptr_t)p, "a misaligned access")
 
+int fab__ptx_lane_ptr(fab__ptx_warp_t *w, const fab__ptx_x_t *in, unsigned l, unsigned n, unsigned char **p_out)
+{
+    const uint64_t *A = SLOT(in->addr);
+    FAB__PTX_ADDR(p, l, n);
+    *p_out = p;
+    return 0;
+}
+
 int fab__ptx_x_ld(W_ARGS)
 {
     const uint64_t *A = SLOT(in->addr);
     unsigned n = in->size, v = in->vec, tot = n * v;
     bool sgn = fab__ptx_is_sint(in->t);
     unsigned sem = in->sem;
+    if (__builtin_expect(n == 16, 0)) /* .b128 */
+        return fab__ptx_x_ld128(w, in, m);
     if (in->k == 1 && v == 1) {
         /* one address for every lane: load once */
         unsigned first = (unsigned)__builtin_ctz(m);
@@ -280,21 +290,7 @@ int fab__ptx_x_ld(W_ARGS)
         }
     }
 loaded:
-    if (sem != FAB__PTX_SEM_PLAIN) {
-        uint32_t pc = TOP->pc;
-        if (w->spin_pc == pc && !w->stored) {
-            if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
-                w->spins = 0;
-                w->spin_yield = true;
-                return R_YIELD;
-            }
-        } else {
-            w->spin_pc = pc;
-            w->spins = 0;
-        }
-        w->stored = false;
-    }
-    return R_NEXT;
+    return sem != FAB__PTX_SEM_PLAIN ? fab__ptx_polled(w) : R_NEXT;
 }
 
 int fab__ptx_x_st(W_ARGS)
@@ -302,6 +298,8 @@ int fab__ptx_x_st(W_ARGS)
     const uint64_t *A = SLOT(in->addr);
     unsigned n = in->size, v = in->vec, tot = n * v;
     unsigned sem = in->sem;
+    if (__builtin_expect(n == 16, 0)) /* .b128 */
+        return fab__ptx_x_st128(w, in, m);
     w->stored = true;
     if (v == 1 && sem == FAB__PTX_SEM_PLAIN && in->space == FAB__PTX_XS_GENERIC && (n == 4 || n == 8)) {
         const uint64_t *V = SLOT(in->s[0]);
@@ -428,6 +426,8 @@ int fab__ptx_x_atom(W_ARGS)
     const uint64_t *A = SLOT(in->addr), *B = SLOT(in->s[0]), *C = SLOT(in->s[1]);
     uint64_t *D = SLOT(in->d[0]);
     unsigned n = in->size;
+    if (n == 16) /* .b128 */
+        return fab__ptx_x_atom128(w, in, m);
     int mo = in->sem == FAB__PTX_SEM_RELAXED ? __ATOMIC_RELAXED : in->sem == FAB__PTX_SEM_ACQUIRE ? __ATOMIC_ACQUIRE
            : in->sem == FAB__PTX_SEM_RELEASE ? __ATOMIC_RELEASE : __ATOMIC_SEQ_CST;
     int fmo = mo == __ATOMIC_RELEASE || mo == __ATOMIC_ACQ_REL ? __ATOMIC_RELAXED : mo;
@@ -485,20 +485,7 @@ int fab__ptx_x_atom(W_ARGS)
         w->stored = true;
         return R_NEXT;
     }
-    /* a compare-and-swap that failed in every lane polls, as a load does */
-    uint32_t pc = TOP->pc;
-    if (w->spin_pc == pc && !w->stored) {
-        if (++w->spins >= FAB__PTX_SPIN_RELOADS) {
-            w->spins = 0;
-            w->spin_yield = true;
-            return R_YIELD;
-        }
-    } else {
-        w->spin_pc = pc;
-        w->spins = 0;
-    }
-    w->stored = false;
-    return R_NEXT;
+    return fab__ptx_polled(w); /* a compare-and-swap that failed in every lane polls, as a load does */
 }
 
 /* ---- generic addresses ------------------------------------------------------------------ */

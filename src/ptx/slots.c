@@ -28,7 +28,11 @@
  *     not recognise, or liveness sets over 256 MiB keeps one slot per
  *     register.
  * Calls need nothing: a callee's window lies past its caller's, and
- * arguments travel in .param memory. */
+ * arguments travel in .param memory. A .b128 register is two registers here,
+ * its low half (the PTX register's own number) and its high half (numbered
+ * after the function's registers by decode.c): every instruction that names
+ * it names both, through s[] or d[], so the two get the same range and each
+ * a 64-bit value slot, adjacent or not. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +56,9 @@ static bool fab__ptx_ends(const fab__ptx_x_t *x)
 /* The opcodes whose handlers were checked against exec.h's contract (they
  * read registers only through s[], addr and guard, write them only through
  * d[], and only in the lanes of m): every one that ran when this was
- * written. A function that uses any other keeps one slot per register, and
+ * written (MOV, LD, ST and ATOM with their .b128 forms, wide.c's handlers,
+ * which read both halves through s[] and write them through d[]). A
+ * function that uses any other keeps one slot per register, and
  * ptx.every_instruction_that_runs_is_checked_for_register_slots fails until
  * its handler is checked and the opcode is listed here. */
 #define FAB__PTX_SLOTS_CHECKED(X) \
@@ -145,8 +151,10 @@ static uint32_t fab__ptx_scan(const fab__ptx_iv_t *iv, uint32_t niv, const uint8
 
 int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f)
 {
-    const uint32_t nv = f->nregs, n = c->nx, top = nv + 1 + c->nconsts, NONE = FAB__PTX_NONE;
-    c->nvregs = nv;
+    /* the registers as decode.c numbered them: the PTX ones, then the high
+     * halves of the .b128 ones, each a 64-bit value of its own here */
+    const uint32_t nv = c->nregs, n = c->nx, top = nv + 1 + c->nconsts, NONE = FAB__PTX_NONE;
+    c->nvregs = f->nregs;
     if (!nv || !n)
         return 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -330,7 +338,7 @@ int fab__ptx_dc_slots(fab__ptx_code_t *c, const fab__ptx_func_t *f)
     /* classes: 1 values, 2 predicates, 3 a slot of its own; 0 never named */
     for (uint32_t v = 0; v < nv; v++)
         if (lo[v] != NONE)
-            cls[v] = f->regs[v].type == FAB__PTX_T_PRED ? 2 : 1;
+            cls[v] = v < f->nregs && f->regs[v].type == FAB__PTX_T_PRED ? 2 : 1;
     for (size_t w = 0; w < W; w++)
         for (uint64_t bits = in[w]; bits; bits &= bits - 1)
             cls[greg[w * 64 + (unsigned)__builtin_ctzll(bits)]] = 3; /* live at the entry */

@@ -219,10 +219,19 @@ static const char store_word_ptx[] =
     "    st.global.u32 [%rd1+128], 7;\n"
     "    ret;\n}\n";
 
-static int helper_kernel_store_unmapped(int argc, char **argv, int sock)
+/* helper "kernel_store_wide_unmapped": the same with a 16-byte store of a
+ * .b128 register, which the finding names as 16 bytes. */
+static const char store_wide_ptx[] =
+    ".version 8.3\n.target sm_90\n.address_size 64\n"
+    ".visible .entry store_wide(.param .u64 p)\n{\n"
+    "    .reg .b64 %rd<2>;\n    .reg .b128 %v;\n"
+    "    ld.param.u64 %rd1, [p];\n"
+    "    mov.b128 %v, {%rd1, %rd1};\n"
+    "    st.relaxed.sys.global.b128 [%rd1+128], %v;\n"
+    "    ret;\n}\n";
+
+static int kernel_store_unmapped(const char *ptx, const char *name)
 {
-    (void)sock;
-    HELPER_START(argc, argv);
     size_t g = granularity();
     CUmemGenericAllocationHandle h;
     CUdeviceptr ptr;
@@ -234,8 +243,8 @@ static int helper_kernel_store_unmapped(int argc, char **argv, int sock)
     HELPER_CU(cuMemSetAccess(ptr, g, &d, 1), 53);
     CUmodule mod;
     CUfunction f;
-    HELPER_CU(cuModuleLoadData(&mod, store_word_ptx), 54);
-    HELPER_CU(cuModuleGetFunction(&f, mod, "store_word"), 55);
+    HELPER_CU(cuModuleLoadData(&mod, ptx), 54);
+    HELPER_CU(cuModuleGetFunction(&f, mod, name), 55);
     CUdeviceptr hole = ptr + g;
     void *params[] = {&hole};
     HELPER_CU(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), 56);
@@ -244,6 +253,20 @@ static int helper_kernel_store_unmapped(int argc, char **argv, int sock)
     HELPER_CU(cuMemRelease(h), 59);
     HELPER_CU(cuMemAddressFree(ptr, 2 * g), 60);
     return 0;
+}
+
+static int helper_kernel_store_unmapped(int argc, char **argv, int sock)
+{
+    (void)sock;
+    HELPER_START(argc, argv);
+    return kernel_store_unmapped(store_word_ptx, "store_word");
+}
+
+static int helper_kernel_store_wide_unmapped(int argc, char **argv, int sock)
+{
+    (void)sock;
+    HELPER_START(argc, argv);
+    return kernel_store_unmapped(store_wide_ptx, "store_wide");
 }
 
 /* helper "write_read_only": a store into a mapping granted read access
@@ -539,6 +562,20 @@ static void a_kernel_store_into_an_unmapped_range_is_reported_as_a_write(void **
     free(r);
 }
 
+static void a_kernel_b128_store_into_an_unmapped_range_is_reported_as_16_bytes(void **state)
+{
+    (void)state;
+    const char *vg = getenv("FABTEST_UNDER_VALGRIND");
+    if (vg && *vg == '1')
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    run_t *r = run_checked("kernel_store_wide_unmapped");
+    assert_int_equal(r->status, 0);
+    HAS(r->err, "store_wide writes 16 bytes at 0x");
+    HAS(r->err, "in an unmapped part of a reservation");
+    HAS(r->err, ": 1 finding\n");
+    free(r);
+}
+
 static void write_to_read_only_mapping_is_reported_and_fatal(void **state)
 {
     (void)state;
@@ -667,6 +704,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(double_free_is_reported),
     cmocka_unit_test(copy_into_unmapped_range_is_reported),
     cmocka_unit_test(a_kernel_store_into_an_unmapped_range_is_reported_as_a_write),
+    cmocka_unit_test(a_kernel_b128_store_into_an_unmapped_range_is_reported_as_16_bytes),
     cmocka_unit_test(write_to_read_only_mapping_is_reported_and_fatal),
     cmocka_unit_test(store_after_free_is_reported_and_fatal),
     cmocka_unit_test(pool_allocations_are_checked_too),
@@ -689,6 +727,7 @@ static const fab_test_helper_t helpers[] = {
     {"double_free", helper_double_free},
     {"copy_unmapped", helper_copy_unmapped},
     {"kernel_store_unmapped", helper_kernel_store_unmapped},
+    {"kernel_store_wide_unmapped", helper_kernel_store_wide_unmapped},
     {"write_read_only", helper_write_read_only},
     {"use_after_free", helper_use_after_free},
     {"pool", helper_pool},

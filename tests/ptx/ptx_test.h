@@ -1,6 +1,7 @@
 /* Helpers the PTX front end's tests share: parse text that must parse (or
  * must not, with the line it names), and find a module's functions,
- * variables and an instruction's operands by what the test wrote. */
+ * variables and an instruction's operands by what the test wrote; and the
+ * interpreter's: text parsed and loaded into a program. */
 #ifndef FAB_TEST_PTX_H
 #define FAB_TEST_PTX_H
 
@@ -89,6 +90,33 @@ static inline const char *ptx_reg_name(const fab__ptx_func_t *f, const fab__ptx_
     assert_true(o->kind == FAB__PTX_OPD_REG || o->kind == FAB__PTX_OPD_PAIR || o->kind == FAB__PTX_OPD_ADDR);
     assert_true(o->reg < f->nregs);
     return f->regs[o->reg].name;
+}
+
+/* Text parsed and loaded into *prog: the status, with d naming the line (a
+ * module that does not load is freed). */
+static inline fab__ptx_status_t ptx_try_load(const char *text, fab__ptx_program_t **prog, fab__ptx_diag_t *d)
+{
+    fab__ptx_module_t *m = NULL;
+    fab__ptx_status_t st = fab__ptx_parse(text, strlen(text), &m, d);
+    if (st) {
+        print_message("parse: line %u: %s\n", d->line, d->msg);
+        return st;
+    }
+    st = fab__ptx_program_load(m, prog, d);
+    if (st)
+        fab__ptx_module_free(m);
+    return st;
+}
+
+/* Text that must parse and load: its program. */
+static inline fab__ptx_program_t *ptx_load(const char *text)
+{
+    fab__ptx_program_t *p = NULL;
+    fab__ptx_diag_t d;
+    fab__ptx_status_t st = ptx_try_load(text, &p, &d);
+    if (st)
+        fail_msg("load: line %u: %s", d.line, d.msg);
+    return p;
 }
 
 #endif /* FAB_TEST_PTX_H */

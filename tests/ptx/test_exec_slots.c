@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabtest.h"
+#include "ptx_test.h"
 #include "src/ptx/decode.h"
 #include "src/ptx/ptx.h"
 
@@ -20,16 +20,7 @@ static fab__ptx_program_t *prog;
 
 static void load(const char *text)
 {
-    fab__ptx_module_t *m = NULL;
-    fab__ptx_diag_t d;
-    fab__ptx_status_t st = fab__ptx_parse(text, strlen(text), &m, &d);
-    if (st)
-        print_error("parse: line %u: %s\n", d.line, d.msg);
-    assert_int_equal(st, FAB__PTX_OK);
-    st = fab__ptx_program_load(m, &prog, &d);
-    if (st)
-        print_error("load: line %u: %s\n", d.line, d.msg);
-    assert_int_equal(st, FAB__PTX_OK);
+    prog = ptx_load(text);
 }
 
 static int teardown(void **state)
