@@ -329,6 +329,12 @@ static void b128_access_off_its_boundary_faults_naming_16_bytes(void **state)
         assert_int_equal(f.size, 16);
         assert_int_equal(f.write, which != 0);
         assert_int_equal(f.line, line[which]);
+        /* Under valgrind memcheck reports the access to the PROT_NONE page
+         * the engine makes on purpose (FABTEST_UNDER_VALGRIND, set by
+         * tests/ptx/CMakeLists.txt): the misaligned half still runs. */
+        const char *vg = getenv("FABTEST_UNDER_VALGRIND");
+        if (vg && *vg == '1')
+            continue;
         prm.p = none + 32;
         assert_int_equal(run_k("bad", 1, 32, 1, &prm, &f), FAB__PTX_E_FAULT);
         assert_int_equal(f.address, (uintptr_t)none + 32);
