@@ -8,14 +8,13 @@
  * A reservation is an anonymous PROT_NONE mapping; CUdeviceptr values are its
  * addresses. cuMemMap puts the allocation's memfd there (MAP_SHARED |
  * MAP_FIXED) still PROT_NONE, cuMemSetAccess mprotects it, cuMemUnmap puts the
- * anonymous PROT_NONE mapping back. Every mapping and its access per device is
- * recorded, so that a call on a range that is not (wholly) mapped, or a copy
- * without the access it needs, is answered with CUDA's error instead of a
- * fault.
+ * PROT_NONE mapping back once the context's queued work ended (cuda.h: it
+ * "exhibits synchronous behavior"; NCCL's abort unmaps as a kernel leaves).
+ * Every mapping and its access per device is recorded: a call on a range not
+ * (wholly) mapped, or a copy without its access, gets CUDA's error, no fault.
  *
- * Lifecycle of a range (docs/design.md, "map, then access", "teardown"):
- *   cuMemAddressReserve ─▶ cuMemMap ─▶ cuMemSetAccess ─▶ (use)
- *     ─▶ cuMemUnmap (whole mappings only) ─▶ cuMemAddressFree (nothing mapped)
+ * A range's life (docs/design.md, "map, then access", "teardown"): Reserve ─▶
+ * Map ─▶ SetAccess ─▶ use ─▶ Unmap (whole mappings) ─▶ AddressFree (none mapped).
  *
  * The reservations are one AVL tree keyed by base, and each reservation's
  * pieces another, keyed by address (tree.h): finding the reservation and the
@@ -26,6 +25,7 @@
 #include "src/cuda/device.h"
 #include "src/cuda/alloc.h"
 #include "src/cuda/vmm.h"
+#include "src/cuda/memory.h"
 #include "src/cuda/entry.h"
 #include "src/cuda/tree.h"
 
@@ -403,6 +403,7 @@ out:
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     FAB__CU_ENTER();
+    fab__cu_free_waits(); /* as cuMemFree (the top comment) */
     uintptr_t addr = (uintptr_t)ptr;
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);
