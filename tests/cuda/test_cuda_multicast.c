@@ -762,6 +762,43 @@ static void kernels_as_written_store_through_and_reduce_over_a_multicast_mapping
     CU_OK(cuMemRelease(mc));
 }
 
+/* Two devices bound to one multicast object, their copies holding a and b
+ * (bytes each); kernel fn of ptx runs once, one thread, with (out, mc), and
+ * out's first got_bytes land in got. */
+static void mc_reduce_once(const char *ptx, const char *fn, const void *a, const void *b,
+                           size_t bytes, void *got, size_t got_bytes)
+{
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CU_OK(cuMulticastAddDevice(mc, 1));
+    member_t m0, m1;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
+    CU_OK(bind_member(mc, 1, CU_MEM_HANDLE_TYPE_FABRIC, g, &m1));
+    CUmodule mod;
+    CUfunction f;
+    CU_OK(cuModuleLoadData(&mod, ptx));
+    CU_OK(cuModuleGetFunction(&f, mod, fn));
+    CU_OK(cuMemcpyHtoD(m0.mem_ptr, a, bytes));
+    CU_OK(cuMemcpyHtoD(m1.mem_ptr, b, bytes));
+    CUmemGenericAllocationHandle oh;
+    CUmemAllocationProp op = cut_prop(0, 0);
+    CU_OK(cuMemCreate(&oh, g, &op, 0));
+    CUdeviceptr out = cut_map_rw(oh, g);
+    void *params[] = {&out, &m0.mc_ptr};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    CU_OK(cuMemcpyDtoH(got, out, got_bytes));
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(out, g);
+    CU_OK(cuMemRelease(oh));
+    CU_OK(unbind_member(mc, 1, g, &m1));
+    CU_OK(unbind_member(mc, 0, g, &m0));
+    CU_OK(cuMemRelease(mc));
+}
+
 /* NCCL's NVLS kernels for half and bfloat16 sum pairs through the multicast
  * mapping in float (multimem.ld_reduce...add.acc::f32.bf16x2): each half of a
  * 32-bit word is its own sum over every bound copy, rounded once. */
@@ -783,34 +820,12 @@ static void kernels_as_written_sum_half_and_bfloat16_pairs_in_float_over_a_multi
     void **state)
 {
     (void)state;
-    size_t g = start_on("a");
-    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
-    CUmemGenericAllocationHandle mc;
-    CU_OK(cuMulticastCreate(&mc, &prop));
-    CU_OK(cuMulticastAddDevice(mc, 0));
-    CU_OK(cuMulticastAddDevice(mc, 1));
-    member_t m0, m1;
-    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
-    CU_OK(bind_member(mc, 1, CU_MEM_HANDLE_TYPE_FABRIC, g, &m1));
-    CUmodule mod;
-    CUfunction sum;
-    CU_OK(cuModuleLoadData(&mod, mc_pairs_ptx));
-    CU_OK(cuModuleGetFunction(&sum, mod, "mcp_sum"));
     /* word 0, bfloat16 {1.5, -2} + {0.5, 4}; word 1, half {0.25, 1000} +
      * {0.5, 2^-7}; words 2 and 3, bfloat16 {256, 1, 1, 0} + {1, 256, 1, 1} */
     uint16_t a[8] = {0x3fc0, 0xc000, 0x3400, 0x63d0, 0x4380, 0x3f80, 0x3f80, 0x0000};
     uint16_t b[8] = {0x3f00, 0x4080, 0x3800, 0x2000, 0x3f80, 0x4380, 0x3f80, 0x3f80};
-    CU_OK(cuMemcpyHtoD(m0.mem_ptr, a, sizeof(a)));
-    CU_OK(cuMemcpyHtoD(m1.mem_ptr, b, sizeof(b)));
-    CUmemGenericAllocationHandle oh;
-    CUmemAllocationProp op = cut_prop(0, 0);
-    CU_OK(cuMemCreate(&oh, g, &op, 0));
-    CUdeviceptr out = cut_map_rw(oh, g);
-    void *sum_params[] = {&out, &m0.mc_ptr};
-    CU_OK(cuLaunchKernel(sum, 1, 1, 1, 1, 1, 1, 0, NULL, sum_params, NULL));
-    CU_OK(cuCtxSynchronize());
     uint16_t got[8] = {0};
-    CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
+    mc_reduce_once(mc_pairs_ptx, "mcp_sum", a, b, sizeof(a), got, sizeof(got));
     assert_int_equal(got[0], 0x4000); /* 2 */
     assert_int_equal(got[1], 0x4000); /* 2 */
     assert_int_equal(got[2], 0x3a00); /* 0.75 */
@@ -819,12 +834,6 @@ static void kernels_as_written_sum_half_and_bfloat16_pairs_in_float_over_a_multi
     assert_int_equal(got[5], 0x4380);
     assert_int_equal(got[6], 0x4000); /* 2 */
     assert_int_equal(got[7], 0x3f80); /* 1 */
-    CU_OK(cuModuleUnload(mod));
-    cut_unmap_free(out, g);
-    CU_OK(cuMemRelease(oh));
-    CU_OK(unbind_member(mc, 1, g, &m1));
-    CU_OK(unbind_member(mc, 0, g, &m0));
-    CU_OK(cuMemRelease(mc));
 }
 
 /* NCCL's NVLS steps poll every peer's step counter through the multicast
@@ -844,40 +853,12 @@ static const char mc_least_ptx[] = ".version 8.0\n.target sm_90\n.address_size 6
 static void kernels_as_written_take_the_least_and_greatest_u64_over_a_multicast_mapping(void **state)
 {
     (void)state;
-    size_t g = start_on("a");
-    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
-    CUmemGenericAllocationHandle mc;
-    CU_OK(cuMulticastCreate(&mc, &prop));
-    CU_OK(cuMulticastAddDevice(mc, 0));
-    CU_OK(cuMulticastAddDevice(mc, 1));
-    member_t m0, m1;
-    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
-    CU_OK(bind_member(mc, 1, CU_MEM_HANDLE_TYPE_FABRIC, g, &m1));
-    CUmodule mod;
-    CUfunction least;
-    CU_OK(cuModuleLoadData(&mod, mc_least_ptx));
-    CU_OK(cuModuleGetFunction(&least, mod, "mcl_least"));
     /* above 2^32 and apart in their high words, so a 32-bit reduction fails */
     uint64_t a[2] = {0x500000007ull, 0x100000009ull}, b[2] = {0x700000003ull, 0x300000001ull};
-    CU_OK(cuMemcpyHtoD(m0.mem_ptr, a, sizeof(a)));
-    CU_OK(cuMemcpyHtoD(m1.mem_ptr, b, sizeof(b)));
-    CUmemGenericAllocationHandle oh;
-    CUmemAllocationProp op = cut_prop(0, 0);
-    CU_OK(cuMemCreate(&oh, g, &op, 0));
-    CUdeviceptr out = cut_map_rw(oh, g);
-    void *params[] = {&out, &m0.mc_ptr};
-    CU_OK(cuLaunchKernel(least, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
-    CU_OK(cuCtxSynchronize());
     uint64_t got[2] = {0};
-    CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
+    mc_reduce_once(mc_least_ptx, "mcl_least", a, b, sizeof(a), got, sizeof(got));
     assert_true(got[0] == 0x500000007ull);
     assert_true(got[1] == 0x300000001ull);
-    CU_OK(cuModuleUnload(mod));
-    cut_unmap_free(out, g);
-    CU_OK(cuMemRelease(oh));
-    CU_OK(unbind_member(mc, 1, g, &m1));
-    CU_OK(unbind_member(mc, 0, g, &m0));
-    CU_OK(cuMemRelease(mc));
 }
 
 static const struct CMUnitTest tests[] = {
