@@ -283,10 +283,17 @@ typedef struct fab__request {
  * FAB__FAULT_KEY_*, are the fault vocabulary's (src/common/faultwords.h).
  * The reply has no body. */
 
-/* MC_REDUCE's operations: a sum over every bind of 32-bit elements. */
+/* MC_REDUCE's operations over every bind: a sum of 32-bit elements (a pair
+ * of halves or bfloat16s for the x2 sums, summed in float, rounded once), or
+ * the least or greatest of 64-bit unsigned elements (the count is of
+ * elements, and the offset a multiple of their size). */
 enum {
     FAB__MC_OP_ADD_F32 = 1,
     FAB__MC_OP_ADD_U32 = 2,
+    FAB__MC_OP_ADD_F16X2 = 3,
+    FAB__MC_OP_ADD_BF16X2 = 4,
+    FAB__MC_OP_MIN_U64 = 5,
+    FAB__MC_OP_MAX_U64 = 6,
 };
 
 /* The first page of a member's shadow memfd (MC_JOIN's second fd), which

@@ -575,10 +575,10 @@ static int fab__cu_mc_op_sync(void)
     return CUDA_SUCCESS;
 }
 
-/* Sum 32-bit elements [mc_addr, +4*count) over every bind; f32 or u32. */
-static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool f32)
+int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, uint32_t op)
 {
-    if (!mc_addr || !out || count > SIZE_MAX / 4)
+    size_t esize = fab__client_mc_elem_size(op);
+    if (!mc_addr || !out || count > SIZE_MAX / esize)
         return CUDA_ERROR_INVALID_VALUE;
     CUmemGenericAllocationHandle h;
     size_t off;
@@ -588,8 +588,8 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     (void)FAB__CU_INNER(cuMemRelease(h));
     if (!a)
         return CUDA_ERROR_INVALID_VALUE; /* not a multicast mapping */
-    size_t bytes = count * 4;
-    if (off % 4 || bytes > a->mc->size || off > a->mc->size - bytes) {
+    size_t bytes = count * esize;
+    if (off % esize || bytes > a->mc->size || off > a->mc->size - bytes) {
         fab__cu_mc_put(a);
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -601,10 +601,10 @@ static int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, bool 
     for (size_t done = 0; done < count && r == CUDA_SUCCESS;) {
         size_t n = count - done < (1u << 28) ? count - done : (1u << 28);
         r = FAB__CU_MC_CALL(fab__client_mc_reduce(
-            fab__cu.client, mc->member, f32 ? FAB__CLIENT_MC_SUM_F32 : FAB__CLIENT_MC_SUM_U32,
-            off + done * 4, (uint32_t)n));
+            fab__cu.client, mc->member, op, off + done * esize, (uint32_t)n));
         if (r == CUDA_SUCCESS)
-            memcpy((uint8_t *)out + done * 4, fab__cu_mc_sums(mc) + off + done * 4, n * 4);
+            memcpy((uint8_t *)out + done * esize, fab__cu_mc_sums(mc) + off + done * esize,
+                   n * esize);
         done += n;
     }
     pthread_mutex_unlock(&fab__cu_mc_mu);
@@ -626,12 +626,12 @@ bool fab__cu_mc_is(uintptr_t addr)
 
 static int fab__cu_mc_reduce_f32(const void *mc_addr, float *out, size_t count)
 {
-    return fab__cu_mc_reduce(mc_addr, out, count, true);
+    return fab__cu_mc_reduce(mc_addr, out, count, FAB__CLIENT_MC_SUM_F32);
 }
 
 static int fab__cu_mc_reduce_u32(const void *mc_addr, uint32_t *out, size_t count)
 {
-    return fab__cu_mc_reduce(mc_addr, out, count, false);
+    return fab__cu_mc_reduce(mc_addr, out, count, FAB__CLIENT_MC_SUM_U32);
 }
 
 const fab_multicast_ops_t fab__cu_mc_ops = {

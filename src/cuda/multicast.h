@@ -6,6 +6,7 @@
 #define FAB_CUDA_MULTICAST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fabmem/kernel.h"
@@ -19,6 +20,11 @@ void fab__cu_mc_sync(void);
 /* Whether addr lies inside a multicast mapping of this process (the PTX
  * engine's multimem instructions take only those). */
 bool fab__cu_mc_is(uintptr_t addr);
+
+/* Reduce count elements at mc_addr over every bound buffer into out; op is
+ * one of src/fabric/client_mc.h's FAB__CLIENT_MC_* (its elements 4 or 8
+ * bytes). A CUresult. */
+int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, uint32_t op);
 
 /* The helpers of fab_launch_t.multicast. */
 extern const fab_multicast_ops_t fab__cu_mc_ops;

@@ -27,6 +27,7 @@
 #include "src/cuda/stream.h"
 #include "src/cuda/multicast.h"
 #include "src/cuda/program.h"
+#include "src/fabric/client_mc.h"
 #include "src/cuda/entry.h"
 
 #include <stdio.h>
@@ -304,21 +305,36 @@ static size_t fab__cu_program_type_size(unsigned type)
     }
 }
 
-/* The sums the daemon makes over every bound buffer: 32-bit adds, float or
- * integer (two's complement makes .s32 and .u32 the same sum). Other
+/* The reductions the daemon makes over every bound buffer: 32-bit adds,
+ * float or integer (two's complement makes .s32 and .u32 the same sum),
+ * pairs of halves or bfloat16s, summed in float and rounded once (what
+ * .acc::f32 asks; without it the hardware's precision between steps is its
+ * own, and fabmem sums in float too), and the least or greatest .u64. Other
  * reductions stop the kernel with a line saying so. */
 static int fab__cu_program_mc_ld_reduce(void *ctx, uintptr_t addr, unsigned type, unsigned op,
                                         void *out, size_t count)
 {
     (void)ctx;
-    if (op == FAB__PTX_W_ADD && type == FAB__PTX_T_F32)
-        return fab__cu_mc_ops.reduce_add_f32((const void *)addr, out, count) == CUDA_SUCCESS
+    uint32_t sum = 0;
+    if (op == FAB__PTX_W_ADD) {
+        switch (type) {
+        case FAB__PTX_T_F32: sum = FAB__CLIENT_MC_SUM_F32; break;
+        case FAB__PTX_T_U32: case FAB__PTX_T_S32: sum = FAB__CLIENT_MC_SUM_U32; break;
+        case FAB__PTX_T_F16X2: sum = FAB__CLIENT_MC_SUM_F16X2; break;
+        case FAB__PTX_T_BF16X2: sum = FAB__CLIENT_MC_SUM_BF16X2; break;
+        default: break;
+        }
+    } else if ((op == FAB__PTX_W_MIN || op == FAB__PTX_W_MAX) &&
+               (type == FAB__PTX_T_U64 || type == FAB__PTX_T_B64)) {
+        /* NCCL's NVLS steps: every peer's step counter, the least (min.u64) */
+        sum = op == FAB__PTX_W_MIN ? FAB__CLIENT_MC_MIN_U64 : FAB__CLIENT_MC_MAX_U64;
+    }
+    if (sum)
+        return fab__cu_mc_reduce((const void *)addr, out, count, sum) == CUDA_SUCCESS
                    ? FAB__PTX_OK : FAB__PTX_E_FAULT;
-    if (op == FAB__PTX_W_ADD && (type == FAB__PTX_T_U32 || type == FAB__PTX_T_S32))
-        return fab__cu_mc_ops.reduce_add_u32((const void *)addr, out, count) == CUDA_SUCCESS
-                   ? FAB__PTX_OK : FAB__PTX_E_FAULT;
-    fab__log(FAB__LOG_ERROR, "multimem.ld_reduce%s%s: only .add of .f32, .u32 and .s32 is "
-             "emulated", fab__ptx_word_name(op), fab__ptx_type_name(type));
+    fab__log(FAB__LOG_ERROR, "multimem.ld_reduce%s%s: only .add of .f32, .u32, .s32, .f16x2 "
+             "and .bf16x2, and .min and .max of .u64, are emulated", fab__ptx_word_name(op),
+             fab__ptx_type_name(type));
     return FAB__PTX_E_TRAP;
 }
 

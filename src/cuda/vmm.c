@@ -5,7 +5,9 @@
  * A reservation is an anonymous PROT_NONE mapping; CUdeviceptr values are its
  * addresses. cuMemMap puts the allocation's memfd there (MAP_SHARED |
  * MAP_FIXED) still PROT_NONE, cuMemSetAccess mprotects it, cuMemUnmap puts the
- * anonymous PROT_NONE mapping back. Every mapping and its access per device is
+ * anonymous PROT_NONE mapping back once the context's queued work ended
+ * (cuda.h: it "exhibits synchronous behavior"; NCCL's abort unmaps as a
+ * kernel leaves). Every mapping and its access per device is
  * recorded, so that a call on a range that is not (wholly) mapped, or a copy
  * without the access it needs, is answered with CUDA's error instead of a
  * fault.
@@ -24,6 +26,7 @@
 #include "src/cuda/alloc.h"
 #include "src/cuda/vmm.h"
 #include "src/cuda/vmm_impl.h"
+#include "src/cuda/memory.h"
 #include "src/cuda/entry.h"
 #include "src/cuda/tree.h"
 
@@ -429,6 +432,7 @@ out:
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     FAB__CU_ENTER();
+    fab__cu_free_waits(); /* as cuMemFree (the top comment) */
     uintptr_t addr = (uintptr_t)ptr;
     fab__cu_alloc_t *dead = NULL;
     pthread_rwlock_wrlock(&fab__cu.lock);

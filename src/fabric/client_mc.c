@@ -19,6 +19,10 @@
 
 _Static_assert((int)FAB__CLIENT_MC_SUM_F32 == (int)FAB__MC_OP_ADD_F32, "MC sum F32");
 _Static_assert((int)FAB__CLIENT_MC_SUM_U32 == (int)FAB__MC_OP_ADD_U32, "MC sum U32");
+_Static_assert((int)FAB__CLIENT_MC_SUM_F16X2 == (int)FAB__MC_OP_ADD_F16X2, "MC sum F16X2");
+_Static_assert((int)FAB__CLIENT_MC_SUM_BF16X2 == (int)FAB__MC_OP_ADD_BF16X2, "MC sum BF16X2");
+_Static_assert((int)FAB__CLIENT_MC_MIN_U64 == (int)FAB__MC_OP_MIN_U64, "MC min U64");
+_Static_assert((int)FAB__CLIENT_MC_MAX_U64 == (int)FAB__MC_OP_MAX_U64, "MC max U64");
 
 fab_status_t fab__client_mc_request(fab_client_t *client, fab__request_t *request,
                                     fab_region_t *region, int fd_in, fab__reply_t *reply_out,

@@ -17,12 +17,24 @@
 
 #include "fabmem/fabric.h"
 
-/* MC_REDUCE's operations, a sum over every bind of 32-bit elements; the
- * wire's FAB__MC_OP_* are checked equal (client_mc.c). */
+/* MC_REDUCE's operations over every bind: a sum of 32-bit elements (the x2
+ * sums: a pair of halves or bfloat16s each, summed in float and rounded
+ * once), or the least or greatest of 64-bit unsigned elements; the wire's
+ * FAB__MC_OP_* are checked equal (client_mc.c). */
 enum {
     FAB__CLIENT_MC_SUM_F32 = 1,
     FAB__CLIENT_MC_SUM_U32 = 2,
+    FAB__CLIENT_MC_SUM_F16X2 = 3,
+    FAB__CLIENT_MC_SUM_BF16X2 = 4,
+    FAB__CLIENT_MC_MIN_U64 = 5,
+    FAB__CLIENT_MC_MAX_U64 = 6,
 };
+
+/* The size of one element of MC_REDUCE's operation op: 8 or 4. */
+static inline unsigned fab__client_mc_elem_size(uint32_t op)
+{
+    return op == FAB__CLIENT_MC_MIN_U64 || op == FAB__CLIENT_MC_MAX_U64 ? 8u : 4u;
+}
 
 /* What MC_JOIN's reply hands a member. The two fds are the caller's to
  * close; either is -1 when the reply did not carry it. */

@@ -652,6 +652,9 @@ static int fab__ptx_dc_multimem(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fa
             x->k = (uint8_t)w;
             continue;
         }
+        if (ld && w == W_(ACC_F32) && in->ntypes == 1 &&
+            (in->types[0] == T_(F16X2) || in->types[0] == T_(BF16X2)))
+            continue; /* the sum in float: the host's sum of pairs is (program.c) */
         return fab__ptx_bad_word(dc, w);
     }
     if (!st && !x->k)

@@ -762,6 +762,105 @@ static void kernels_as_written_store_through_and_reduce_over_a_multicast_mapping
     CU_OK(cuMemRelease(mc));
 }
 
+/* Two devices bound to one multicast object, their copies holding a and b
+ * (bytes each); kernel fn of ptx runs once, one thread, with (out, mc), and
+ * out's first got_bytes land in got. */
+static void mc_reduce_once(const char *ptx, const char *fn, const void *a, const void *b,
+                           size_t bytes, void *got, size_t got_bytes)
+{
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CU_OK(cuMulticastAddDevice(mc, 1));
+    member_t m0, m1;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
+    CU_OK(bind_member(mc, 1, CU_MEM_HANDLE_TYPE_FABRIC, g, &m1));
+    CUmodule mod;
+    CUfunction f;
+    CU_OK(cuModuleLoadData(&mod, ptx));
+    CU_OK(cuModuleGetFunction(&f, mod, fn));
+    CU_OK(cuMemcpyHtoD(m0.mem_ptr, a, bytes));
+    CU_OK(cuMemcpyHtoD(m1.mem_ptr, b, bytes));
+    CUmemGenericAllocationHandle oh;
+    CUmemAllocationProp op = cut_prop(0, 0);
+    CU_OK(cuMemCreate(&oh, g, &op, 0));
+    CUdeviceptr out = cut_map_rw(oh, g);
+    void *params[] = {&out, &m0.mc_ptr};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    CU_OK(cuMemcpyDtoH(got, out, got_bytes));
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(out, g);
+    CU_OK(cuMemRelease(oh));
+    CU_OK(unbind_member(mc, 1, g, &m1));
+    CU_OK(unbind_member(mc, 0, g, &m0));
+    CU_OK(cuMemRelease(mc));
+}
+
+/* NCCL's NVLS kernels for half and bfloat16 sum pairs through the multicast
+ * mapping in float (multimem.ld_reduce...add.acc::f32.bf16x2): each half of a
+ * 32-bit word is its own sum over every bound copy, rounded once. */
+static const char mc_pairs_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mcp_sum(.param .u64 out, .param .u64 mc)\n"
+    "{\n"
+    "  .reg .b32 %r<5>;\n"
+    "  .reg .b64 %rd<3>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [mc];\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.acc::f32.bf16x2 %r1, [%rd2];\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.acc::f32.f16x2 %r2, [%rd2+4];\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.acc::f32.v2.bf16x2 {%r3, %r4}, [%rd2+8];\n"
+    "  st.global.v4.u32 [%rd1], {%r1, %r2, %r3, %r4};\n"
+    "  ret;\n"
+    "}\n";
+
+static void kernels_as_written_sum_half_and_bfloat16_pairs_in_float_over_a_multicast_mapping(
+    void **state)
+{
+    (void)state;
+    /* word 0, bfloat16 {1.5, -2} + {0.5, 4}; word 1, half {0.25, 1000} +
+     * {0.5, 2^-7}; words 2 and 3, bfloat16 {256, 1, 1, 0} + {1, 256, 1, 1} */
+    uint16_t a[8] = {0x3fc0, 0xc000, 0x3400, 0x63d0, 0x4380, 0x3f80, 0x3f80, 0x0000};
+    uint16_t b[8] = {0x3f00, 0x4080, 0x3800, 0x2000, 0x3f80, 0x4380, 0x3f80, 0x3f80};
+    uint16_t got[8] = {0};
+    mc_reduce_once(mc_pairs_ptx, "mcp_sum", a, b, sizeof(a), got, sizeof(got));
+    assert_int_equal(got[0], 0x4000); /* 2 */
+    assert_int_equal(got[1], 0x4000); /* 2 */
+    assert_int_equal(got[2], 0x3a00); /* 0.75 */
+    assert_int_equal(got[3], 0x63d0); /* 1000.0078125 rounds to 1000 */
+    assert_int_equal(got[4], 0x4380); /* 257 lies between 256 and 258: to even, 256 */
+    assert_int_equal(got[5], 0x4380);
+    assert_int_equal(got[6], 0x4000); /* 2 */
+    assert_int_equal(got[7], 0x3f80); /* 1 */
+}
+
+/* NCCL's NVLS steps poll every peer's step counter through the multicast
+ * mapping, the least of them (multimem.ld_reduce.acquire...min.u64). */
+static const char mc_least_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mcl_least(.param .u64 out, .param .u64 mc)\n"
+    "{\n"
+    "  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [mc];\n"
+    "  multimem.ld_reduce.acquire.sys.global.min.u64 %rd3, [%rd2];\n"
+    "  multimem.ld_reduce.relaxed.sys.global.max.u64 %rd4, [%rd2+8];\n"
+    "  st.global.v2.u64 [%rd1], {%rd3, %rd4};\n"
+    "  ret;\n"
+    "}\n";
+
+static void kernels_as_written_take_the_least_and_greatest_u64_over_a_multicast_mapping(void **state)
+{
+    (void)state;
+    /* above 2^32 and apart in their high words, so a 32-bit reduction fails */
+    uint64_t a[2] = {0x500000007ull, 0x100000009ull}, b[2] = {0x700000003ull, 0x300000001ull};
+    uint64_t got[2] = {0};
+    mc_reduce_once(mc_least_ptx, "mcl_least", a, b, sizeof(a), got, sizeof(got));
+    assert_true(got[0] == 0x500000007ull);
+    assert_true(got[1] == 0x300000001ull);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(four_trays_share_one_multicast_object_as_nccl_nvls_does,
                               fab_test_teardown),
@@ -787,6 +886,10 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(bind_by_address_finds_the_mapped_allocation, fab_test_teardown),
     cmocka_unit_test_teardown(cpu_kernels_store_through_and_reduce_over_a_multicast_mapping,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(kernels_as_written_take_the_least_and_greatest_u64_over_a_multicast_mapping,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(kernels_as_written_sum_half_and_bfloat16_pairs_in_float_over_a_multicast_mapping,
                               fab_test_teardown),
     cmocka_unit_test_teardown(kernels_as_written_store_through_and_reduce_over_a_multicast_mapping,
                               fab_test_teardown),

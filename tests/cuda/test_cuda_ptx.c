@@ -988,14 +988,17 @@ static void a_kernel_that_does_not_end_is_logged_with_its_spinning_warps(void **
     CU_OK(cuModuleUnload(mod));
 }
 
-/* cuMemFree and cuModuleUnload synchronise, as the driver's do: memory a
- * queued kernel still writes, or the module of its code, goes only once the
- * kernel completed. A second thread frees (or unloads) while the kernel
- * waits for the host; the host lets the kernel go only after the thread said
- * it is about to. */
+/* cuMemFree, cuMemUnmap and cuModuleUnload synchronise, as the driver's do
+ * (cuda.h: cuMemUnmap "exhibits synchronous behavior"): memory a queued
+ * kernel still writes, or the module of its code, goes only once the kernel
+ * completed. NCCL's ncclCommAbort unmaps its buffers while a kernel of a
+ * collective may still be on its way out. A second thread frees (or unmaps,
+ * or unloads) while the kernel waits for the host; the host lets the kernel
+ * go only after the thread said it is about to. */
 typedef struct free_waiter {
     CUcontext ctx;
     CUdeviceptr dev;
+    size_t unmap; /* unmapped instead (its size), when set */
     CUmodule mod; /* unloaded instead, when set */
     CUstream stream;
     int ready[2];
@@ -1008,12 +1011,15 @@ static void *free_while_the_kernel_waits(void *arg)
     CU_OK(cuCtxSetCurrent(w->ctx));
     char c = 1;
     assert_int_equal(write(w->ready[1], &c, 1), 1);
-    w->freed = w->mod ? cuModuleUnload(w->mod) : cuMemFree(w->dev);
+    w->freed = w->mod ? cuModuleUnload(w->mod)
+               : w->unmap ? cuMemUnmap(w->dev, w->unmap) : cuMemFree(w->dev);
     w->queried = cuStreamQuery(w->stream); /* done by then, and without a fault */
     return NULL;
 }
 
-static void free_while_a_kernel_waits(bool unload)
+enum { FREE_MEM, FREE_UNLOAD, FREE_UNMAP };
+
+static void free_while_a_kernel_waits(int how)
 {
     free_waiter_t w = {.ctx = cut_init(0)};
     CUmodule mod = load(wait_ptx);
@@ -1021,7 +1027,18 @@ static void free_while_a_kernel_waits(bool unload)
     unsigned *flag;
     CU_OK(cuMemAllocHost((void **)&flag, sizeof(unsigned)));
     *flag = 0;
-    CU_OK(cuMemAlloc(&w.dev, 4096));
+    CUmemGenericAllocationHandle h = 0;
+    size_t g = 0;
+    if (how == FREE_UNMAP) {
+        CUmemAllocationProp prop = cut_prop(0, 0);
+        CU_OK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+        CU_OK(cuMemCreate(&h, g, &prop, 0));
+        w.dev = cut_map_rw(h, g);
+        w.unmap = g;
+    } else {
+        CU_OK(cuMemAlloc(&w.dev, 4096));
+    }
+    bool unload = how == FREE_UNLOAD;
     w.mod = unload ? mod : NULL;
     CUdeviceptr args[2] = {(CUdeviceptr)(uintptr_t)flag, w.dev};
     void *params[] = {&args[0], &args[1]};
@@ -1041,25 +1058,38 @@ static void free_while_a_kernel_waits(bool unload)
     close(w.ready[1]);
     CU_OK(cuStreamDestroy(w.stream));
     CU_OK(cuMemFreeHost(flag));
-    CU_OK(unload ? cuMemFree(w.dev) : cuModuleUnload(mod));
+    if (how == FREE_UNMAP) {
+        CU_OK(cuMemAddressFree(w.dev, g));
+        CU_OK(cuMemRelease(h));
+    } else if (unload) {
+        CU_OK(cuMemFree(w.dev));
+    }
+    CU_OK(unload ? CUDA_SUCCESS : cuModuleUnload(mod));
 }
 
 static void mem_free_waits_for_the_kernels_queued_before_it(void **state)
 {
     (void)state;
-    free_while_a_kernel_waits(false);
+    free_while_a_kernel_waits(FREE_MEM);
+}
+
+static void mem_unmap_waits_for_the_kernels_queued_before_it(void **state)
+{
+    (void)state;
+    free_while_a_kernel_waits(FREE_UNMAP);
 }
 
 static void module_unload_waits_for_the_kernels_queued_before_it(void **state)
 {
     (void)state;
-    free_while_a_kernel_waits(true);
+    free_while_a_kernel_waits(FREE_UNLOAD);
 }
 
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test(a_ptx_kernel_runs_without_a_plugin),
     cmocka_unit_test(a_launch_returns_before_the_kernel_runs_and_copies_its_arguments),
     cmocka_unit_test(mem_free_waits_for_the_kernels_queued_before_it),
+    cmocka_unit_test(mem_unmap_waits_for_the_kernels_queued_before_it),
     cmocka_unit_test(module_unload_waits_for_the_kernels_queued_before_it),
     cmocka_unit_test(a_module_variable_is_the_one_its_kernels_use),
     cmocka_unit_test(a_packed_argument_buffer_is_taken_through_extra),
