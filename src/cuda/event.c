@@ -302,6 +302,7 @@ CUresult cuEventQuery(CUevent hEvent)
 CUresult cuEventSynchronize(CUevent hEvent)
 {
     FAB__CU_ENTER();
+    CUcontext ctx = NULL;
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUevent_st *e = fab__cu_idtable_find(&fab__cu_sq.events, (uintptr_t)hEvent);
     if (e && e->shared) {
@@ -313,12 +314,17 @@ CUresult cuEventSynchronize(CUevent hEvent)
         fab__cu_event_put(e);
     } else if (e && e->stream) {
         struct CUstream_st *s = e->stream;
+        ctx = s->ctx;
         fab__cu_stream_get(s);
         fab__cu_wait_point(s, e->point);
         fab__cu_stream_put(s);
     }
     pthread_mutex_unlock(&fab__cu_sq.mu);
-    return e ? fab__cu_synced(CUDA_SUCCESS) : CUDA_ERROR_INVALID_HANDLE;
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    /* The recording stream's context answers its sticky error; an event
+     * never recorded here (or an interprocess one) the current context. */
+    return ctx ? fab__cu_synced_ctx(CUDA_SUCCESS, ctx) : fab__cu_synced(CUDA_SUCCESS);
 }
 
 CUresult cuEventDestroy_v2(CUevent hEvent)

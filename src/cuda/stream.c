@@ -419,13 +419,16 @@ CUresult fab__cu_stream_check(CUstream h)
     return r;
 }
 
-static CUresult fab__cu_stream_sync(CUstream h, bool per_thread)
+/* Wait for stream h's work; *ctx_out: the stream's context, whose sticky
+ * error the synchronisation answers (not the current context's). */
+static CUresult fab__cu_stream_sync(CUstream h, bool per_thread, CUcontext *ctx_out)
 {
     FAB__CU_ENTER();
     pthread_mutex_lock(&fab__cu_sq.mu);
     struct CUstream_st *s;
     CUresult r = fab__cu_stream_from_handle(h, per_thread, &s);
     if (r == CUDA_SUCCESS) {
+        *ctx_out = s->ctx;
         if (s->kind == FAB__CU_STREAM_LEGACY) {
             /* As an operation on the legacy stream would: its own work and
              * that of the blocking streams before it. */
@@ -462,7 +465,7 @@ void (*fab__cu_stream_sync_hook)(void);
 
 /* A synchronisation of ctx returns: multicast stores go out (stream.h), and
  * a kernel's sticky error in ctx is what it answers (device.h). */
-static CUresult fab__cu_synced_ctx(CUresult r, CUcontext ctx)
+CUresult fab__cu_synced_ctx(CUresult r, CUcontext ctx)
 {
     if (r == CUDA_SUCCESS && fab__cu_stream_sync_hook)
         fab__cu_stream_sync_hook();
@@ -481,13 +484,17 @@ CUresult fab__cu_synced(CUresult r)
 CUresult cuStreamSynchronize(CUstream hStream)
 {
     FAB__CU_FAULT();
-    return fab__cu_synced(fab__cu_stream_sync(hStream, false));
+    CUcontext ctx = NULL;
+    CUresult r = fab__cu_stream_sync(hStream, false, &ctx);
+    return fab__cu_synced_ctx(r, ctx);
 }
 
 CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 {
     FAB__CU_FAULT();
-    return fab__cu_synced(fab__cu_stream_sync(hStream, true));
+    CUcontext ctx = NULL;
+    CUresult r = fab__cu_stream_sync(hStream, true, &ctx);
+    return fab__cu_synced_ctx(r, ctx);
 }
 
 CUresult cuStreamQuery(CUstream hStream)

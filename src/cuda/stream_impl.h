@@ -104,6 +104,10 @@ void fab__cu_wait_point(struct CUstream_st *s, uint64_t point);
 CUresult fab__cu_submit_locked(struct CUstream_st *s, unsigned flags,
                                void (*run)(void *), void *arg, void (*done)(void *),
                                const fab__cu_dep_t *extra, uint64_t *seq_out);
+/* A synchronisation returns (stream.c): multicast stores go out, and on
+ * success ctx's sticky error is the answer; fab__cu_synced takes the
+ * current context. */
+CUresult fab__cu_synced_ctx(CUresult r, CUcontext ctx);
 CUresult fab__cu_synced(CUresult r);
 
 #endif

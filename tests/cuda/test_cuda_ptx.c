@@ -408,6 +408,59 @@ static void a_fault_stays_with_its_context(void **state)
     CU_OK(cuMemAddressFree(hole, g));
 }
 
+/* A stream's synchronisation answers the sticky fault of the stream's own
+ * context, not of the current one: a stream of the faulted context reports
+ * it while a healthy context is current, and that healthy context's stream
+ * reports success. The same for events (the recording stream's context) and
+ * for cuCtxSynchronize_v2 given a context other than the current one. */
+static void a_stream_synchronisation_answers_its_own_contexts_fault(void **state)
+{
+    (void)state;
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0);
+    size_t g = cut_granularity(0);
+    CUdevice dev;
+    CU_OK(cuDeviceGet(&dev, 0));
+    CUcontext lost, healthy;
+    CU_OK(cuCtxCreate(&lost, NULL, 0, dev));
+    CUmodule mod = load(store_ptx);
+    CUfunction f = function(mod, "store7");
+    CUstream s_lost;
+    CUevent e_lost;
+    CU_OK(cuStreamCreate(&s_lost, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuEventCreate(&e_lost, 0));
+    CUdeviceptr hole;
+    CU_OK(cuMemAddressReserve(&hole, g, 0, 0, 0));
+    void *params[] = {&hole};
+    CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s_lost, params, NULL));
+    CU_OK(cuEventRecord(e_lost, s_lost));
+    CU_OK(cuCtxCreate(&healthy, NULL, 0, dev)); /* pushed: current */
+    CUstream s_ok;
+    CUevent e_ok;
+    CU_OK(cuStreamCreate(&s_ok, CU_STREAM_NON_BLOCKING));
+    CU_OK(cuEventCreate(&e_ok, 0));
+    CU_OK(cuEventRecord(e_ok, s_ok));
+    CU_IS(cuStreamSynchronize(s_lost), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_IS(cuEventSynchronize(e_lost), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_IS(cuCtxSynchronize_v2(lost), CUDA_ERROR_ILLEGAL_ADDRESS);
+    CU_OK(cuStreamSynchronize(s_ok));
+    CU_OK(cuEventSynchronize(e_ok));
+    CU_OK(cuCtxSynchronize());
+    CU_OK(cuCtxSetCurrent(lost));
+    CU_OK(cuStreamSynchronize(s_ok));
+    CU_OK(cuEventSynchronize(e_ok));
+    CU_OK(cuCtxSynchronize_v2(healthy));
+    CU_OK(cuStreamDestroy(s_ok));
+    CU_OK(cuEventDestroy(e_ok));
+    CU_OK(cuCtxDestroy(healthy));
+    CU_OK(cuCtxSetCurrent(lost));
+    CU_OK(cuStreamDestroy(s_lost));
+    CU_OK(cuEventDestroy(e_lost));
+    CU_OK(cuCtxDestroy(lost));
+    CU_OK(cuMemAddressFree(hole, g));
+}
+
 /* cuDevicePrimaryCtxReset: the primary context's fault goes, the holder may
  * still release it (cuda.h), and once retained again it runs kernels. */
 static void resetting_the_primary_context_clears_its_fault(void **state)
@@ -1096,6 +1149,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(an_argument_buffer_shorter_than_the_parameters_is_taken),
     cmocka_unit_test(an_illegal_address_stops_the_kernel_and_sticks),
     cmocka_unit_test(a_fault_stays_with_its_context),
+    cmocka_unit_test(a_stream_synchronisation_answers_its_own_contexts_fault),
     cmocka_unit_test(resetting_the_primary_context_clears_its_fault),
     cmocka_unit_test(the_last_release_of_the_primary_context_clears_its_fault),
     cmocka_unit_test(a_store_to_read_only_memory_is_an_illegal_address),

@@ -10,36 +10,15 @@
 #include "ptx_test.h"
 #include "src/ptx/ptx.h"
 
+#include "ptx_exec_test.h"
+
 #define HEAD ".version 9.0\n.target sm_90\n.address_size 64\n"
-
-static fab__ptx_program_t *prog;
-
-static void load(const char *text)
-{
-    prog = ptx_load(text);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fab__ptx_program_free(prog);
-    prog = NULL;
-    return 0;
-}
 
 enum { BLOCKS = 2, THREADS = 64 };
 
 static void run(const char *name, uint32_t dynamic_shared, void *out)
 {
-    fab__ptx_launch_t la = {.kernel = fab__ptx_program_kernel(prog, name), .grid = {BLOCKS, 1, 1},
-                            .block = {THREADS, 1, 1}, .dynamic_shared = dynamic_shared,
-                            .params = &out, .workers = 1};
-    assert_non_null(la.kernel);
-    fab__ptx_fault_t f;
-    fab__ptx_status_t st = fab__ptx_run(&la, &f);
-    if (st)
-        print_error("%s: %s\n", name, f.report);
-    assert_int_equal(st, FAB__PTX_OK);
+    run_shared(name, BLOCKS, THREADS, dynamic_shared, out);
 }
 
 /* Each thread writes, for its variable, the generic address modulo 256. */

@@ -14,33 +14,13 @@
 #include "src/ptx/decode.h"
 #include "src/ptx/ptx.h"
 
+#include "ptx_exec_test.h"
+
 #define HEAD ".version 9.0\n.target sm_90\n.address_size 64\n"
-
-static fab__ptx_program_t *prog;
-
-static void load(const char *text)
-{
-    prog = ptx_load(text);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    fab__ptx_program_free(prog);
-    prog = NULL;
-    return 0;
-}
 
 static void run(const char *name, uint32_t grid, uint32_t block, void *out)
 {
-    fab__ptx_launch_t la = {.kernel = fab__ptx_program_kernel(prog, name), .grid = {grid, 1, 1},
-                            .block = {block, 1, 1}, .params = &out, .workers = 1};
-    assert_non_null(la.kernel);
-    fab__ptx_fault_t f;
-    fab__ptx_status_t st = fab__ptx_run(&la, &f);
-    if (st)
-        print_error("%s: %s\n", name, f.report);
-    assert_int_equal(st, FAB__PTX_OK);
+    run_shared(name, grid, block, 0, out);
 }
 
 static void slots_of(const char *name, uint32_t *regs, uint32_t *slots)
