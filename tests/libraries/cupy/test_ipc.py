@@ -13,6 +13,15 @@ from cupy.cuda import runtime
 
 N = 1 << 16
 
+
+def own_array(n, dtype):
+    """An array on an allocation of its own (cudaMalloc through cupy.cuda.Memory):
+    cudaIpcGetMemHandle takes the base of an allocation, and an array from CuPy's pool
+    may start inside one (fabmem refuses that pointer: cudaErrorInvalidValue)."""
+    dtype = cupy.dtype(dtype)
+    mem = cupy.cuda.Memory(n * dtype.itemsize)
+    return cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(mem, 0))
+
 CHILD_MEM = """
 import sys
 import cupy
@@ -31,7 +40,8 @@ runtime.ipcCloseMemHandle(ptr)
 
 
 def test_a_memory_handle_opens_the_parents_array_in_a_child():
-    a = cupy.arange(N, dtype=cupy.float32) * 3
+    a = own_array(N, cupy.float32)
+    a[...] = cupy.arange(N, dtype=cupy.float32) * 3
     runtime.deviceSynchronize()
     handle = runtime.ipcGetMemHandle(a.data.ptr)
     assert len(handle) == 64
@@ -59,7 +69,9 @@ runtime.ipcCloseMemHandle(ptr)
 
 
 def test_an_event_handle_orders_the_childs_read_after_the_parents_kernel():
-    a = cupy.zeros(N, dtype=cupy.int32)
+    a = own_array(N, cupy.int32)
+    a.fill(0)
+    runtime.deviceSynchronize()
     event = cupy.cuda.Event(block=False, disable_timing=True, interprocess=True)
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
@@ -75,7 +87,7 @@ def test_an_event_handle_orders_the_childs_read_after_the_parents_kernel():
 
 
 def test_opening_a_handle_in_the_process_that_made_it_is_refused():
-    a = cupy.ones(16, dtype=cupy.float32)
+    a = own_array(16, cupy.float32)
     handle = runtime.ipcGetMemHandle(a.data.ptr)
     with pytest.raises(runtime.CUDARuntimeError) as raised:
         runtime.ipcOpenMemHandle(handle)
