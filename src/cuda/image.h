@@ -23,6 +23,10 @@ typedef struct fab__cu_image_ptx {
     unsigned arch; /* the fatbin entry's compute capability (90 for 9.0), 0 for bare text */
 } fab__cu_image_ptx_t;
 
+/* The room for why a load failed ("PTX line N: " and the engine's whole
+ * diagnostic, src/ptx/ptx.h), for the log and the JIT error log. */
+#define FAB__CU_LOAD_ERROR_MAX 320
+
 typedef struct fab__cu_image {
     char **kernels; /* their (mangled) names, each once */
     size_t nkernels;
@@ -30,7 +34,7 @@ typedef struct fab__cu_image {
     size_t nglobals;
     fab__cu_image_ptx_t *ptx; /* every PTX text, in the order the image holds them */
     size_t nptx;
-    char error[160]; /* why a parse failed, for the log and the JIT error log */
+    char error[FAB__CU_LOAD_ERROR_MAX]; /* why a parse failed, for the log and the JIT error log */
 } fab__cu_image_t;
 
 /* Parse len bytes at data into *img (zeroed first). CUDA_SUCCESS;

@@ -162,7 +162,7 @@ static CUresult fab__cu_link_image(CUlinkState state, const void *data, size_t s
     fab__cu_image_t img;
     CUresult r = fab__cu_image_parse(fab__cu_image_unwrap(data), size, &img);
     if (r != CUDA_SUCCESS) {
-        char msg[300];
+        char msg[FAB__CU_LOAD_ERROR_MAX + 128]; /* the input's name, then why */
         snprintf(msg, sizeof(msg), "%s: %s", name ? name : "input", img.error);
         fab__cu_link_error(state, msg);
         return r;

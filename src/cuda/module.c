@@ -260,7 +260,7 @@ static CUresult fab__cu_module_load(const void *data, size_t len, int device, bo
         (void)fab__cu_current_device(&cc_dev);
     unsigned cc = (unsigned)(fab__cu.devices[cc_dev].compute_major * 10 +
                              fab__cu.devices[cc_dev].compute_minor);
-    char perror[160] = "";
+    char perror[FAB__CU_LOAD_ERROR_MAX] = "";
     if ((r = fab__cu_program_build(&m->img, cc, &m->program, perror, sizeof(perror))) !=
         CUDA_SUCCESS) {
         fab__log(FAB__LOG_WARN, "%s: the PTX is refused: %s", call, perror);
@@ -329,7 +329,7 @@ static CUresult fab__cu_module_load_memory(CUmodule *module, const void *image, 
     size_t len;
     void *owned;
     FAB__CU_TRY(fab__cu_image_gather(image, &bytes, &len, &owned));
-    char error[160] = "";
+    char error[FAB__CU_LOAD_ERROR_MAX] = "";
     fab__cu_module_t *m;
     CUresult r = fab__cu_module_load(bytes, len, dev, false, call, &m, error, sizeof(error));
     free(owned);
@@ -509,7 +509,7 @@ static CUresult fab__cu_library_make(CUlibrary *library, const void *data, size_
     fab__cu_library_t *l = calloc(1, sizeof(*l));
     if (!l)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    char error[160] = "";
+    char error[FAB__CU_LOAD_ERROR_MAX] = "";
     fab__cu_module_t *m;
     CUresult r = fab__cu_module_load(data, len, -1, true, call, &m, error, sizeof(error));
     fab__cu_jit_log(njit, jit, jit_values, error);

@@ -550,6 +550,21 @@ FAB__RT_API cudaRuntimeGetVersion(int *runtimeVersion)
     return cudaSuccess;
 }
 
+/* cuda_profiler_api.h: the driver's cuProfilerStart/Stop in the calling
+ * thread's context (no profiler attaches to the emulation; the context is
+ * still required). */
+FAB__RT_API cudaProfilerStart(void)
+{
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuProfilerStart());
+}
+
+FAB__RT_API cudaProfilerStop(void)
+{
+    FAB__RT_ENTER();
+    return fab__rt_cu(cuProfilerStop());
+}
+
 /* ---- driver entry points ---- */
 
 FAB__RT_API cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,

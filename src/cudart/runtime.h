@@ -14,7 +14,8 @@
  * devices, driver entry points), memory.c (allocations and copies), stream.c
  * (streams, events, host functions, capture queries, graphs refused),
  * kernel.c (what nvcc's generated code calls: fatbin and kernel registration,
- * launches, symbols). Each includes this header only.
+ * launches, symbols), unsupported.c (arrays, 3D copies, textures and
+ * managed-memory hints, each refused). Each includes this header only.
  *
  * Locking: one mutex, fab__rt_lock, guards the process state and kernel.c's
  * registrations; no driver call is made under it except cuDevicePrimaryCtx*

@@ -302,6 +302,34 @@ FAB__RT_API cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t objec
     return fab__rt_graph_edit(graph);
 }
 
+/* A graph's dump names a graph, an upload an executable graph: none can
+ * exist here, so NULL is cudaErrorInvalidValue and any other is refused. */
+FAB__RT_API cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
+{
+    (void)flags;
+    if (!path)
+        FAB__RT_RETURN(cudaErrorInvalidValue);
+    return fab__rt_graph_edit(graph);
+}
+
+static cudaError_t fab__rt_graph_upload(cudaGraphExec_t graphExec)
+{
+    FAB__RT_RETURN(graphExec ? cudaErrorNotSupported : cudaErrorInvalidValue);
+}
+
+FAB__RT_API cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    (void)stream;
+    return fab__rt_graph_upload(graphExec);
+}
+
+FAB__RT_API cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+FAB__RT_API cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    (void)stream;
+    return fab__rt_graph_upload(graphExec);
+}
+
 /* ---- user objects ---- */
 
 /* A user object: a reference count and a destructor, run when the count

@@ -65,35 +65,59 @@ bool fab__ptx_is_float(unsigned t)
 
 /* ---- diagnostics -------------------------------------------------------------------- */
 
+/* The message is "<function>: <instruction>: <reason>". Mangled C++ names
+ * run to hundreds of characters (CUB's kernels), so the instruction and the
+ * reason are written first and the name gets the room left, cut in the
+ * middle with "..." when it is longer: the reason is never the part lost. */
 int fab__ptx_dc_fail(fab__ptx_dc_t *dc, int status, const char *fmt, ...)
 {
     if (dc->diag) {
         const fab__ptx_insn_t *in = dc->in;
         dc->diag->line = in ? in->line : dc->f->line;
-        int n = 0;
+        char tail[sizeof(dc->diag->msg)];
+        size_t n = 0;
+#define FAB__PTX_TAIL(...)                                                                 \
+    do {                                                                                   \
+        if (n < sizeof(tail)) {                                                            \
+            int w_ = snprintf(tail + n, sizeof(tail) - n, __VA_ARGS__);                    \
+            n = w_ < 0 ? n : n + (size_t)w_;                                               \
+        }                                                                                  \
+    } while (0)
         if (in) {
-            n = snprintf(dc->diag->msg, sizeof(dc->diag->msg), "%s: %s", dc->f->name,
-                         fab__ptx_op_name(in->op));
-            if (in->space && n >= 0 && (size_t)n < sizeof(dc->diag->msg))
-                n += snprintf(dc->diag->msg + n, sizeof(dc->diag->msg) - (size_t)n, "%s",
-                              fab__ptx_space_name(in->space));
-            for (unsigned i = 0; i < in->nwords && n >= 0 && (size_t)n < sizeof(dc->diag->msg); i++)
-                n += snprintf(dc->diag->msg + n, sizeof(dc->diag->msg) - (size_t)n, "%s",
-                              fab__ptx_word_name(in->words[i]));
-            for (unsigned i = 0; i < in->ntypes && n >= 0 && (size_t)n < sizeof(dc->diag->msg); i++)
-                n += snprintf(dc->diag->msg + n, sizeof(dc->diag->msg) - (size_t)n, "%s",
-                              fab__ptx_type_name(in->types[i]));
-        } else {
-            n = snprintf(dc->diag->msg, sizeof(dc->diag->msg), "%s", dc->f->name);
+            FAB__PTX_TAIL(": %s", fab__ptx_op_name(in->op));
+            if (in->space)
+                FAB__PTX_TAIL("%s", fab__ptx_space_name(in->space));
+            for (unsigned i = 0; i < in->nwords; i++)
+                FAB__PTX_TAIL("%s", fab__ptx_word_name(in->words[i]));
+            for (unsigned i = 0; i < in->ntypes; i++)
+                FAB__PTX_TAIL("%s", fab__ptx_type_name(in->types[i]));
         }
-        if (n >= 0 && (size_t)n < sizeof(dc->diag->msg) - 3) {
-            memcpy(dc->diag->msg + n, ": ", 3);
+#undef FAB__PTX_TAIL
+        if (n < sizeof(tail) - 3) {
+            memcpy(tail + n, ": ", 3);
             n += 2;
             va_list ap;
             va_start(ap, fmt);
-            vsnprintf(dc->diag->msg + n, sizeof(dc->diag->msg) - (size_t)n, fmt, ap);
+            vsnprintf(tail + n, sizeof(tail) - n, fmt, ap);
             va_end(ap);
         }
+        tail[sizeof(tail) - 1] = '\0';
+        const char *name = dc->f->name;
+        size_t len = strlen(name), tlen = strlen(tail);
+        size_t room = sizeof(dc->diag->msg) - 1 - tlen; /* the name's share */
+        char *o = dc->diag->msg;
+        if (len <= room) {
+            memcpy(o, name, len);
+            o += len;
+        } else if (room > 3) {
+            /* keep both ends of the name: the namespace and the parameter types */
+            size_t keep = room - 3, head = keep - keep / 3;
+            memcpy(o, name, head);
+            memcpy(o + head, "...", 3);
+            memcpy(o + head + 3, name + len - (keep - head), keep - head);
+            o += room;
+        }
+        memcpy(o, tail, tlen + 1);
     }
     return status;
 }

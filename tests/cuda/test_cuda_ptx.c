@@ -772,6 +772,35 @@ static void malformed_ptx_fails_with_its_line_in_the_log(void **state)
     CU_OK(cuLinkDestroy(link));
 }
 
+/* CUB's kernels have mangled names of hundreds of characters: a refused
+ * instruction in one still says which instruction and why, the name cut
+ * in its middle instead. */
+static void a_refusal_in_a_long_named_kernel_keeps_its_reason_in_the_log(void **state)
+{
+    (void)state;
+    cut_init(0);
+    char name[401];
+    memset(name, 'x', sizeof(name) - 1);
+    memcpy(name, "_Z4head", 7);
+    memcpy(name + sizeof(name) - 6, "_tail", 5);
+    name[sizeof(name) - 1] = '\0';
+    char ptx[1024];
+    snprintf(ptx, sizeof(ptx),
+             PTX_HEAD ".visible .entry %s()\n{\n  .reg .b32 %%r<3>;\n"
+                      "  mov.u32 %%r1, 1;\n  min.s16x2 %%r2, %%r1, %%r1;\n  ret;\n}\n",
+             name);
+    char log[512] = "";
+    CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, (void *)(uintptr_t)sizeof(log)};
+    CUmodule mod;
+    CUresult r = cuModuleLoadDataEx(&mod, ptx, 2, opts, vals);
+    assert_int_not_equal(r, CUDA_SUCCESS);
+    assert_non_null(strstr(log, "PTX line 8: _Z4head"));
+    assert_non_null(strstr(log, "..."));
+    assert_non_null(strstr(log, "_tail: min.s16x2"));
+    assert_non_null(strstr(log, "not supported here"));
+}
+
 static void function_attributes_are_the_kernels(void **state)
 {
     (void)state;
@@ -1161,6 +1190,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(the_linker_takes_a_file_and_refuses_one_that_is_not_there),
     cmocka_unit_test(the_linker_refuses_an_unresolved_extern_at_complete),
     cmocka_unit_test(malformed_ptx_fails_with_its_line_in_the_log),
+    cmocka_unit_test(a_refusal_in_a_long_named_kernel_keeps_its_reason_in_the_log),
     cmocka_unit_test(function_attributes_are_the_kernels),
     cmocka_unit_test(the_const_size_is_the_modules_const_variables),
     cmocka_unit_test(kernels_in_two_processes_pass_data_through_release_and_acquire),

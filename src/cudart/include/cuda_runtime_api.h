@@ -597,6 +597,8 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream);
 cudaError_t cudaGraphDestroy(cudaGraph_t graph);
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec);
+cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags);
 cudaError_t cudaEventCreate(cudaEvent_t *event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
@@ -638,6 +640,9 @@ cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count);
 cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count);
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr);
 cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr);
+/* NVIDIA's declares these two in cuda_profiler_api.h. */
+cudaError_t cudaProfilerStart(void);
+cudaError_t cudaProfilerStop(void);
 
 #endif /* FAB_RT_ABI_ONLY */
 
