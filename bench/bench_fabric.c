@@ -228,7 +228,11 @@ static double bench_importers(const fab_handle_t *handle, int procs, int each, i
  * fabmemd holds its clients') for a memfd and maps it; the fabric crew imports
  * and maps through fabmemd. One worker of a crew and all 64 take turns, so the
  * bare mechanism's own gain from 64 processes is measured next to the
- * fabric's, on the same machine, in the same run. */
+ * fabric's, on the same machine, in the same run. On two cores the server
+ * (the bare one, or fabmemd) has the second core and the workers alternate
+ * from the first, so the one worker is always across cores from its server:
+ * left to the scheduler, it landed beside the server in some rounds and
+ * across in others, and a round's rate differed by 7x with its placement. */
 #define CREW 64
 #define CREW_WARM 16
 
@@ -257,8 +261,8 @@ static int bare_loop(int sock, int iterations)
     return 0;
 }
 
-/* Start the crew on cpu (< 0: anywhere): bare when handle is NULL. 0 on
- * success, once every worker is warm. */
+/* Start the crew on cpu (< 0: two cores, as above): bare when handle is
+ * NULL. 0 on success, once every worker is warm. */
 static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
 {
     int socks[CREW], done[2], ready[2];
@@ -277,7 +281,7 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
             close(ready[0]);
             for (int j = 0; j < i; j++)
                 close(crew->cmd[j]);
-            pin(0, cpu);
+            pin(0, cpu < 0 ? i % 2 : cpu);
             fab_client_t *client = NULL;
             if (handle != NULL && fab_client_connect(NULL, &client) != FAB_SUCCESS)
                 _exit(2);
@@ -311,7 +315,7 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
     if (handle == NULL) {
         crew->server = fork();
         if (crew->server == 0) {
-            pin(0, cpu);
+            pin(0, cpu < 0 ? 1 : cpu);
             epoll_serve(socks, CREW, SIZE);
         }
         for (int i = 0; i < CREW; i++)
@@ -557,7 +561,7 @@ int main(int argc, char **argv)
         int cpu = layouts[k].cpu;
         if (cpu < 0 && ncpu < 2)
             continue;
-        pin(daemon, cpu);
+        pin(daemon, cpu < 0 ? 1 : cpu);
         struct crew bare_crew, fabric_crew;
         if (crew_start(&bare_crew, NULL, cpu) != 0 || crew_start(&fabric_crew, &handle, cpu) != 0) {
             fprintf(stderr, "bench_fabric: could not start the workers\n");
