@@ -87,6 +87,20 @@ static CUresult unbind_member(CUmemGenericAllocationHandle mc, int dev, size_t s
     return r;
 }
 
+/* The end of a kernel test on a two-member team: the module, the output
+ * buffer (oh mapped at out), both members' binds (device 1's first), and
+ * the multicast object; each must succeed. */
+static void kernel_team_end(CUmodule mod, CUdeviceptr out, CUmemGenericAllocationHandle oh,
+                            CUmemGenericAllocationHandle mc, size_t g, member_t *m0, member_t *m1)
+{
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(out, g);
+    CU_OK(cuMemRelease(oh));
+    CU_OK(unbind_member(mc, 1, g, m1));
+    CU_OK(unbind_member(mc, 0, g, m0));
+    CU_OK(cuMemRelease(mc));
+}
+
 static uint32_t read_u32(CUdeviceptr ptr)
 {
     uint32_t v = 0;
@@ -680,12 +694,7 @@ static void cpu_kernels_store_through_and_reduce_over_a_multicast_mapping(void *
     CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
     assert_int_equal(got[2], CUDA_ERROR_INVALID_VALUE);
 
-    CU_OK(cuModuleUnload(mod));
-    cut_unmap_free(out, g);
-    CU_OK(cuMemRelease(oh));
-    CU_OK(unbind_member(mc, 1, g, &m1));
-    CU_OK(unbind_member(mc, 0, g, &m0));
-    CU_OK(cuMemRelease(mc));
+    kernel_team_end(mod, out, oh, mc, g, &m0, &m1);
 }
 
 /* The same as kernels as written, on the PTX engine (no plugin implements
@@ -754,12 +763,7 @@ static void kernels_as_written_store_through_and_reduce_over_a_multicast_mapping
     CU_OK(cuMemcpyDtoH(got, out, sizeof(got)));
     assert_int_equal(got[0], 11);
     assert_int_equal(got[1], 22);
-    CU_OK(cuModuleUnload(mod));
-    cut_unmap_free(out, g);
-    CU_OK(cuMemRelease(oh));
-    CU_OK(unbind_member(mc, 1, g, &m1));
-    CU_OK(unbind_member(mc, 0, g, &m0));
-    CU_OK(cuMemRelease(mc));
+    kernel_team_end(mod, out, oh, mc, g, &m0, &m1);
 }
 
 /* Two devices bound to one multicast object, their copies holding a and b
@@ -791,12 +795,7 @@ static void mc_reduce_once(const char *ptx, const char *fn, const void *a, const
     CU_OK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL));
     CU_OK(cuCtxSynchronize());
     CU_OK(cuMemcpyDtoH(got, out, got_bytes));
-    CU_OK(cuModuleUnload(mod));
-    cut_unmap_free(out, g);
-    CU_OK(cuMemRelease(oh));
-    CU_OK(unbind_member(mc, 1, g, &m1));
-    CU_OK(unbind_member(mc, 0, g, &m0));
-    CU_OK(cuMemRelease(mc));
+    kernel_team_end(mod, out, oh, mc, g, &m0, &m1);
 }
 
 /* NCCL's NVLS kernels for half and bfloat16 sum pairs through the multicast
