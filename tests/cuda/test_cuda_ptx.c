@@ -372,6 +372,26 @@ static bool under_valgrind(void)
     return vg && *vg == '1';
 }
 
+/* The start of a test of faults across contexts: skipped under valgrind
+ * (memcheck reports the fault's store), the primary context of device 0
+ * current; *dev_out is the device, and the granularity is returned. */
+static size_t contexts_test_start(CUdevice *dev_out)
+{
+    if (under_valgrind())
+        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
+    cut_init(0);
+    CU_OK(cuDeviceGet(dev_out, 0));
+    return cut_granularity(0);
+}
+
+/* A new context on dev, current (*ctx_out), with store_ptx loaded in it:
+ * its store7. The module goes with the context. */
+static CUfunction store7_in_a_new_context(CUdevice dev, CUcontext *ctx_out)
+{
+    CU_OK(cuCtxCreate(ctx_out, NULL, 0, dev));
+    return function(load(store_ptx), "store7");
+}
+
 /* The fault is its context's: once that context is destroyed, a context
  * made afterwards on the same device runs kernels (the driver's behaviour;
  * a library whose tests each make a context must not see one test's fault
@@ -380,16 +400,10 @@ static bool under_valgrind(void)
 static void a_fault_stays_with_its_context(void **state)
 {
     (void)state;
-    if (under_valgrind())
-        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
-    cut_init(0);
-    size_t g = cut_granularity(0);
     CUdevice dev;
-    CU_OK(cuDeviceGet(&dev, 0));
+    size_t g = contexts_test_start(&dev);
     CUcontext lost, other, fresh;
-    CU_OK(cuCtxCreate(&lost, NULL, 0, dev));
-    CUmodule mod = load(store_ptx);
-    CUfunction f = function(mod, "store7");
+    CUfunction f = store7_in_a_new_context(dev, &lost);
     CUdeviceptr hole;
     fault_in_current_context(f, &hole, g);
     CU_OK(cuCtxCreate(&other, NULL, 0, dev)); /* pushed: current */
@@ -416,16 +430,10 @@ static void a_fault_stays_with_its_context(void **state)
 static void a_stream_synchronisation_answers_its_own_contexts_fault(void **state)
 {
     (void)state;
-    if (under_valgrind())
-        fab_test_skip("memcheck reports the store to unmapped memory this test makes on purpose");
-    cut_init(0);
-    size_t g = cut_granularity(0);
     CUdevice dev;
-    CU_OK(cuDeviceGet(&dev, 0));
+    size_t g = contexts_test_start(&dev);
     CUcontext lost, healthy;
-    CU_OK(cuCtxCreate(&lost, NULL, 0, dev));
-    CUmodule mod = load(store_ptx);
-    CUfunction f = function(mod, "store7");
+    CUfunction f = store7_in_a_new_context(dev, &lost);
     CUstream s_lost;
     CUevent e_lost;
     CU_OK(cuStreamCreate(&s_lost, CU_STREAM_NON_BLOCKING));
