@@ -88,12 +88,19 @@ static void fab__cu_range_unmap(fab__cu_range_t *range)
     free(range);
 }
 
-static void fab__cu_spare_drop(unsigned k)
+/* Spare k, taken out of the spares (the newer ones move down). */
+static fab__cu_range_t *fab__cu_spare_remove(unsigned k)
 {
-    fab__cu_range_unmap(fab__cu_spares[k]);
+    fab__cu_range_t *r = fab__cu_spares[k];
     fab__cu_spare_count--;
     for (unsigned j = k; j < fab__cu_spare_count; j++)
         fab__cu_spares[j] = fab__cu_spares[j + 1];
+    return r;
+}
+
+static void fab__cu_spare_drop(unsigned k)
+{
+    fab__cu_range_unmap(fab__cu_spare_remove(k));
 }
 
 /* The newest spare of size bytes on an align boundary (at want, when want
@@ -105,12 +112,8 @@ static fab__cu_range_t *fab__cu_spare_take(size_t size, size_t align, uintptr_t 
     for (unsigned k = fab__cu_spare_count; k-- > 0;) {
         fab__cu_range_t *r = fab__cu_spares[k];
         bool fits = r->size == size && r->base % align == 0 && (!want || r->base == want);
-        if (fits) {
-            fab__cu_spare_count--;
-            for (unsigned j = k; j < fab__cu_spare_count; j++)
-                fab__cu_spares[j] = fab__cu_spares[j + 1];
-            return r;
-        }
+        if (fits)
+            return fab__cu_spare_remove(k);
         if (want && r->map_base < want + size && want < r->map_base + r->map_len)
             fab__cu_spare_drop(k);
     }
