@@ -23,11 +23,11 @@
  * Last, the daemon's resident memory per live allocation at 100,000 and
  * 1,000,000 allocations (the fd limit is raised for that; run as root or with
  * a hard limit above a million). Usage: bench_fabric [--quick | --smoke]
- * [--no-rss] [--imports N]. --smoke: every part over a few imports and no
- * memory figures, for the test that keeps this program working (it exits
- * non-zero when any round fails). --imports N: N imports from one importer
- * and nothing else, for bench/daemon_instructions.sh, which runs the daemon
- * under callgrind.
+ * [--no-rss] [--imports N [--importers P]]. --smoke: every part over a few
+ * imports and no memory figures, for the test that keeps this program working
+ * (it exits non-zero when any round fails). --imports N: N imports from one
+ * importer (or N each from P at once) and nothing else, for
+ * bench/daemon_instructions.sh, which runs the daemon under callgrind.
  * The daemon is $FABMEM_DAEMON, else the one built next to this program. */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -330,6 +330,32 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
     return 0;
 }
 
+/* Nanoseconds pid has run on a CPU (the first field of /proc/PID/schedstat:
+ * exact, where getrusage's ticks are 10 ms), 0 where it cannot be read. */
+static uint64_t run_ns(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/schedstat", (long)pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long ns = 0;
+    if (f != NULL) {
+        if (fscanf(f, "%llu", &ns) != 1)
+            ns = 0;
+        fclose(f);
+    }
+    return ns;
+}
+
+/* What a crew's server (the bare one or fabmemd) and its workers ran. */
+static void crew_cpu(const struct crew *crew, pid_t server, uint64_t *server_ns,
+                     uint64_t *workers_ns)
+{
+    *server_ns = run_ns(server);
+    *workers_ns = 0;
+    for (int i = 0; i < CREW; i++)
+        *workers_ns += run_ns(crew->pids[i]);
+}
+
 /* Imports per second with the first `workers` of the crew doing `each`
  * rounds at once. */
 static double crew_round(struct crew *crew, int workers, int each)
@@ -394,7 +420,7 @@ static void rss_per_allocation(fab_client_t *client, long count)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, rss = 1, only = -1;
+    int quick = 0, rss = 1, only = -1, importers = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -404,8 +430,11 @@ int main(int argc, char **argv)
             rss = 0;
         else if (strcmp(argv[i], "--imports") == 0 && i + 1 < argc)
             only = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--importers") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            importers = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--quick | --smoke] [--no-rss] [--imports N]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick | --smoke] [--no-rss] [--imports N [--importers P]]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -463,10 +492,10 @@ int main(int argc, char **argv)
         return 1;
 
     if (only >= 0) {
-        /* N imports from one importer and nothing else: for counting the
+        /* N imports from each importer and nothing else: for counting the
          * daemon's instructions (FABMEM_DAEMON running it under callgrind). */
-        double t = bench_importers(&handle, 1, only, -1);
-        printf("bench_fabric: %d imports in %.3f s\n", only, t);
+        double t = bench_importers(&handle, importers, only, -1);
+        printf("bench_fabric: %d imports in %.3f s\n", only * importers, t);
         rss = 0;
         goto done;
     }
@@ -569,11 +598,31 @@ int main(int argc, char **argv)
             break;
         }
         double rate[4][ROUNDS], ratio[3][ROUNDS];
+        /* CPU time of the 64-worker rounds, server and workers apart. */
+        uint64_t cpu_ns[2][2] = {{0, 0}, {0, 0}}; /* [bare, fabric][server, workers] */
+        double calls[2] = {0, 0};                   /* the server's system calls */
+        int counters[2] = {syscall_counter(bare_crew.server, 0), syscall_counter(daemon, 0)};
         for (int r = 0; r < ROUNDS; r++) {
+            uint64_t s0, w0, s1, w1;
+            double c0, c1;
             rate[0][r] = checked(crew_round(&bare_crew, 1, CREW * each));
+            crew_cpu(&bare_crew, bare_crew.server, &s0, &w0);
+            c0 = counter_value(counters[0]);
             rate[1][r] = checked(crew_round(&bare_crew, CREW, each));
+            crew_cpu(&bare_crew, bare_crew.server, &s1, &w1);
+            c1 = counter_value(counters[0]);
+            cpu_ns[0][0] += s1 - s0;
+            cpu_ns[0][1] += w1 - w0;
+            calls[0] += c1 - c0;
             rate[2][r] = checked(crew_round(&fabric_crew, 1, CREW * each));
+            crew_cpu(&fabric_crew, daemon, &s0, &w0);
+            c0 = counter_value(counters[1]);
             rate[3][r] = checked(crew_round(&fabric_crew, CREW, each));
+            crew_cpu(&fabric_crew, daemon, &s1, &w1);
+            c1 = counter_value(counters[1]);
+            cpu_ns[1][0] += s1 - s0;
+            cpu_ns[1][1] += w1 - w0;
+            calls[1] += c1 - c0;
             ratio[0][r] = rate[1][r] / rate[0][r];
             ratio[1][r] = rate[3][r] / rate[2][r];
             ratio[2][r] = ratio[1][r] / ratio[0][r];
@@ -591,6 +640,19 @@ int main(int argc, char **argv)
             qsort(ratio[i], ROUNDS, sizeof(double), cmp_double);
             printf("  %-16s %-11s %8.2fx %8.2fx %8.2fx\n", "", ratios[i], ratio[i][0],
                    ratio[i][ROUNDS / 2], ratio[i][ROUNDS - 1]);
+        }
+        /* Where a 64-worker import's CPU time goes (the server is one
+         * process: its time an import bounds the crew's rate). */
+        double imports = (double)ROUNDS * CREW * each;
+        printf("  %-16s cpu/import  bare: server %.2fus, workers %.2fus; fabric: daemon %.2fus, "
+               "workers %.2fus\n", "", cpu_ns[0][0] / imports / 1e3, cpu_ns[0][1] / imports / 1e3,
+               cpu_ns[1][0] / imports / 1e3, cpu_ns[1][1] / imports / 1e3);
+        if (counters[0] >= 0 && counters[1] >= 0)
+            printf("  %-16s syscalls/import  bare server %.2f; fabmemd %.2f\n", "",
+                   calls[0] / imports, calls[1] / imports);
+        for (int i = 0; i < 2; i++) {
+            if (counters[i] >= 0)
+                close(counters[i]);
         }
     }
 
