@@ -72,7 +72,8 @@ struct fab_region {
     uint8_t token[FAB__TOKEN_BYTES]; /* creator: proof of having made it, for ADOPT */
     fab_region_t *prev, *next;
     size_t nmaps, capmaps;
-    void **maps;
+    void **maps;           /* map_inline until a third mapping at once */
+    void *map_inline[2];
 };
 
 

@@ -51,7 +51,11 @@ static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_memo
                              .uuid = reply->uuid,
                              .device = reply->device,
                              .refs = 1,
-                             .next = client->regions};
+                             .next = client->regions,
+                             .capmaps = 2};
+    /* Two mappings at once need no array of their own: an import's map
+     * and unmap then touch malloc only for the region itself. */
+    region->maps = region->map_inline;
     if (client->regions != NULL)
         client->regions->prev = region;
     client->regions = region;
@@ -381,10 +385,13 @@ fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **ad
         goto out;
     status = FAB_ERROR_OUT_OF_MEMORY;
     if (region->nmaps == region->capmaps) {
-        size_t cap = region->capmaps ? region->capmaps * 2 : 2;
-        void **grown = realloc(region->maps, cap * sizeof(*grown));
+        size_t cap = region->capmaps * 2;
+        void **grown = realloc(region->maps == region->map_inline ? NULL : region->maps,
+                               cap * sizeof(*grown));
         if (grown == NULL)
             goto out;
+        if (region->maps == region->map_inline)
+            memcpy(grown, region->map_inline, sizeof(region->map_inline));
         region->maps = grown;
         region->capmaps = cap;
     }
@@ -427,7 +434,8 @@ static void fab__region_free(fab_region_t *region)
     }
     close(region->fd);
     client->live_regions--;
-    free(region->maps);
+    if (region->maps != region->map_inline)
+        free(region->maps);
     free(region);
 }
 

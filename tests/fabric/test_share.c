@@ -374,6 +374,44 @@ static void release_while_mapped_keeps_memory_until_unmap(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
+/* Past the two mappings a region keeps in place, the rest are kept apart
+ * and every one unmaps, whichever order; the memory goes at the last. */
+static void many_mappings_of_one_region_each_unmap(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *client = connect_ok();
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, MIB2);
+    fab_region_t *region;
+    assert_int_equal(fab_client_allocate(client, &props, &region), FAB_SUCCESS);
+    fab_handle_t handle;
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    enum { VIEWS = 9 };
+    char *view[VIEWS];
+    for (int i = 0; i < VIEWS; i++) {
+        assert_int_equal(fab_region_map(region, FAB_ACCESS_READ_WRITE, (void **)&view[i]),
+                         FAB_SUCCESS);
+        view[i][i] = (char)('a' + i);
+    }
+    for (int i = 0; i < VIEWS; i++)
+        assert_int_equal(view[0][i], 'a' + i); /* one memory under every view */
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    /* the second, the first, then from the last down */
+    assert_int_equal(fab_region_unmap(region, view[1]), FAB_SUCCESS);
+    assert_int_equal(fab_region_unmap(region, view[1]), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_region_unmap(region, view[0]), FAB_SUCCESS);
+    bool live = false;
+    for (int i = VIEWS - 1; i >= 2; i--) {
+        assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
+        assert_true(live);
+        assert_int_equal(view[i][0], 'a');
+        assert_int_equal(fab_region_unmap(region, view[i]), FAB_SUCCESS);
+    }
+    assert_int_equal(fab_client_verify(client, &handle, &live), FAB_SUCCESS);
+    assert_false(live);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static void threads_share_one_client(void **state);
 
 static const struct CMUnitTest tests[] = {
@@ -383,6 +421,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(exporter_killed_leaves_importers_their_memory, fab_test_teardown),
     cmocka_unit_test_teardown(importer_killed_drops_its_references, fab_test_teardown),
     cmocka_unit_test_teardown(release_while_mapped_keeps_memory_until_unmap, fab_test_teardown),
+    cmocka_unit_test_teardown(many_mappings_of_one_region_each_unmap, fab_test_teardown),
     cmocka_unit_test_teardown(threads_share_one_client, fab_test_teardown),
 };
 
