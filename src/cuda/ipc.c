@@ -8,7 +8,10 @@
  * allocation's record, so later calls answer at once. cuMemFree withdraws
  * them (memory.c). cuIpcOpenMemHandle asks the daemon for the memfd the bytes
  * name and maps it at a fresh address, a record of memory.c's (so copies,
- * memsets and pointer attributes know it). A handle is open at most once per
+ * memsets and pointer attributes know it). An address inside an allocation
+ * names the whole allocation, as its base does: the driver answers the same
+ * bytes for both, and the open maps the base (callers such as CuPy's pool,
+ * UCX and PyTorch send the offset apart). A handle is open at most once per
  * process, as with the driver: a second open before the close is
  * CUDA_ERROR_ALREADY_MAPPED.
  *
@@ -85,7 +88,9 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
     size_t size;
     uint64_t id;
     bool cached;
-    FAB__CU_TRY(fab__cu_mem_ipc_source((uintptr_t)dptr, &fd, &size, &device, &id, &cached, bytes));
+    uintptr_t base;
+    FAB__CU_TRY(fab__cu_mem_ipc_source((uintptr_t)dptr, &base, &fd, &size, &device, &id, &cached,
+                                       bytes));
     if (!cached) {
         fab_status_t s = fab__client_ipc_publish(client, FAB__CLIENT_IPC_KIND_MEM, device, size, fd, bytes);
         close(fd);
@@ -95,7 +100,7 @@ CUresult cuIpcGetMemHandle(CUipcMemHandle *pHandle, CUdeviceptr dptr)
         memcpy(mine, bytes, sizeof(mine));
         /* Freed meanwhile (bytes unchanged), or another thread published
          * first (bytes now its handle): ours goes. */
-        if (!fab__cu_mem_ipc_cache((uintptr_t)dptr, id, bytes)) {
+        if (!fab__cu_mem_ipc_cache(base, id, bytes)) {
             (void)fab__client_ipc_withdraw(client, mine);
             if (memcmp(mine, bytes, sizeof(mine)) == 0)
                 return CUDA_ERROR_INVALID_VALUE;

@@ -677,15 +677,17 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
 
 /* ---- legacy CUDA IPC (ipc.c) ------------------------------------------------------ */
 
-CUresult fab__cu_mem_ipc_source(uintptr_t addr, int *fd_out, size_t *size_out, int *device_out,
-                                uint64_t *id_out, bool *cached, unsigned char handle[64])
+CUresult fab__cu_mem_ipc_source(uintptr_t addr, uintptr_t *base_out, int *fd_out, size_t *size_out,
+                                int *device_out, uint64_t *id_out, bool *cached,
+                                unsigned char handle[64])
 {
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     *fd_out = -1;
     pthread_rwlock_rdlock(&fab__cu.lock);
     const fab__cu_mem_t *m = fab__cu_mem_find(addr);
-    if (m && m->node.key == addr && m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened &&
+    if (m && m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened &&
         !(m->flags & FAB__CU_MEM_MANAGED)) {
+        *base_out = m->node.key;
         *size_out = m->map_len;
         *device_out = m->device;
         *id_out = m->id;

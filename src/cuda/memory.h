@@ -31,14 +31,17 @@ CUresult fab__cu_mem_check(uintptr_t addr, size_t len, int device, bool write);
 /* ---- legacy CUDA IPC (ipc.c) --------------------------------------------------
  * These take fab__cu.lock themselves: the caller holds no lock. */
 
-/* The cuMemAlloc allocation based exactly at addr, for cuIpcGetMemHandle:
+/* The cuMemAlloc allocation that holds addr, for cuIpcGetMemHandle:
  * its memfd's size (whole pages) and device, its buffer id, and either its
  * cached handle (*cached set, handle filled, *fd_out -1) or a new
  * descriptor of its memfd for publishing (the caller closes it).
+ * An address inside the allocation names it as its base does (the driver
+ * answers the base's handle; *base_out is the base).
  * CUDA_ERROR_INVALID_VALUE for any other address (host memory, VMM memory,
- * inside an allocation, a mapping opened from another process). */
-CUresult fab__cu_mem_ipc_source(uintptr_t addr, int *fd_out, size_t *size_out, int *device_out,
-                                uint64_t *id_out, bool *cached, unsigned char handle[64]);
+ * a mapping opened from another process). */
+CUresult fab__cu_mem_ipc_source(uintptr_t addr, uintptr_t *base_out, int *fd_out, size_t *size_out,
+                                int *device_out, uint64_t *id_out, bool *cached,
+                                unsigned char handle[64]);
 
 /* Cache handle in the allocation at addr whose buffer id is id. Returns
  * false when it is gone (freed meanwhile) or already has one (copied into

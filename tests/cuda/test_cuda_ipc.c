@@ -215,6 +215,38 @@ static void ipc_memory_is_shared_both_ways(void **state)
     CU_OK(cuMemFree(p));
 }
 
+/* The driver answers an address inside a cuMemAlloc allocation with the
+ * allocation's handle, the base's bytes, and the open maps the base (CuPy's
+ * pool, UCX and PyTorch send the offset apart): asked first inside, then at
+ * the base, the bytes are the same, and the peer's open sees the base. */
+static void an_address_inside_an_allocation_names_the_whole_allocation(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    cut_init(0);
+    CUdeviceptr p;
+    CU_OK(cuMemAlloc(&p, SIZE));
+    CU_OK(cuMemsetD8(p, 42, 1));
+    CUipcMemHandle inside, base, last;
+    CU_OK(cuIpcGetMemHandle(&inside, p + 4096));
+    CU_OK(cuIpcGetMemHandle(&base, p));
+    CU_OK(cuIpcGetMemHandle(&last, p + SIZE - 1));
+    assert_memory_equal(inside.reserved, base.reserved, sizeof(base.reserved));
+    assert_memory_equal(last.reserved, base.reserved, sizeof(base.reserved));
+    CUipcMemHandle past;
+    CUdeviceptr q;
+    CU_OK(cuMemAlloc(&q, SIZE));
+    CU_OK(cuIpcGetMemHandle(&past, q));
+    /* another allocation, even the next one, has bytes of its own */
+    assert_memory_not_equal(past.reserved, base.reserved, sizeof(base.reserved));
+    run_peer("opener", NULL, NULL, &inside, "CUDA_SUCCESS"); /* byte 0 is 42 */
+    unsigned char b = 0;
+    CU_OK(cuMemcpyDtoH(&b, p + 1, 1));
+    assert_int_equal(b, 43);
+    CU_OK(cuMemFree(q));
+    CU_OK(cuMemFree(p));
+}
+
 static void opening_ones_own_handle_is_an_invalid_context(void **state)
 {
     (void)state;
@@ -275,7 +307,7 @@ static void free_withdraws_the_handle_but_mappings_stay(void **state)
     assert_int_equal(fab_test_reap(&child), 0);
 }
 
-static void only_the_base_of_cumemalloc_memory_has_a_handle(void **state)
+static void only_cumemalloc_memory_has_a_handle(void **state)
 {
     (void)state;
     assert_non_null(fab_test_daemon_start(NULL, NULL));
@@ -295,7 +327,6 @@ static void only_the_base_of_cumemalloc_memory_has_a_handle(void **state)
     cut_unmap_free(v, gran);
     CUdeviceptr p;
     CU_OK(cuMemAlloc(&p, SIZE));
-    CU_IS(cuIpcGetMemHandle(&h, p + 4096), CUDA_ERROR_INVALID_VALUE);
     CU_IS(cuIpcGetMemHandle(NULL, p), CUDA_ERROR_INVALID_VALUE);
     CU_OK(cuMemFree(p));
 }
@@ -609,10 +640,12 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(ipc_memory_is_shared_both_ways, fab_test_teardown),
     cmocka_unit_test_teardown(opening_ones_own_handle_is_an_invalid_context, fab_test_teardown),
+    cmocka_unit_test_teardown(an_address_inside_an_allocation_names_the_whole_allocation,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(a_handle_from_another_node_is_refused, fab_test_teardown),
     cmocka_unit_test_teardown(forged_and_altered_handles_are_refused, fab_test_teardown),
     cmocka_unit_test_teardown(free_withdraws_the_handle_but_mappings_stay, fab_test_teardown),
-    cmocka_unit_test_teardown(only_the_base_of_cumemalloc_memory_has_a_handle, fab_test_teardown),
+    cmocka_unit_test_teardown(only_cumemalloc_memory_has_a_handle, fab_test_teardown),
     cmocka_unit_test_teardown(an_exporter_that_dies_takes_its_handles_with_it, fab_test_teardown),
     cmocka_unit_test_teardown(closing_what_was_not_opened_is_refused, fab_test_teardown),
     cmocka_unit_test(without_a_daemon_ipc_is_not_supported),
