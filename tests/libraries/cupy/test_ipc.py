@@ -15,9 +15,8 @@ N = 1 << 16
 
 
 def own_array(n, dtype):
-    """An array on an allocation of its own (cudaMalloc through cupy.cuda.Memory):
-    cudaIpcGetMemHandle takes the base of an allocation, and an array from CuPy's pool
-    may start inside one (fabmem refuses that pointer: cudaErrorInvalidValue)."""
+    """An array on an allocation of its own (cudaMalloc through cupy.cuda.Memory), so
+    that the handle's open maps the array itself."""
     dtype = cupy.dtype(dtype)
     mem = cupy.cuda.Memory(n * dtype.itemsize)
     return cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(mem, 0))
@@ -50,6 +49,37 @@ def test_a_memory_handle_opens_the_parents_array_in_a_child():
     assert child.returncode == 0, child.stderr
     assert float(child.stdout) == float((cupy.arange(N, dtype=cupy.float64) * 3).sum())
     assert bool((a == cupy.arange(N, dtype=cupy.float32) * 6).all())
+
+
+CHILD_OFFSET = """
+import sys
+import cupy
+from cupy.cuda import runtime
+offset, n = int(sys.argv[2]), int(sys.argv[3])
+base = runtime.ipcOpenMemHandle(bytes.fromhex(sys.argv[1]))
+mem = cupy.cuda.UnownedMemory(base, offset + n * 4, None)
+a = cupy.ndarray((n,), cupy.int32, cupy.cuda.MemoryPointer(mem, offset))
+assert bool((a == cupy.arange(n, dtype=cupy.int32)).all()), "not the parent's values"
+a += 100
+runtime.deviceSynchronize()
+runtime.ipcCloseMemHandle(base)
+"""
+
+
+def test_an_array_inside_a_pool_block_is_shared_by_its_blocks_handle():
+    # cudaIpcGetMemHandle of a pointer inside an allocation answers the allocation's
+    # handle, whose open maps the allocation's base: the child adds the offset.
+    block = cupy.cuda.Memory(N * 8)
+    offset = N * 2
+    a = cupy.ndarray((N,), cupy.int32, cupy.cuda.MemoryPointer(block, offset))
+    a[...] = cupy.arange(N, dtype=cupy.int32)
+    runtime.deviceSynchronize()
+    handle = runtime.ipcGetMemHandle(a.data.ptr)
+    assert handle == runtime.ipcGetMemHandle(block.ptr)
+    child = subprocess.run([sys.executable, "-c", CHILD_OFFSET, handle.hex(), str(offset),
+                            str(N)], capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0, child.stderr
+    assert bool((a == cupy.arange(N, dtype=cupy.int32) + 100).all())
 
 
 CHILD_EVENT = """
