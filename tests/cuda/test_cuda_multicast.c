@@ -860,6 +860,51 @@ static void kernels_as_written_take_the_least_and_greatest_u64_over_a_multicast_
     assert_true(got[1] == 0x300000001ull);
 }
 
+/* multimem.red folds its operand into every bound copy before the next
+ * instruction: a multimem.ld_reduce right after it sums the folded copies. */
+static const char mc_red_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mcr_fold(.param .u64 out, .param .u64 mc)\n"
+    "{\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [mc];\n"
+    "  multimem.red.relaxed.sys.global.add.u32 [%rd2], 5;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd2];\n"
+    "  mov.u64 %rd3, 0x100000000;\n"
+    "  multimem.red.release.sys.global.add.u64 [%rd2+8], %rd3;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.min.u64 %rd4, [%rd2+8];\n"
+    "  multimem.ld_reduce.relaxed.sys.global.max.u64 %rd5, [%rd2+8];\n"
+    "  mov.u64 %rd6, 5;\n"
+    "  multimem.red.relaxed.sys.global.min.u64 [%rd2+16], %rd6;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.max.u64 %rd7, [%rd2+16];\n"
+    "  mov.f32 %r2, 0f3FC00000;\n"
+    "  multimem.red.relaxed.sys.global.add.f32 [%rd2+4], %r2;\n"
+    "  st.global.u32 [%rd1], %r1;\n"
+    "  st.global.u64 [%rd1+8], %rd4;\n"
+    "  st.global.u64 [%rd1+16], %rd5;\n"
+    "  st.global.u64 [%rd1+24], %rd7;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.f32 %r2, [%rd2+4];\n"
+    "  st.global.f32 [%rd1+4], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void kernels_as_written_fold_multimem_red_into_every_bound_copy_at_once(void **state)
+{
+    (void)state;
+    /* {u32, f32, u64, u64} in each copy */
+    struct { uint32_t u; float f; uint64_t a, b; } a = {1, 0.25f, 0x500000000ull, 9},
+                                                   b = {10, 2.0f, 0x700000000ull, 4};
+    struct { uint32_t u; float f; uint64_t lo, hi, least_max; } got;
+    memset(&got, 0, sizeof(got));
+    mc_reduce_once(mc_red_ptx, "mcr_fold", &a, &b, sizeof(a), &got, sizeof(got));
+    assert_int_equal(got.u, 21);                 /* (1 + 5) + (10 + 5) */
+    assert_true(got.f == 5.25f);                 /* (0.25 + 1.5) + (2 + 1.5) */
+    assert_true(got.lo == 0x600000000ull);       /* each copy + 2^32 */
+    assert_true(got.hi == 0x800000000ull);
+    assert_true(got.least_max == 5);             /* min(9, 5), min(4, 5): the greater */
+}
+
 /* ---- stores published at once: two kernels talk through the object ------------------- */
 
 /* NCCL's NVLS kernels pass data and step counters between ranks through the
@@ -1110,6 +1155,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(kernels_as_written_store_through_and_reduce_over_a_multicast_mapping,
                               fab_test_teardown),
     cmocka_unit_test_teardown(kernels_running_at_once_hand_shake_through_a_multicast_object,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(kernels_as_written_fold_multimem_red_into_every_bound_copy_at_once,
                               fab_test_teardown),
 };
 
