@@ -44,6 +44,19 @@
  * A synchronisation with nothing to do costs no round trip. No signal
  * handler, no page protection.
  *
+ * A kernel's multimem.st and multimem.red (program.c, fab__cu_mc_write) do
+ * not wait for a synchronisation point: the engine hands over a warp's run
+ * of consecutive elements, which goes into the staging copy, and a ranged
+ * MC_SYNC (offset and bytes, and the operation of a red) has the daemon
+ * write it into, or fold it into, every bound buffer, this process's and
+ * its peers', before the instruction completes: one round trip per run. A
+ * peer's kernel running meanwhile sees it in its own bound memory and
+ * through multimem.ld_reduce, as NCCL's NVLS kernels need. The bytes travel
+ * in the staging memfd the daemon made; the message names the range, which
+ * the daemon checks against the team. Plain stores (st, memcpy, memset)
+ * through the mapping stay in the staging copy until the next
+ * synchronisation.
+ *
  * Waits: a bind and a map of an incomplete team sleep on the state page's
  * device count (a futex the daemon wakes), bounded by FABMEM_TIMEOUT_MS; a
  * member lost before the team was complete, or the bound, ends the wait with
