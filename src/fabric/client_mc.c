@@ -173,24 +173,29 @@ fab_status_t fab__client_mc_sync(fab_client_t *client, uint64_t member)
     return fab__client_mc_member_call(client, &request, member, -1);
 }
 
-fab_status_t fab__client_mc_publish(fab_client_t *client, uint64_t member, uint64_t mc_offset,
-                                    uint64_t bytes)
+/* A ranged MC_SYNC: bytes at mc_offset, folded with op (0: written). */
+static fab_status_t fab__client_mc_ranged(fab_client_t *client, uint64_t member, uint32_t op,
+                                          uint32_t count, uint64_t mc_offset, uint64_t bytes)
 {
     fab__request_t request = {.type = FAB__MSG_MC_SYNC};
+    request.u.mc.types = op;
+    request.u.mc.count = count;
     request.u.mc.size = bytes;
     request.u.mc.mc_offset = mc_offset;
     return fab__client_mc_member_call(client, &request, member, -1);
 }
 
+fab_status_t fab__client_mc_publish(fab_client_t *client, uint64_t member, uint64_t mc_offset,
+                                    uint64_t bytes)
+{
+    return fab__client_mc_ranged(client, member, 0, 0, mc_offset, bytes);
+}
+
 fab_status_t fab__client_mc_red(fab_client_t *client, uint64_t member, uint32_t op,
                                 uint64_t mc_offset, uint32_t count)
 {
-    fab__request_t request = {.type = FAB__MSG_MC_SYNC};
-    request.u.mc.types = op;
-    request.u.mc.count = count;
-    request.u.mc.size = (uint64_t)count * fab__client_mc_elem_size(op);
-    request.u.mc.mc_offset = mc_offset;
-    return fab__client_mc_member_call(client, &request, member, -1);
+    return fab__client_mc_ranged(client, member, op, count, mc_offset,
+                                 (uint64_t)count * fab__client_mc_elem_size(op));
 }
 
 fab_status_t fab__client_mc_reduce(fab_client_t *client, uint64_t member, uint32_t op,

@@ -115,38 +115,50 @@ static uint32_t read_u32(CUdeviceptr ptr)
  * store in its own buffer and through its multicast mapping ("seen"), on
  * "end" unbind and release everything ("done"). With "vanish" it exits
  * right after "bound", its memory still bound. */
-static int helper_member(int argc, char **argv, int sock)
+/* A helper's start on device dev: "ready", import the multicast handle the
+ * parent sends (fabric, or a POSIX fd), add the device and send the
+ * result's name, which *added gets. 0, or the exit code of the step that
+ * failed. */
+static int helper_join(int sock, bool fabric, int dev, CUmemGenericAllocationHandle *mc,
+                       CUresult *added)
 {
-    if (argc < 3)
-        return 2;
-    bool fabric = strcmp(argv[1], "fabric") == 0;
-    int dev = atoi(argv[2]);
     HELPER_CU(cuInit(0), 10);
     CUcontext ctx;
     HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, dev), 11);
     HELPER_CU(cuCtxSetCurrent(ctx), 12);
     if (fab_test_send_word(sock, "ready") != 0)
         return 13;
-    CUmemGenericAllocationHandle mc;
     if (fabric) {
         CUmemFabricHandle fh;
         if (fab_test_recv(sock, fh.data, sizeof(fh.data)) != 0)
             return 14;
-        HELPER_CU(cuMemImportFromShareableHandle(&mc, &fh, CU_MEM_HANDLE_TYPE_FABRIC), 15);
+        HELPER_CU(cuMemImportFromShareableHandle(mc, &fh, CU_MEM_HANDLE_TYPE_FABRIC), 15);
     } else {
         int fd = fab_test_recv_fd(sock);
         if (fd < 0)
             return 14;
-        HELPER_CU(cuMemImportFromShareableHandle(&mc, (void *)(uintptr_t)fd,
+        HELPER_CU(cuMemImportFromShareableHandle(mc, (void *)(uintptr_t)fd,
                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                   15);
         close(fd);
     }
-    CUresult r = cuMulticastAddDevice(mc, dev);
+    *added = cuMulticastAddDevice(*mc, dev);
     const char *name = "?";
-    cuGetErrorName(r, &name);
-    if (fab_test_send_word(sock, name) != 0)
-        return 16;
+    cuGetErrorName(*added, &name);
+    return fab_test_send_word(sock, name) != 0 ? 16 : 0;
+}
+
+static int helper_member(int argc, char **argv, int sock)
+{
+    if (argc < 3)
+        return 2;
+    bool fabric = strcmp(argv[1], "fabric") == 0;
+    int dev = atoi(argv[2]);
+    CUmemGenericAllocationHandle mc;
+    CUresult r;
+    int code = helper_join(sock, fabric, dev, &mc, &r);
+    if (code != 0)
+        return code;
     if (r != CUDA_SUCCESS) {
         HELPER_CU(cuMemRelease(mc), 17);
         return 0;
@@ -1018,22 +1030,11 @@ static int helper_answer(int argc, char **argv, int sock)
     if (argc < 2)
         return 2;
     int dev = atoi(argv[1]);
-    HELPER_CU(cuInit(0), 10);
-    CUcontext ctx;
-    HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, dev), 11);
-    HELPER_CU(cuCtxSetCurrent(ctx), 12);
-    if (fab_test_send_word(sock, "ready") != 0)
-        return 13;
-    CUmemFabricHandle fh;
     CUmemGenericAllocationHandle mc;
-    if (fab_test_recv(sock, fh.data, sizeof(fh.data)) != 0)
-        return 14;
-    HELPER_CU(cuMemImportFromShareableHandle(&mc, &fh, CU_MEM_HANDLE_TYPE_FABRIC), 15);
-    CUresult r = cuMulticastAddDevice(mc, dev);
-    const char *name = "?";
-    cuGetErrorName(r, &name);
-    if (fab_test_send_word(sock, name) != 0 || r != CUDA_SUCCESS)
-        return 16;
+    CUresult r;
+    int code = helper_join(sock, true, dev, &mc, &r);
+    if (code != 0 || r != CUDA_SUCCESS)
+        return code != 0 ? code : 16;
     CUmulticastObjectProp prop = mc_prop(1, 0, 0);
     size_t g = 0;
     HELPER_CU(cuMulticastGetGranularity(&g, &prop, CU_MULTICAST_GRANULARITY_MINIMUM), 17);

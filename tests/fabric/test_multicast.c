@@ -26,22 +26,15 @@ static fab_client_t *connect_ok(void)
     return fab_test_connect_node(NULL);
 }
 
-/* One MC_* request; its status, the reply in *reply (may be NULL) and its
- * fds closed unless fds is given. */
-static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t device,
-                       uint64_t size, uint64_t off, uint64_t mem_off, int fd_in,
-                       fab__reply_t *reply, int fds[2], unsigned *nfds)
+/* One MC_* request, rq; its status, the reply in *reply (may be NULL) and
+ * its fds closed unless fds is given. */
+static fab_status_t mc_send(fab_client_t *client, fab__request_t *rq, int fd_in,
+                            fab__reply_t *reply, int fds[2], unsigned *nfds)
 {
-    fab__request_t rq = {.type = type};
-    rq.u.mc.id = id;
-    rq.u.mc.device = device;
-    rq.u.mc.size = size;
-    rq.u.mc.mc_offset = off;
-    rq.u.mc.mem_offset = mem_off;
     fab__reply_t r;
     int got[2];
     unsigned n = 0;
-    fab_status_t s = fab__client_mc_request(client, &rq, NULL, fd_in, &r, got, &n);
+    fab_status_t s = fab__client_mc_request(client, rq, NULL, fd_in, &r, got, &n);
     if (reply)
         *reply = r;
     if (fds && nfds) {
@@ -52,6 +45,20 @@ static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t
             close(got[i]);
     }
     return s;
+}
+
+/* mc_send of a request with these fields. */
+static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t device,
+                       uint64_t size, uint64_t off, uint64_t mem_off, int fd_in,
+                       fab__reply_t *reply, int fds[2], unsigned *nfds)
+{
+    fab__request_t rq = {.type = type};
+    rq.u.mc.id = id;
+    rq.u.mc.device = device;
+    rq.u.mc.size = size;
+    rq.u.mc.mc_offset = off;
+    rq.u.mc.mem_offset = mem_off;
+    return mc_send(client, &rq, fd_in, reply, fds, nfds);
 }
 
 /* A POSIX-only team of `devices` devices, one granule: its token fd. */
@@ -278,13 +285,7 @@ static fab_status_t sync_rq(fab_client_t *client, uint64_t id, uint32_t types, u
     rq.u.mc.size = size;
     rq.u.mc.mc_offset = off;
     rq.u.mc.mem_offset = mem_off;
-    fab__reply_t r;
-    int got[2];
-    unsigned n = 0;
-    fab_status_t s = fab__client_mc_request(client, &rq, NULL, -1, &r, got, &n);
-    for (unsigned i = 0; i < n; i++)
-        close(got[i]);
-    return s;
+    return mc_send(client, &rq, -1, NULL, NULL, NULL);
 }
 
 /* Two members of a two-device team, on connections a and b, each with one
