@@ -673,6 +673,8 @@ int fab__cu_mc_write(uintptr_t addr, const void *in, size_t bytes, uint32_t op)
 
 bool fab__cu_mc_is(uintptr_t addr)
 {
+    if (__atomic_load_n(&fab__cu_mc_live, __ATOMIC_ACQUIRE) == 0)
+        return false; /* the engine asks at every ordered store: no object, no lookup */
     CUmemGenericAllocationHandle h;
     if (FAB__CU_INNER(cuMemRetainAllocationHandle(&h, (void *)addr)) != CUDA_SUCCESS)
         return false;

@@ -293,6 +293,22 @@ loaded:
     return sem != FAB__PTX_SEM_PLAIN ? fab__ptx_polled(w) : R_NEXT;
 }
 
+/* An ordered store (.relaxed, .release, .volatile) to a multicast mapping's
+ * address goes to every bound buffer at once, as a multimem.st does: a GPU
+ * multicasts any store there, and NCCL's NVLS posts its steps so. Weak
+ * stores stay in the staging copy until the next synchronisation (the
+ * host's, docs/ptx.md); with no multicast callbacks nothing is asked. */
+int fab__ptx_st_mc(fab__ptx_warp_t *w, unsigned sem, uintptr_t p, unsigned bytes, unsigned lane)
+{
+    const fab__ptx_host_t *h = w->run->launch->host;
+    if (sem == FAB__PTX_SEM_PLAIN || !h || !h->mc_is || !h->mc_st || !h->mc_is(h->ctx, p))
+        return R_NEXT;
+    unsigned char buf[16];
+    memcpy(buf, (const void *)p, bytes);
+    int rc = h->mc_st(h->ctx, p, T_(B8), buf, bytes);
+    return rc ? fab__ptx_warp_fail(w, rc, lane, p, "the multicast object refused the store") : R_NEXT;
+}
+
 int fab__ptx_x_st(W_ARGS)
 {
     const uint64_t *A = SLOT(in->addr);
@@ -332,6 +348,8 @@ int fab__ptx_x_st(W_ARGS)
                 continue;
             FAB__PTX_ADDR(p, l, tot);
             fab__ptx_store1(p, n, sem, w->R[(size_t)in->s[0] * LANES_N + l]);
+            if (fab__ptx_st_mc(w, sem, (uintptr_t)p, n, l) != R_NEXT)
+                return R_FAULT;
         }
         return R_NEXT;
     }
@@ -353,6 +371,8 @@ int fab__ptx_x_st(W_ARGS)
                         w->R[(size_t)in->s[2 * c + 1] * LANES_N + l] << 32;
                 __atomic_store_n((uint64_t *)(uintptr_t)(a + 8 * c), x, mo);
             }
+            if (fab__ptx_st_mc(w, sem, (uintptr_t)a, tot, l) != R_NEXT)
+                return R_FAULT;
         }
         return R_NEXT;
     }
@@ -373,6 +393,8 @@ int fab__ptx_x_st(W_ARGS)
         }
         for (unsigned c = 0; c < tot / cs; c++)
             fab__ptx_store_word(p + c * cs, cs, mo, words[c]);
+        if (fab__ptx_st_mc(w, sem, (uintptr_t)p, tot, l) != R_NEXT)
+            return R_FAULT;
     }
     return R_NEXT;
 }

@@ -925,18 +925,23 @@ static void kernels_as_written_fold_multimem_red_into_every_bound_copy_at_once(v
  * until the sum of the answers over every bound copy (byte 4) is 4: both
  * copies hold the peer's 2. mct_answer: thread 0 spins on its own bound
  * memory until the flag is there, sums the 32 words, and answers 2 through
- * the object. Each writes {1 if it saw what it waited for, what it read}
+ * the object. With how 1 the flag and the answer are ordered plain stores
+ * to the multicast address instead (st.release, st.relaxed .sys), as NCCL's
+ * NVLS posts its steps. Each writes {1 if it saw what it waited for, what it read}
  * to out; a spin gives up after limit nanoseconds (%globaltimer), so that a
  * store held back until the kernel's end fails the test, not hangs it. */
 static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
-    ".visible .entry mct_call(.param .u64 mc, .param .u64 out, .param .u64 limit)\n"
+    ".visible .entry mct_call(.param .u64 mc, .param .u64 out, .param .u64 limit,\n"
+    "                         .param .u32 how)\n"
     "{\n"
     "  .reg .pred %p<4>;\n"
-    "  .reg .b32 %r<6>;\n"
+    "  .reg .b32 %r<7>;\n"
     "  .reg .b64 %rd<9>;\n"
     "  ld.param.u64 %rd1, [mc];\n"
     "  ld.param.u64 %rd2, [out];\n"
     "  ld.param.u64 %rd3, [limit];\n"
+    "  ld.param.u32 %r6, [how];\n"
+    "  setp.ne.u32 %p3, %r6, 0;\n"
     "  mov.u32 %r1, %tid.x;\n"
     "  mul.wide.u32 %rd4, %r1, 4;\n"
     "  add.s64 %rd5, %rd1, %rd4;\n"
@@ -946,7 +951,8 @@ static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64
     "  setp.ne.u32 %p1, %r1, 0;\n"
     "  @%p1 bra DONE;\n"
     "  mov.u32 %r3, 1;\n"
-    "  multimem.st.release.sys.global.u32 [%rd1], %r3;\n"
+    "  @%p3 st.release.sys.global.u32 [%rd1], %r3;\n"
+    "  @!%p3 multimem.st.release.sys.global.u32 [%rd1], %r3;\n"
     "  mov.u64 %rd6, %globaltimer;\n"
     "  mov.u32 %r5, 0;\n"
     "WAIT:\n"
@@ -956,8 +962,8 @@ static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64
     "  nanosleep.u32 1000;\n"
     "  mov.u64 %rd7, %globaltimer;\n"
     "  sub.u64 %rd8, %rd7, %rd6;\n"
-    "  setp.lt.u64 %p3, %rd8, %rd3;\n"
-    "  @%p3 bra WAIT;\n"
+    "  setp.lt.u64 %p1, %rd8, %rd3;\n"
+    "  @%p1 bra WAIT;\n"
     "  bra.uni OUT;\n"
     "GOT:\n"
     "  mov.u32 %r5, 1;\n"
@@ -967,7 +973,7 @@ static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64
     "  ret;\n"
     "}\n"
     ".visible .entry mct_answer(.param .u64 mc, .param .u64 mem, .param .u64 out,\n"
-    "                           .param .u64 limit)\n"
+    "                           .param .u64 limit, .param .u32 how)\n"
     "{\n"
     "  .reg .pred %p<4>;\n"
     "  .reg .b32 %r<8>;\n"
@@ -976,6 +982,7 @@ static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64
     "  ld.param.u64 %rd2, [mem];\n"
     "  ld.param.u64 %rd3, [out];\n"
     "  ld.param.u64 %rd4, [limit];\n"
+    "  ld.param.u32 %r7, [how];\n"
     "  mov.u32 %r5, 0;\n"
     "  mov.u32 %r6, 0;\n"
     "  mov.u64 %rd5, %globaltimer;\n"
@@ -1000,7 +1007,9 @@ static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64
     "  setp.lt.u32 %p3, %r2, 32;\n"
     "  @%p3 bra SUM;\n"
     "  mov.u32 %r4, 2;\n"
-    "  multimem.st.release.sys.global.u32 [%rd1+4], %r4;\n"
+    "  setp.ne.u32 %p1, %r7, 0;\n"
+    "  @%p1 st.relaxed.sys.global.u32 [%rd1+4], %r4;\n"
+    "  @!%p1 multimem.st.release.sys.global.u32 [%rd1+4], %r4;\n"
     "OUT:\n"
     "  st.global.v2.u32 [%rd3], {%r5, %r6};\n"
     "  ret;\n"
@@ -1021,15 +1030,16 @@ static CUdeviceptr talk_out(int dev, size_t g, CUmemGenericAllocationHandle *h)
     return p;
 }
 
-/* helper "answer" <device>: import the fabric handle the parent sends, add
+/* helper "answer" <device> <how>: import the fabric handle the parent sends, add
  * the device (sending the result's name), bind on "bind" ("bound"), and on
  * "go" launch mct_answer and say "launched" while it runs; then the
  * kernel's two words, and on "end" release everything ("done"). */
 static int helper_answer(int argc, char **argv, int sock)
 {
-    if (argc < 2)
+    if (argc < 3)
         return 2;
     int dev = atoi(argv[1]);
+    unsigned how = (unsigned)atoi(argv[2]);
     CUmemGenericAllocationHandle mc;
     CUresult r;
     int code = helper_join(sock, true, dev, &mc, &r);
@@ -1051,7 +1061,7 @@ static int helper_answer(int argc, char **argv, int sock)
     if (!out || fab_test_send_word(sock, "bound") != 0 || fab_test_expect_word(sock, "go") != 0)
         return 22;
     unsigned long long limit = TALK_LIMIT_NS;
-    void *params[] = {&m.mc_ptr, &m.mem_ptr, &out, &limit};
+    void *params[] = {&m.mc_ptr, &m.mem_ptr, &out, &limit, &how};
     HELPER_CU(cuLaunchKernel(answer, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), 23);
     if (fab_test_send_word(sock, "launched") != 0)
         return 24;
@@ -1069,9 +1079,10 @@ static int helper_answer(int argc, char **argv, int sock)
     return fab_test_send_word(sock, "done") == 0 ? 0 : 32;
 }
 
-static void kernels_running_at_once_hand_shake_through_a_multicast_object(void **state)
+/* The parent's side: mct_call against a helper's mct_answer, both storing
+ * as how says. */
+static void hand_shake(unsigned how)
 {
-    (void)state;
     size_t g = start_on("a");
     CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
     CUmemGenericAllocationHandle mc;
@@ -1079,7 +1090,9 @@ static void kernels_running_at_once_hand_shake_through_a_multicast_object(void *
     CU_OK(cuMulticastAddDevice(mc, 0));
     CUmemFabricHandle fh;
     CU_OK(cuMemExportToShareableHandle(&fh, mc, CU_MEM_HANDLE_TYPE_FABRIC, 0));
-    const char *const args[] = {"1", NULL};
+    char how_text[4];
+    snprintf(how_text, sizeof(how_text), "%u", how);
+    const char *const args[] = {"1", how_text, NULL};
     fab_test_child_t child;
     assert_int_equal(fab_test_spawn("answer", args, NULL, &child), 0);
     assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
@@ -1101,7 +1114,7 @@ static void kernels_running_at_once_hand_shake_through_a_multicast_object(void *
     assert_int_equal(fab_test_send_word(child.sock, "go"), 0);
     assert_int_equal(fab_test_expect_word(child.sock, "launched"), 0);
     unsigned long long limit = TALK_LIMIT_NS;
-    void *params[] = {&m0.mc_ptr, &out, &limit};
+    void *params[] = {&m0.mc_ptr, &out, &limit, &how};
     CU_OK(cuLaunchKernel(call, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
     CU_OK(cuCtxSynchronize());
     uint32_t mine[2] = {0}, theirs[2] = {0};
@@ -1121,6 +1134,20 @@ static void kernels_running_at_once_hand_shake_through_a_multicast_object(void *
     CU_OK(cuMemRelease(oh));
     CU_OK(unbind_member(mc, 0, g, &m0));
     CU_OK(cuMemRelease(mc));
+}
+
+static void kernels_running_at_once_hand_shake_through_a_multicast_object(void **state)
+{
+    (void)state;
+    hand_shake(0); /* multimem.st */
+}
+
+/* A GPU multicasts any store to a multicast address; fabmem does so at once
+ * for ordered ones (weak stores wait for the next synchronisation). */
+static void ordered_stores_to_a_multicast_address_reach_a_running_peer_at_once(void **state)
+{
+    (void)state;
+    hand_shake(1);
 }
 
 static const struct CMUnitTest tests[] = {
@@ -1156,6 +1183,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(kernels_as_written_store_through_and_reduce_over_a_multicast_mapping,
                               fab_test_teardown),
     cmocka_unit_test_teardown(kernels_running_at_once_hand_shake_through_a_multicast_object,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(ordered_stores_to_a_multicast_address_reach_a_running_peer_at_once,
                               fab_test_teardown),
     cmocka_unit_test_teardown(kernels_as_written_fold_multimem_red_into_every_bound_copy_at_once,
                               fab_test_teardown),

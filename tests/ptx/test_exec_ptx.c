@@ -616,8 +616,7 @@ static bool mcc_is(void *ctx, uintptr_t addr)
 static int mcc_st(void *ctx, uintptr_t addr, unsigned type, const void *in, size_t count)
 {
     mc_calls_t *mc = ctx;
-    (void)type;
-    memcpy((void *)addr, in, count * 4);
+    memcpy((void *)addr, in, count * (type == FAB__PTX_T_B8 ? 1 : 4));
     mc->calls++;
     mc->last_count = (unsigned)count;
     return 0;
@@ -679,6 +678,38 @@ static void a_warps_multimem_run_of_consecutive_elements_is_one_host_call(void *
     assert_int_equal(mc.red_op, FAB__PTX_W_ADD);
     assert_int_equal(mc.red_type, FAB__PTX_T_U32);
     assert_int_equal(mc.word[31], 62);
+}
+
+/* A GPU multicasts any store to a multicast address: an ordered one
+ * (.relaxed, .release, .volatile) is handed to the host as a store of its
+ * bytes, one call a lane; a weak one is left to the host's next
+ * synchronisation. */
+static void an_ordered_store_to_a_multicast_address_goes_to_the_host_a_weak_one_does_not(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 mc, .param .u32 ordered)\n{\n"
+              ".reg .u64 %m, %a; .reg .b32 %t, %o; .reg .pred %p;\n"
+              "ld.param.u64 %m, [mc]; ld.param.u32 %o, [ordered];\n"
+              "setp.ne.u32 %p, %o, 0;\n"
+              "mov.u32 %t, %tid.x; mul.wide.u32 %a, %t, 8; add.u64 %a, %m, %a;\n"
+              "@%p st.relaxed.sys.global.u32 [%a], %t;\n"
+              "@%p st.volatile.global.v2.u16 [%a+4], {%t, %t};\n"
+              "@!%p st.global.u32 [%a], %t;\n"
+              "ret;\n}\n");
+    mc_calls_t mc;
+    memset(&mc, 0, sizeof(mc));
+    fab__ptx_host_t host = {.ctx = &mc, .mc_is = mcc_is, .mc_st = mcc_st};
+    struct { void *m; uint32_t ordered; } prm = {mc.word, 1};
+    fab__ptx_fault_t f;
+    assert_int_equal(run_k("k", 1, 4, &prm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 8); /* two stores, four lanes */
+    assert_int_equal(mc.word[6], 3);
+    assert_int_equal(mc.word[7], 0x30003);
+    memset(&mc, 0, sizeof(mc));
+    prm.ordered = 0;
+    assert_int_equal(run_k("k", 1, 4, &prm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 0);
+    assert_int_equal(mc.word[6], 3);
 }
 
 static void an_instruction_not_run_is_refused_at_load_with_its_line(void **state)
@@ -769,6 +800,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(special_registers, teardown),
         cmocka_unit_test_teardown(multimem_goes_through_the_host_callbacks, teardown),
         cmocka_unit_test_teardown(a_warps_multimem_run_of_consecutive_elements_is_one_host_call,
+                                  teardown),
+        cmocka_unit_test_teardown(an_ordered_store_to_a_multicast_address_goes_to_the_host_a_weak_one_does_not,
                                   teardown),
         cmocka_unit_test_teardown(mbarrier_arrive_and_wait_orders_shared_memory, teardown),
         cmocka_unit_test_teardown(an_instruction_not_run_is_refused_at_load_with_its_line, teardown),
