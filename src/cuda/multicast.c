@@ -53,7 +53,9 @@
  * peer's kernel running meanwhile sees it in its own bound memory and
  * through multimem.ld_reduce, as NCCL's NVLS kernels need. The bytes travel
  * in the staging memfd the daemon made; the message names the range, which
- * the daemon checks against the team. Plain stores (st, memcpy, memset)
+ * the daemon checks against the team. An ordered st (.relaxed, .release,
+ * .volatile) to the mapping goes the same way, a thread at a time (the
+ * engine asks fab__cu_mc_is after each); weak stores, memcpy and memset
  * through the mapping stay in the staging copy until the next
  * synchronisation.
  *

@@ -338,10 +338,10 @@ static int fab__cu_program_mc_ld_reduce(void *ctx, uintptr_t addr, unsigned type
     return FAB__PTX_E_TRAP;
 }
 
-/* A store through the multicast mapping reaches every bound buffer, this
- * process's and its peers', before the instruction completes: the engine
- * hands over a warp's run of consecutive elements at once, and the daemon
- * writes it (multicast.c). */
+/* A store through the multicast mapping (multimem.st, or an ordered st)
+ * reaches every bound buffer, this process's and its peers', before the
+ * instruction completes: the engine hands over a warp's run of consecutive
+ * elements at once, and the daemon writes it (multicast.c). */
 static int fab__cu_program_mc_st(void *ctx, uintptr_t addr, unsigned type, const void *in,
                                  size_t count)
 {
