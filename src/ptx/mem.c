@@ -303,7 +303,9 @@ int fab__ptx_st_mc(fab__ptx_warp_t *w, unsigned sem, uintptr_t p, unsigned bytes
     const fab__ptx_host_t *h = w->run->launch->host;
     if (sem == FAB__PTX_SEM_PLAIN || !h || !h->mc_is || !h->mc_st || !h->mc_is(h->ctx, p))
         return R_NEXT;
-    unsigned char buf[16];
+    unsigned char buf[16]; /* the widest store the decoder takes */
+    if (bytes > sizeof(buf))
+        return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, lane, p, "a store to a multicast address over 16 bytes");
     memcpy(buf, (const void *)p, bytes);
     int rc = h->mc_st(h->ctx, p, T_(B8), buf, bytes);
     return rc ? fab__ptx_warp_fail(w, rc, lane, p, "the multicast object refused the store") : R_NEXT;
