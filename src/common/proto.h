@@ -163,7 +163,9 @@ enum {
     X(MC_BIND, 18, FAB__MC_BODY, 1, 0, MC, MC)                                              \
     /* id, device, size, mc_offset */                                                       \
     X(MC_UNBIND, 19, FAB__MC_BODY, 0, 0, MC, MC)                                            \
-    /* id */                                                                                \
+    /* id; or ranged (multimem.st, published at once): id, size (bytes), mc_offset; or      \
+     * with an operation (multimem.red): id, types (FAB__MC_OP_*), count (elements), size   \
+     * (count x the element's bytes), mc_offset; the bytes are the staging copy's there */  \
     X(MC_SYNC, 20, FAB__MC_BODY, 0, 0, MC, MC)                                              \
     /* id, count (elements), types (FAB__MC_OP_*), mc_offset */                             \
     X(MC_REDUCE, 21, FAB__MC_BODY, 0, 0, MC, MC)                                            \
@@ -286,7 +288,9 @@ typedef struct fab__request {
 /* MC_REDUCE's operations over every bind: a sum of 32-bit elements (a pair
  * of halves or bfloat16s for the x2 sums, summed in float, rounded once), or
  * the least or greatest of 64-bit unsigned elements (the count is of
- * elements, and the offset a multiple of their size). */
+ * elements, and the offset a multiple of their size). A ranged MC_SYNC's
+ * (multimem.red) fold the staging copy's elements into every bind with the
+ * same operations, and ADD_U64 besides. */
 enum {
     FAB__MC_OP_ADD_F32 = 1,
     FAB__MC_OP_ADD_U32 = 2,
@@ -294,6 +298,7 @@ enum {
     FAB__MC_OP_ADD_BF16X2 = 4,
     FAB__MC_OP_MIN_U64 = 5,
     FAB__MC_OP_MAX_U64 = 6,
+    FAB__MC_OP_ADD_U64 = 7, /* a ranged MC_SYNC's operation only (multimem.red) */
 };
 
 /* The first page of a member's shadow memfd (MC_JOIN's second fd), which

@@ -44,6 +44,21 @@
  * A synchronisation with nothing to do costs no round trip. No signal
  * handler, no page protection.
  *
+ * A kernel's multimem.st and multimem.red (program.c, fab__cu_mc_write) do
+ * not wait for a synchronisation point: the engine hands over a warp's run
+ * of consecutive elements, which goes into the staging copy, and a ranged
+ * MC_SYNC (offset and bytes, and the operation of a red) has the daemon
+ * write it into, or fold it into, every bound buffer, this process's and
+ * its peers', before the instruction completes: one round trip per run. A
+ * peer's kernel running meanwhile sees it in its own bound memory and
+ * through multimem.ld_reduce, as NCCL's NVLS kernels need. The bytes travel
+ * in the staging memfd the daemon made; the message names the range, which
+ * the daemon checks against the team. An ordered st (.relaxed, .release,
+ * .volatile) to the mapping goes the same way, a thread at a time (the
+ * engine asks fab__cu_mc_is after each); weak stores, memcpy and memset
+ * through the mapping stay in the staging copy until the next
+ * synchronisation.
+ *
  * Waits: a bind and a map of an incomplete team sleep on the state page's
  * device count (a futex the daemon wakes), bounded by FABMEM_TIMEOUT_MS; a
  * member lost before the team was complete, or the bound, ends the wait with
@@ -456,10 +471,11 @@ CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffs
 
 /* The allocation mapped at addr, retained in *h_out (the caller releases
  * it), and addr's offset in it (a cuMemMap mapping starts at offset 0 of
- * its allocation). False, with nothing retained, when no mapping holds
+ * its allocation); in *room_out (may be NULL) how many bytes the mapping
+ * holds from addr on. False, with nothing retained, when no mapping holds
  * addr. */
 static bool fab__cu_mc_mapped_at(uintptr_t addr, CUmemGenericAllocationHandle *h_out,
-                                 size_t *offset_out)
+                                 size_t *offset_out, size_t *room_out)
 {
     if (FAB__CU_INNER(cuMemRetainAllocationHandle(h_out, (void *)addr)) != CUDA_SUCCESS)
         return false;
@@ -473,6 +489,8 @@ static bool fab__cu_mc_mapped_at(uintptr_t addr, CUmemGenericAllocationHandle *h
         return false;
     }
     *offset_out = (size_t)(addr - base);
+    if (room_out)
+        *room_out = len - (size_t)(addr - base);
     return true;
 }
 
@@ -484,7 +502,7 @@ CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOff
         return CUDA_ERROR_INVALID_VALUE;
     CUmemGenericAllocationHandle mem;
     size_t memOffset;
-    if (!fab__cu_mc_mapped_at((uintptr_t)memptr, &mem, &memOffset))
+    if (!fab__cu_mc_mapped_at((uintptr_t)memptr, &mem, &memOffset, NULL))
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = FAB__CU_INNER(cuMulticastBindMem(mcHandle, mcOffset, mem, memOffset, size, 0));
     (void)FAB__CU_INNER(cuMemRelease(mem));
@@ -582,7 +600,7 @@ int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, uint32_t op)
         return CUDA_ERROR_INVALID_VALUE;
     CUmemGenericAllocationHandle h;
     size_t off;
-    if (!fab__cu_mc_mapped_at((uintptr_t)mc_addr, &h, &off))
+    if (!fab__cu_mc_mapped_at((uintptr_t)mc_addr, &h, &off, NULL))
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_alloc_t *a = fab__cu_mc_get(h);
     (void)FAB__CU_INNER(cuMemRelease(h));
@@ -612,8 +630,53 @@ int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, uint32_t op)
     return r;
 }
 
+/* [addr, +bytes) of one mapping of a multicast object: into this process's
+ * staging copy, then the daemon's ranged MC_SYNC writes it into every bound
+ * buffer (op 0), or folds it into them (op, FAB__CLIENT_MC_*), before this
+ * returns. */
+static CUresult fab__cu_mc_write_one(uintptr_t addr, const uint8_t *in, size_t bytes,
+                                     uint32_t op, size_t *done_out)
+{
+    CUmemGenericAllocationHandle h;
+    size_t off, room;
+    if (!fab__cu_mc_mapped_at(addr, &h, &off, &room))
+        return CUDA_ERROR_INVALID_VALUE;
+    fab__cu_alloc_t *a = fab__cu_mc_get(h);
+    (void)FAB__CU_INNER(cuMemRelease(h));
+    if (!a)
+        return CUDA_ERROR_INVALID_VALUE; /* not a multicast mapping */
+    struct fab__cu_mc *mc = a->mc;
+    size_t esize = op ? fab__client_mc_elem_size(op) : 1;
+    size_t n = bytes < room ? bytes : room;
+    n -= n % esize;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    if (n != 0 && off % esize == 0 && n <= mc->size && off <= mc->size - n &&
+        n / esize <= UINT32_MAX) {
+        pthread_mutex_lock(&fab__cu_mc_mu);
+        memcpy(mc->staging + off, in, n);
+        r = op ? FAB__CU_MC_CALL(fab__client_mc_red(fab__cu.client, mc->member, op, off,
+                                                    (uint32_t)(n / esize)))
+               : FAB__CU_MC_CALL(fab__client_mc_publish(fab__cu.client, mc->member, off, n));
+        pthread_mutex_unlock(&fab__cu_mc_mu);
+    }
+    fab__cu_mc_put(a);
+    *done_out = n;
+    return r;
+}
+
+int fab__cu_mc_write(uintptr_t addr, const void *in, size_t bytes, uint32_t op)
+{
+    CUresult r = CUDA_SUCCESS;
+    /* consecutive addresses may lie in more than one mapping */
+    for (size_t done = 0, n = 0; done < bytes && r == CUDA_SUCCESS; done += n)
+        r = fab__cu_mc_write_one(addr + done, (const uint8_t *)in + done, bytes - done, op, &n);
+    return r;
+}
+
 bool fab__cu_mc_is(uintptr_t addr)
 {
+    if (__atomic_load_n(&fab__cu_mc_live, __ATOMIC_ACQUIRE) == 0)
+        return false; /* the engine asks at every ordered store: no object, no lookup */
     CUmemGenericAllocationHandle h;
     if (FAB__CU_INNER(cuMemRetainAllocationHandle(&h, (void *)addr)) != CUDA_SUCCESS)
         return false;

@@ -26,6 +26,13 @@ bool fab__cu_mc_is(uintptr_t addr);
  * bytes). A CUresult. */
 int fab__cu_mc_reduce(const void *mc_addr, void *out, size_t count, uint32_t op);
 
+/* multimem.st (op 0) and multimem.red (op, a FAB__CLIENT_MC_*, over
+ * elements of its size): bytes at addr, inside multicast mappings, reach
+ * every bound buffer of their objects, this process's and its peers',
+ * before it returns (through the daemon; this process's staging copy
+ * holds a store too). A CUresult. */
+int fab__cu_mc_write(uintptr_t addr, const void *in, size_t bytes, uint32_t op);
+
 /* The helpers of fab_launch_t.multicast. */
 extern const fab_multicast_ops_t fab__cu_mc_ops;
 

@@ -338,25 +338,46 @@ static int fab__cu_program_mc_ld_reduce(void *ctx, uintptr_t addr, unsigned type
     return FAB__PTX_E_TRAP;
 }
 
-/* A store through the multicast mapping lands in this process's staging
- * copy and reaches every bound buffer at the kernel's end (multicast.c). */
+/* A store through the multicast mapping (multimem.st, or an ordered st)
+ * reaches every bound buffer, this process's and its peers', before the
+ * instruction completes: the engine hands over a warp's run of consecutive
+ * elements at once, and the daemon writes it (multicast.c). */
 static int fab__cu_program_mc_st(void *ctx, uintptr_t addr, unsigned type, const void *in,
                                  size_t count)
 {
     (void)ctx;
-    memcpy((void *)addr, in, count * fab__cu_program_type_size(type));
-    return FAB__PTX_OK;
+    return fab__cu_mc_write(addr, in, count * fab__cu_program_type_size(type), 0) == CUDA_SUCCESS
+               ? FAB__PTX_OK : FAB__PTX_E_FAULT;
 }
 
+/* A reduction into every bound buffer, folded in by the daemon before the
+ * instruction completes: .add of .u32, .s32, .u64, .f32, .f16x2 and
+ * .bf16x2, and .min and .max of .u64. Others stop the kernel with a line
+ * saying so. */
 static int fab__cu_program_mc_red(void *ctx, uintptr_t addr, unsigned type, unsigned op,
                                   const void *in, size_t count)
 {
     (void)ctx;
-    (void)addr;
-    (void)in;
-    (void)count;
-    fab__log(FAB__LOG_ERROR, "multimem.red%s%s: reductions into every bound buffer are not "
-             "emulated yet", fab__ptx_word_name(op), fab__ptx_type_name(type));
+    uint32_t how = 0;
+    if (op == FAB__PTX_W_ADD) {
+        switch (type) {
+        case FAB__PTX_T_F32: how = FAB__CLIENT_MC_SUM_F32; break;
+        case FAB__PTX_T_U32: case FAB__PTX_T_S32: how = FAB__CLIENT_MC_SUM_U32; break;
+        case FAB__PTX_T_U64: case FAB__PTX_T_S64: how = FAB__CLIENT_MC_SUM_U64; break;
+        case FAB__PTX_T_F16X2: how = FAB__CLIENT_MC_SUM_F16X2; break;
+        case FAB__PTX_T_BF16X2: how = FAB__CLIENT_MC_SUM_BF16X2; break;
+        default: break;
+        }
+    } else if ((op == FAB__PTX_W_MIN || op == FAB__PTX_W_MAX) && type == FAB__PTX_T_U64) {
+        how = op == FAB__PTX_W_MIN ? FAB__CLIENT_MC_MIN_U64 : FAB__CLIENT_MC_MAX_U64;
+    }
+    if (how)
+        return fab__cu_mc_write(addr, in, count * fab__cu_program_type_size(type), how) ==
+                       CUDA_SUCCESS
+                   ? FAB__PTX_OK : FAB__PTX_E_FAULT;
+    fab__log(FAB__LOG_ERROR, "multimem.red%s%s: only .add of .u32, .s32, .u64, .s64, .f32, "
+             ".f16x2 and .bf16x2, and .min and .max of .u64, are emulated",
+             fab__ptx_word_name(op), fab__ptx_type_name(type));
     return FAB__PTX_E_TRAP;
 }
 

@@ -11,7 +11,7 @@
  * whose first page is the team's state (fab__mc_state_t, the futex the
  * member waits on), then the snapshot of its staging copy at its last
  * synchronisation, then the sums of its last reduction. */
-#include "src/daemon/teams.h"
+#include "src/daemon/teams_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,56 +30,7 @@
 #include "src/common/memfd.h"
 #include "src/common/topology_impl.h"
 #include "src/daemon/map.h"
-
-#define FAB__MC_DEVICES 128      /* a team: an NVL72 rack's GPUs fit */
-#define FAB__MC_BINDS 256        /* live binds per team */
-#define FAB__MC_MEMBERS 256      /* members per team */
-#define FAB__MC_PER_CONN 64      /* teams a connection has joined or made, at once */
-#define FAB__MC_TYPES (1u | 8u)  /* POSIX_FILE_DESCRIPTOR, FABRIC */
-#define FAB__MC_PAGE 4096u
-/* The most bytes per device a team may have: a synchronisation and a
- * reduction run in the daemon, over the whole object, for every member, and
- * each member costs it three times the size in memfds. */
-#define FAB__MC_SIZE_MAX (1ull << 30)
-
-typedef struct fab__mc_team fab__mc_team_t;
-typedef struct fab__mc_member fab__mc_member_t;
-
-typedef struct fab__mc_bind {
-    fab__mc_member_t *member; /* who made it */
-    uint64_t id;
-    int32_t node, device;
-    uint64_t mc_offset, size;
-    uint8_t *map; /* [mem_offset, +size) of the memory, read-write */
-} fab__mc_bind_t;
-
-struct fab__mc_member {
-    uint64_t id;
-    fab__mc_team_t *team;
-    fab__conn_t *conn;
-    uint8_t *staging; /* team->size bytes */
-    uint8_t *shadow;  /* a page, the snapshot, the sums */
-    size_t shadow_len;
-};
-
-struct fab__mc_team {
-    dev_t dev;
-    ino_t ino;
-    int token_fd; /* held, so that the inode is never another file's */
-    fab__conn_t *creator;
-    uint64_t size, gran;
-    uint32_t num_devices, handle_types;
-    int32_t creator_node;
-    uint32_t ndevices;
-    struct {
-        int32_t node, device;
-    } devices[FAB__MC_DEVICES];
-    uint32_t binds_ever;
-    bool lost;
-    fab__mc_bind_t *binds[FAB__MC_BINDS];
-    fab__mc_member_t *members[FAB__MC_MEMBERS];
-    unsigned nmembers;
-};
+#include "src/daemon/registry_impl.h"
 
 struct fab__mcs {
     const fab_topology_t *topology;
@@ -98,16 +49,6 @@ fab__mcs_t *fab__mcs_create(const fab_topology_t *topology)
 static fab__mc_state_t *fab__mc_state(const fab__mc_member_t *m)
 {
     return (fab__mc_state_t *)(void *)m->shadow;
-}
-
-static uint8_t *fab__mc_snapshot(const fab__mc_member_t *m)
-{
-    return m->shadow + FAB__MC_PAGE;
-}
-
-static uint8_t *fab__mc_sums(const fab__mc_member_t *m)
-{
-    return m->shadow + FAB__MC_PAGE + m->team->size;
 }
 
 /* Every member's state page says what the team is now; waiters wake. */
@@ -519,26 +460,52 @@ static fab_status_t fab__mc_unbind(fab__mc_member_t *m, const fab__request_t *rq
     return FAB_ERROR_INVALID_VALUE;
 }
 
-/* The member's staging bytes [off, off+len) to every bind that covers them. */
-static void fab__mc_push(const fab__mc_team_t *team, const uint8_t *staging, uint64_t off,
-                         uint64_t len)
+void fab__mc_push(const fab__mc_team_t *team, const uint8_t *staging, uint64_t off,
+                  uint64_t len)
 {
     for (unsigned i = 0; i < FAB__MC_BINDS; i++) {
         const fab__mc_bind_t *b = team->binds[i];
-        if (!b || off + len <= b->mc_offset || off >= b->mc_offset + b->size)
+        uint64_t lo, hi;
+        if (!fab__mc_overlap(b, off, len, &lo, &hi))
             continue;
-        uint64_t lo = off > b->mc_offset ? off : b->mc_offset;
-        uint64_t hi = off + len < b->mc_offset + b->size ? off + len : b->mc_offset + b->size;
         memcpy(b->map + (lo - b->mc_offset), staging + lo, hi - lo);
     }
+}
+
+/* A ranged MC_SYNC without an operation (multimem.st): the member's staging
+ * bytes [mc_offset, +size) go to every bind that covers them, whatever the
+ * snapshot holds (a peer may have written its own copy since), and the
+ * snapshot takes them, so that the next full synchronisation does not send
+ * them again. Any range in the team, to the byte; the fields it does not
+ * name must be zero. */
+static fab_status_t fab__mc_publish_range(fab__mc_member_t *m, const fab__request_t *rq)
+{
+    const fab__mc_team_t *team = m->team;
+    uint64_t off = rq->u.mc.mc_offset, len = rq->u.mc.size;
+    if (rq->u.mc.count != 0 || rq->u.mc.mem_offset != 0 || len > team->size ||
+        off > team->size - len) {
+        fab__user_log(m->conn->user, FAB__LOG_WARN, "MC_SYNC refused: the range [%llu, +%llu) lies outside the "
+                 "team's %llu bytes, or names fields a store does not have",
+                 (unsigned long long)off, (unsigned long long)len,
+                 (unsigned long long)team->size);
+        return FAB_ERROR_INVALID_VALUE;
+    }
+    fab__mc_push(team, m->staging, off, len);
+    memcpy(fab__mc_snapshot(m) + off, m->staging + off, len);
+    return FAB_SUCCESS;
 }
 
 /* What a synchronisation point did in the member process before: the bytes
  * that differ from the snapshot go to every bind, a page compared before
  * any is written; then the staging copy and snapshot are refreshed from the
- * member's own bound memory. */
-static fab_status_t fab__mc_sync(fab__mc_member_t *m)
+ * member's own bound memory. With a size, only that range, written at once
+ * (fab__mc_publish_range), or with an operation folded in (fab__mc_red). */
+static fab_status_t fab__mc_sync(fab__mc_member_t *m, const fab__request_t *rq)
 {
+    if (rq->u.mc.types != 0)
+        return fab__mc_red(m, rq);
+    if (rq->u.mc.size != 0)
+        return fab__mc_publish_range(m, rq);
     fab__mc_team_t *team = m->team;
     uint8_t *staging = m->staging, *snap = fab__mc_snapshot(m);
     for (uint64_t at = 0; at < team->size; at += FAB__MC_PAGE) {
@@ -574,143 +541,6 @@ static fab_status_t fab__mc_sync(fab__mc_member_t *m)
     return FAB_SUCCESS;
 }
 
-/* The x2 sums' halves and bfloat16s, to float and back (round to nearest
- * even, as the PTX ISA's .rn; NaN stays NaN). */
-static float fab__mc_bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-static uint32_t fab__mc_f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float fab__mc_from16(uint16_t h, bool bf)
-{
-    if (bf)
-        return fab__mc_bits_f32((uint32_t)h << 16);
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-    if (e == 0x1f)
-        return fab__mc_bits_f32(sign | 0x7f800000u | m << 13);
-    if (e == 0) { /* zero or subnormal: m * 2^-24 */
-        float f = (float)m / 16777216.0f;
-        return sign ? -f : f;
-    }
-    return fab__mc_bits_f32(sign | (e + 112u) << 23 | m << 13);
-}
-
-static uint16_t fab__mc_to16(float f, bool bf)
-{
-    uint32_t u = fab__mc_f32_bits(f);
-    if (bf) {
-        if ((u & 0x7fffffffu) > 0x7f800000u)
-            return (uint16_t)(u >> 16 | 0x40u); /* a quiet NaN */
-        return (uint16_t)((u + 0x7fffu + (u >> 16 & 1u)) >> 16);
-    }
-    uint16_t sign = (uint16_t)(u >> 16 & 0x8000u);
-    uint32_t a = u & 0x7fffffffu;
-    if (a > 0x7f800000u)
-        return sign | 0x7e00u;
-    if (a >= 0x477ff000u) /* rounds to 65520 or more: infinity */
-        return sign | 0x7c00u;
-    if (a < 0x38800000u) { /* below 2^-14: a subnormal half, m * 2^-24 */
-        float m = fab__mc_bits_f32(a) * 16777216.0f;
-        float r = __builtin_rintf(m); /* the default rounding is to nearest even */
-        return sign | (uint16_t)r;
-    }
-    uint32_t rounded = a + 0xfffu + (a >> 13 & 1u);
-    return sign | (uint16_t)((rounded >> 13) - (112u << 10));
-}
-
-/* Sum count 32-bit elements at off over every bind into the member's sums
- * at the same offset: floats or integers one to an element, or, for the x2
- * sums, two halves or bfloat16s to an element, each summed in float over the
- * binds and rounded once (multimem.ld_reduce's .acc::f32); or the least or
- * greatest of count 64-bit unsigned elements. */
-static fab_status_t fab__mc_reduce(fab__mc_member_t *m, const fab__request_t *rq)
-{
-    fab__mc_team_t *team = m->team;
-    uint32_t op = rq->u.mc.types;
-    bool wide = op == FAB__MC_OP_MIN_U64 || op == FAB__MC_OP_MAX_U64;
-    uint64_t esize = wide ? 8 : 4;
-    uint64_t off = rq->u.mc.mc_offset, count = rq->u.mc.count, bytes = count * esize;
-    if ((!wide && op != FAB__MC_OP_ADD_F32 && op != FAB__MC_OP_ADD_U32 &&
-         op != FAB__MC_OP_ADD_F16X2 && op != FAB__MC_OP_ADD_BF16X2) ||
-        off % esize != 0 || bytes > team->size || off > team->size - bytes)
-        return FAB_ERROR_INVALID_VALUE;
-    uint8_t *out = fab__mc_sums(m) + off;
-    memset(out, 0, bytes);
-    const fab__mc_bind_t *in[FAB__MC_BINDS];
-    unsigned nin = 0;
-    for (unsigned k = 0; k < FAB__MC_BINDS; k++) {
-        const fab__mc_bind_t *b = team->binds[k];
-        if (b && off + bytes > b->mc_offset && off < b->mc_offset + b->size)
-            in[nin++] = b;
-    }
-    if (wide) {
-        /* every bind covering an element has its say; one no bind covers is 0 */
-        for (uint64_t i = 0; i < count; i++) {
-            uint64_t at = off + i * 8, r = 0;
-            bool any = false;
-            for (unsigned k = 0; k < nin; k++) {
-                if (at < in[k]->mc_offset || at >= in[k]->mc_offset + in[k]->size)
-                    continue;
-                uint64_t v;
-                memcpy(&v, in[k]->map + (at - in[k]->mc_offset), sizeof v);
-                if (!any || (op == FAB__MC_OP_MIN_U64 ? v < r : v > r))
-                    r = v;
-                any = true;
-            }
-            memcpy(out + i * 8, &r, sizeof r);
-        }
-        return FAB_SUCCESS;
-    }
-    if (op == FAB__MC_OP_ADD_F16X2 || op == FAB__MC_OP_ADD_BF16X2) {
-        bool bf = op == FAB__MC_OP_ADD_BF16X2;
-        uint32_t *dst = (uint32_t *)(void *)out;
-        for (uint64_t i = 0; i < count; i++) {
-            uint64_t at = off + i * 4;
-            float lo = 0.0f, hi = 0.0f;
-            for (unsigned k = 0; k < nin; k++) {
-                if (at < in[k]->mc_offset || at >= in[k]->mc_offset + in[k]->size)
-                    continue;
-                uint32_t v;
-                memcpy(&v, in[k]->map + (at - in[k]->mc_offset), sizeof v);
-                lo += fab__mc_from16((uint16_t)v, bf);
-                hi += fab__mc_from16((uint16_t)(v >> 16), bf);
-            }
-            dst[i] = (uint32_t)fab__mc_to16(lo, bf) | (uint32_t)fab__mc_to16(hi, bf) << 16;
-        }
-        return FAB_SUCCESS;
-    }
-    for (unsigned k = 0; k < nin; k++) {
-        const fab__mc_bind_t *b = in[k];
-        uint64_t lo = off > b->mc_offset ? off : b->mc_offset;
-        uint64_t hi = off + bytes < b->mc_offset + b->size ? off + bytes : b->mc_offset + b->size;
-        /* Both sides are 4-byte aligned: the sums start a page into the
-         * shadow, a bind's mapping on a page, and off and lo are multiples
-         * of 4. */
-        uint64_t n = (hi - lo) / 4;
-        if (op == FAB__MC_OP_ADD_F32) {
-            float *dst = (float *)(void *)(out + (lo - off));
-            const float *src = (const float *)(const void *)(b->map + (lo - b->mc_offset));
-            for (uint64_t i = 0; i < n; i++)
-                dst[i] += src[i];
-        } else {
-            uint32_t *dst = (uint32_t *)(void *)(out + (lo - off));
-            const uint32_t *src = (const uint32_t *)(const void *)(b->map + (lo - b->mc_offset));
-            for (uint64_t i = 0; i < n; i++)
-                dst[i] += src[i];
-        }
-    }
-    return FAB_SUCCESS;
-}
-
 fab_status_t fab__mcs_answer(fab__mcs_t *mcs, fab__conn_t *conn, const fab__request_t *request,
                              int *fd_in, int token_fd, fab__reply_t *reply,
                              fab__reply_fds_t *fds_out)
@@ -740,7 +570,7 @@ fab_status_t fab__mcs_answer(fab__mcs_t *mcs, fab__conn_t *conn, const fab__requ
                 status = fab__mc_unbind(m, request);
                 break;
             case FAB__MSG_MC_SYNC:
-                status = fab__mc_sync(m);
+                status = fab__mc_sync(m, request);
                 break;
             case FAB__MSG_MC_REDUCE:
                 status = fab__mc_reduce(m, request);

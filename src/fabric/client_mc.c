@@ -23,6 +23,7 @@ _Static_assert((int)FAB__CLIENT_MC_SUM_F16X2 == (int)FAB__MC_OP_ADD_F16X2, "MC s
 _Static_assert((int)FAB__CLIENT_MC_SUM_BF16X2 == (int)FAB__MC_OP_ADD_BF16X2, "MC sum BF16X2");
 _Static_assert((int)FAB__CLIENT_MC_MIN_U64 == (int)FAB__MC_OP_MIN_U64, "MC min U64");
 _Static_assert((int)FAB__CLIENT_MC_MAX_U64 == (int)FAB__MC_OP_MAX_U64, "MC max U64");
+_Static_assert((int)FAB__CLIENT_MC_SUM_U64 == (int)FAB__MC_OP_ADD_U64, "MC sum U64");
 
 fab_status_t fab__client_mc_request(fab_client_t *client, fab__request_t *request,
                                     fab_region_t *region, int fd_in, fab__reply_t *reply_out,
@@ -170,6 +171,31 @@ fab_status_t fab__client_mc_sync(fab_client_t *client, uint64_t member)
 {
     fab__request_t request = {.type = FAB__MSG_MC_SYNC};
     return fab__client_mc_member_call(client, &request, member, -1);
+}
+
+/* A ranged MC_SYNC: bytes at mc_offset, folded with op (0: written). */
+static fab_status_t fab__client_mc_ranged(fab_client_t *client, uint64_t member, uint32_t op,
+                                          uint32_t count, uint64_t mc_offset, uint64_t bytes)
+{
+    fab__request_t request = {.type = FAB__MSG_MC_SYNC};
+    request.u.mc.types = op;
+    request.u.mc.count = count;
+    request.u.mc.size = bytes;
+    request.u.mc.mc_offset = mc_offset;
+    return fab__client_mc_member_call(client, &request, member, -1);
+}
+
+fab_status_t fab__client_mc_publish(fab_client_t *client, uint64_t member, uint64_t mc_offset,
+                                    uint64_t bytes)
+{
+    return fab__client_mc_ranged(client, member, 0, 0, mc_offset, bytes);
+}
+
+fab_status_t fab__client_mc_red(fab_client_t *client, uint64_t member, uint32_t op,
+                                uint64_t mc_offset, uint32_t count)
+{
+    return fab__client_mc_ranged(client, member, op, count, mc_offset,
+                                 (uint64_t)count * fab__client_mc_elem_size(op));
 }
 
 fab_status_t fab__client_mc_reduce(fab_client_t *client, uint64_t member, uint32_t op,

@@ -19,7 +19,8 @@
 
 /* MC_REDUCE's operations over every bind: a sum of 32-bit elements (the x2
  * sums: a pair of halves or bfloat16s each, summed in float and rounded
- * once), or the least or greatest of 64-bit unsigned elements; the wire's
+ * once), or the least or greatest of 64-bit unsigned elements; and
+ * fab__client_mc_red's, which adds a sum of 64-bit elements; the wire's
  * FAB__MC_OP_* are checked equal (client_mc.c). */
 enum {
     FAB__CLIENT_MC_SUM_F32 = 1,
@@ -28,12 +29,16 @@ enum {
     FAB__CLIENT_MC_SUM_BF16X2 = 4,
     FAB__CLIENT_MC_MIN_U64 = 5,
     FAB__CLIENT_MC_MAX_U64 = 6,
+    FAB__CLIENT_MC_SUM_U64 = 7, /* fab__client_mc_red only */
 };
 
 /* The size of one element of MC_REDUCE's operation op: 8 or 4. */
 static inline unsigned fab__client_mc_elem_size(uint32_t op)
 {
-    return op == FAB__CLIENT_MC_MIN_U64 || op == FAB__CLIENT_MC_MAX_U64 ? 8u : 4u;
+    return op == FAB__CLIENT_MC_MIN_U64 || op == FAB__CLIENT_MC_MAX_U64 ||
+                   op == FAB__CLIENT_MC_SUM_U64
+               ? 8u
+               : 4u;
 }
 
 /* What MC_JOIN's reply hands a member. The two fds are the caller's to
@@ -81,6 +86,18 @@ fab_status_t fab__client_mc_unbind(fab_client_t *client, uint64_t member, int32_
 /* MC_SYNC: publish member's stores (its staging copy against the snapshot)
  * to every bound buffer, and refresh the staging copy and the snapshot. */
 fab_status_t fab__client_mc_sync(fab_client_t *client, uint64_t member);
+
+/* A ranged MC_SYNC (multimem.st): member's staging bytes [mc_offset,
+ * +bytes), whatever they are, to every bound buffer of the team now. */
+fab_status_t fab__client_mc_publish(fab_client_t *client, uint64_t member, uint64_t mc_offset,
+                                    uint64_t bytes);
+
+/* A ranged MC_SYNC with an operation (multimem.red): count elements of op
+ * (FAB__CLIENT_MC_*), read from member's staging copy at mc_offset, folded
+ * into every bound buffer there now; the staging copy there then reads
+ * member's own bound memory. */
+fab_status_t fab__client_mc_red(fab_client_t *client, uint64_t member, uint32_t op,
+                                uint64_t mc_offset, uint32_t count);
 
 /* MC_REDUCE: sum count 32-bit elements at mc_offset over every bind, with
  * op (FAB__CLIENT_MC_SUM_*), into the shadow's sums at the same offset. */

@@ -265,6 +265,9 @@ int fab__ptx_x_atom(fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m);
 int fab__ptx_x_cvta(fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m);
 int fab__ptx_x_isspacep(fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m);
 int fab__ptx_x_multimem(fab__ptx_warp_t *w, const fab__ptx_x_t *in, uint32_t m);
+/* After an ordered store of bytes at host address p by lane: publish it if
+ * p lies in a multicast mapping (mem.c). R_NEXT, or R_FAULT. */
+int fab__ptx_st_mc(fab__ptx_warp_t *w, unsigned sem, uintptr_t p, unsigned bytes, unsigned lane);
 int fab__ptx_builtin(fab__ptx_warp_t *w, const fab__ptx_x_t *in, const fab__ptx_callsite_t *cs,
                      uint32_t m);
 int fab__ptx_warp_fail(fab__ptx_warp_t *w, int status, uint32_t lane, uintptr_t addr, const char *why);

@@ -293,6 +293,24 @@ loaded:
     return sem != FAB__PTX_SEM_PLAIN ? fab__ptx_polled(w) : R_NEXT;
 }
 
+/* An ordered store (.relaxed, .release, .volatile) to a multicast mapping's
+ * address goes to every bound buffer at once, as a multimem.st does: a GPU
+ * multicasts any store there, and NCCL's NVLS posts its steps so. Weak
+ * stores stay in the staging copy until the next synchronisation (the
+ * host's, docs/ptx.md); with no multicast callbacks nothing is asked. */
+int fab__ptx_st_mc(fab__ptx_warp_t *w, unsigned sem, uintptr_t p, unsigned bytes, unsigned lane)
+{
+    const fab__ptx_host_t *h = w->run->launch->host;
+    if (sem == FAB__PTX_SEM_PLAIN || !h || !h->mc_is || !h->mc_st || !h->mc_is(h->ctx, p))
+        return R_NEXT;
+    unsigned char buf[16]; /* the widest store the decoder takes */
+    if (bytes > sizeof(buf))
+        return fab__ptx_warp_fail(w, FAB__PTX_E_TRAP, lane, p, "a store to a multicast address over 16 bytes");
+    memcpy(buf, (const void *)p, bytes);
+    int rc = h->mc_st(h->ctx, p, T_(B8), buf, bytes);
+    return rc ? fab__ptx_warp_fail(w, rc, lane, p, "the multicast object refused the store") : R_NEXT;
+}
+
 int fab__ptx_x_st(W_ARGS)
 {
     const uint64_t *A = SLOT(in->addr);
@@ -332,6 +350,8 @@ int fab__ptx_x_st(W_ARGS)
                 continue;
             FAB__PTX_ADDR(p, l, tot);
             fab__ptx_store1(p, n, sem, w->R[(size_t)in->s[0] * LANES_N + l]);
+            if (fab__ptx_st_mc(w, sem, (uintptr_t)p, n, l) != R_NEXT)
+                return R_FAULT;
         }
         return R_NEXT;
     }
@@ -353,6 +373,8 @@ int fab__ptx_x_st(W_ARGS)
                         w->R[(size_t)in->s[2 * c + 1] * LANES_N + l] << 32;
                 __atomic_store_n((uint64_t *)(uintptr_t)(a + 8 * c), x, mo);
             }
+            if (fab__ptx_st_mc(w, sem, (uintptr_t)a, tot, l) != R_NEXT)
+                return R_FAULT;
         }
         return R_NEXT;
     }
@@ -373,6 +395,8 @@ int fab__ptx_x_st(W_ARGS)
         }
         for (unsigned c = 0; c < tot / cs; c++)
             fab__ptx_store_word(p + c * cs, cs, mo, words[c]);
+        if (fab__ptx_st_mc(w, sem, (uintptr_t)p, tot, l) != R_NEXT)
+            return R_FAULT;
     }
     return R_NEXT;
 }
@@ -548,42 +572,77 @@ int fab__ptx_x_isspacep(W_ARGS)
 
 /* ---- multimem and cp.async ------------------------------------------------------------ */
 
+/* A store or reduction of the lanes whose addresses follow each other goes
+ * to the host in one call (a warp's stores to consecutive elements, one
+ * round trip to the daemon); a gap or an earlier address starts another. */
+typedef struct fab__ptx_mc_run {
+    uintptr_t addr;
+    unsigned len, lane;
+    unsigned char buf[LANES_N * 16];
+} fab__ptx_mc_run_t;
+
+/* Hand the run to the host: R_NEXT, or the grid stops at its first lane. */
+static int fab__ptx_mc_flush(fab__ptx_warp_t *w, const fab__ptx_host_t *h, const fab__ptx_x_t *in,
+                             fab__ptx_mc_run_t *run)
+{
+    if (run->len == 0)
+        return R_NEXT;
+    size_t count = run->len / in->size;
+    int rc;
+    if (in->op == OP_(MULTIMEM_ST))
+        rc = h->mc_st ? h->mc_st(h->ctx, run->addr, in->t, run->buf, count) : FAB__PTX_E_FAULT;
+    else
+        rc = h->mc_red ? h->mc_red(h->ctx, run->addr, in->t, in->k, run->buf, count) : FAB__PTX_E_FAULT;
+    run->len = 0;
+    return rc ? fab__ptx_warp_fail(w, rc, run->lane, run->addr, "the multicast object refused the access")
+              : R_NEXT;
+}
+
 int fab__ptx_x_multimem(W_ARGS)
 {
     const uint64_t *A = SLOT(in->addr);
     const fab__ptx_host_t *h = w->run->launch->host;
     unsigned n = in->size, v = in->vec;
+    bool ld = in->op == OP_(MULTIMEM_LD_REDUCE);
+    fab__ptx_mc_run_t run;
+    run.len = 0;
     for (unsigned l = 0; l < LANES_N; l++) {
         if (!(m >> l & 1))
             continue;
         uintptr_t a = (uintptr_t)(A[l] + (uint64_t)in->off);
-        if (!h || !h->mc_is || !h->mc_is(h->ctx, a))
-            return fab__ptx_warp_fail(w, FAB__PTX_E_FAULT, l, a, "multimem on an address no multicast object maps");
-        if (a & (n * v - 1))
-            return fab__ptx_warp_fail(w, FAB__PTX_E_MISALIGNED, l, a, "a misaligned access");
-        unsigned char buf[16];
-        int rc;
-        if (in->op == OP_(MULTIMEM_LD_REDUCE)) {
-            rc = h->mc_ld_reduce ? h->mc_ld_reduce(h->ctx, a, in->t, in->k, buf, v) : FAB__PTX_E_FAULT;
-            if (!rc)
-                for (unsigned i = 0; i < v; i++) {
-                    uint64_t x = 0;
-                    memcpy(&x, buf + i * n, n);
-                    w->R[(size_t)in->d[i] * LANES_N + l] = x;
-                }
-        } else {
-            for (unsigned i = 0; i < v; i++)
-                memcpy(buf + i * n, &w->R[(size_t)in->s[i] * LANES_N + l], n);
-            if (in->op == OP_(MULTIMEM_ST))
-                rc = h->mc_st ? h->mc_st(h->ctx, a, in->t, buf, v) : FAB__PTX_E_FAULT;
-            else
-                rc = h->mc_red ? h->mc_red(h->ctx, a, in->t, in->k, buf, v) : FAB__PTX_E_FAULT;
-            w->stored = true;
+        int bad = !h || !h->mc_is || !h->mc_is(h->ctx, a) ? FAB__PTX_E_FAULT
+                  : (a & (n * v - 1))                      ? FAB__PTX_E_MISALIGNED
+                                                           : 0;
+        /* the lanes before this one, or the lanes of a run it does not continue */
+        if ((bad || (run.len != 0 && a != run.addr + run.len)) &&
+            fab__ptx_mc_flush(w, h, in, &run) != R_NEXT)
+            return R_FAULT;
+        if (bad)
+            return fab__ptx_warp_fail(w, bad, l, a, bad == FAB__PTX_E_FAULT
+                                                        ? "multimem on an address no multicast object maps"
+                                                        : "a misaligned access");
+        if (ld) {
+            unsigned char buf[16];
+            int rc = h->mc_ld_reduce ? h->mc_ld_reduce(h->ctx, a, in->t, in->k, buf, v) : FAB__PTX_E_FAULT;
+            if (rc)
+                return fab__ptx_warp_fail(w, rc, l, a, "the multicast object refused the access");
+            for (unsigned i = 0; i < v; i++) {
+                uint64_t x = 0;
+                memcpy(&x, buf + i * n, n);
+                w->R[(size_t)in->d[i] * LANES_N + l] = x;
+            }
+            continue;
         }
-        if (rc)
-            return fab__ptx_warp_fail(w, rc, l, a, "the multicast object refused the access");
+        if (run.len == 0) {
+            run.addr = a;
+            run.lane = l;
+        }
+        for (unsigned i = 0; i < v; i++)
+            memcpy(run.buf + run.len + i * n, &w->R[(size_t)in->s[i] * LANES_N + l], n);
+        run.len += n * v;
+        w->stored = true;
     }
-    return R_NEXT;
+    return fab__ptx_mc_flush(w, h, in, &run);
 }
 
 int fab__ptx_x_cp_async(W_ARGS)

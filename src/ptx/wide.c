@@ -284,6 +284,8 @@ int fab__ptx_x_st128(W_ARGS)
         FAB__PTX_WIDE_LANE(p, l);
         const uint64_t v[2] = {L[l], H[l]};
         fab__ptx_store16(p, v, how);
+        if (fab__ptx_st_mc(w, in->sem, (uintptr_t)p, 16, l) != R_NEXT)
+            return R_FAULT;
     }
     return R_NEXT;
 }

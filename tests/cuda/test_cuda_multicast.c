@@ -115,38 +115,50 @@ static uint32_t read_u32(CUdeviceptr ptr)
  * store in its own buffer and through its multicast mapping ("seen"), on
  * "end" unbind and release everything ("done"). With "vanish" it exits
  * right after "bound", its memory still bound. */
-static int helper_member(int argc, char **argv, int sock)
+/* A helper's start on device dev: "ready", import the multicast handle the
+ * parent sends (fabric, or a POSIX fd), add the device and send the
+ * result's name, which *added gets. 0, or the exit code of the step that
+ * failed. */
+static int helper_join(int sock, bool fabric, int dev, CUmemGenericAllocationHandle *mc,
+                       CUresult *added)
 {
-    if (argc < 3)
-        return 2;
-    bool fabric = strcmp(argv[1], "fabric") == 0;
-    int dev = atoi(argv[2]);
     HELPER_CU(cuInit(0), 10);
     CUcontext ctx;
     HELPER_CU(cuDevicePrimaryCtxRetain(&ctx, dev), 11);
     HELPER_CU(cuCtxSetCurrent(ctx), 12);
     if (fab_test_send_word(sock, "ready") != 0)
         return 13;
-    CUmemGenericAllocationHandle mc;
     if (fabric) {
         CUmemFabricHandle fh;
         if (fab_test_recv(sock, fh.data, sizeof(fh.data)) != 0)
             return 14;
-        HELPER_CU(cuMemImportFromShareableHandle(&mc, &fh, CU_MEM_HANDLE_TYPE_FABRIC), 15);
+        HELPER_CU(cuMemImportFromShareableHandle(mc, &fh, CU_MEM_HANDLE_TYPE_FABRIC), 15);
     } else {
         int fd = fab_test_recv_fd(sock);
         if (fd < 0)
             return 14;
-        HELPER_CU(cuMemImportFromShareableHandle(&mc, (void *)(uintptr_t)fd,
+        HELPER_CU(cuMemImportFromShareableHandle(mc, (void *)(uintptr_t)fd,
                                                  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                   15);
         close(fd);
     }
-    CUresult r = cuMulticastAddDevice(mc, dev);
+    *added = cuMulticastAddDevice(*mc, dev);
     const char *name = "?";
-    cuGetErrorName(r, &name);
-    if (fab_test_send_word(sock, name) != 0)
-        return 16;
+    cuGetErrorName(*added, &name);
+    return fab_test_send_word(sock, name) != 0 ? 16 : 0;
+}
+
+static int helper_member(int argc, char **argv, int sock)
+{
+    if (argc < 3)
+        return 2;
+    bool fabric = strcmp(argv[1], "fabric") == 0;
+    int dev = atoi(argv[2]);
+    CUmemGenericAllocationHandle mc;
+    CUresult r;
+    int code = helper_join(sock, fabric, dev, &mc, &r);
+    if (code != 0)
+        return code;
     if (r != CUDA_SUCCESS) {
         HELPER_CU(cuMemRelease(mc), 17);
         return 0;
@@ -860,6 +872,284 @@ static void kernels_as_written_take_the_least_and_greatest_u64_over_a_multicast_
     assert_true(got[1] == 0x300000001ull);
 }
 
+/* multimem.red folds its operand into every bound copy before the next
+ * instruction: a multimem.ld_reduce right after it sums the folded copies. */
+static const char mc_red_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mcr_fold(.param .u64 out, .param .u64 mc)\n"
+    "{\n"
+    "  .reg .b32 %r<3>;\n"
+    "  .reg .b64 %rd<8>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [mc];\n"
+    "  multimem.red.relaxed.sys.global.add.u32 [%rd2], 5;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.u32 %r1, [%rd2];\n"
+    "  mov.u64 %rd3, 0x100000000;\n"
+    "  multimem.red.release.sys.global.add.u64 [%rd2+8], %rd3;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.min.u64 %rd4, [%rd2+8];\n"
+    "  multimem.ld_reduce.relaxed.sys.global.max.u64 %rd5, [%rd2+8];\n"
+    "  mov.u64 %rd6, 5;\n"
+    "  multimem.red.relaxed.sys.global.min.u64 [%rd2+16], %rd6;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.max.u64 %rd7, [%rd2+16];\n"
+    "  mov.f32 %r2, 0f3FC00000;\n"
+    "  multimem.red.relaxed.sys.global.add.f32 [%rd2+4], %r2;\n"
+    "  st.global.u32 [%rd1], %r1;\n"
+    "  st.global.u64 [%rd1+8], %rd4;\n"
+    "  st.global.u64 [%rd1+16], %rd5;\n"
+    "  st.global.u64 [%rd1+24], %rd7;\n"
+    "  multimem.ld_reduce.relaxed.sys.global.add.f32 %r2, [%rd2+4];\n"
+    "  st.global.f32 [%rd1+4], %r2;\n"
+    "  ret;\n"
+    "}\n";
+
+static void kernels_as_written_fold_multimem_red_into_every_bound_copy_at_once(void **state)
+{
+    (void)state;
+    /* {u32, f32, u64, u64} in each copy */
+    struct { uint32_t u; float f; uint64_t a, b; } a = {1, 0.25f, 0x500000000ull, 9},
+                                                   b = {10, 2.0f, 0x700000000ull, 4};
+    struct { uint32_t u; float f; uint64_t lo, hi, least_max; } got;
+    memset(&got, 0, sizeof(got));
+    mc_reduce_once(mc_red_ptx, "mcr_fold", &a, &b, sizeof(a), &got, sizeof(got));
+    assert_int_equal(got.u, 21);                 /* (1 + 5) + (10 + 5) */
+    assert_true(got.f == 5.25f);                 /* (0.25 + 1.5) + (2 + 1.5) */
+    assert_true(got.lo == 0x600000000ull);       /* each copy + 2^32 */
+    assert_true(got.hi == 0x800000000ull);
+    assert_true(got.least_max == 5);             /* min(9, 5), min(4, 5): the greater */
+}
+
+/* ---- stores published at once: two kernels talk through the object ------------------- */
+
+/* NCCL's NVLS kernels pass data and step counters between ranks through the
+ * multicast object while they run. mct_call: a warp stores 32 words of data
+ * (tid + 100 at byte 64 on), then thread 0 a flag (1 at byte 0), and spins
+ * until the sum of the answers over every bound copy (byte 4) is 4: both
+ * copies hold the peer's 2. mct_answer: thread 0 spins on its own bound
+ * memory until the flag is there, sums the 32 words, and answers 2 through
+ * the object. With how 1 the flag and the answer are ordered plain stores
+ * to the multicast address instead (st.release, st.relaxed .sys), as NCCL's
+ * NVLS posts its steps. Each writes {1 if it saw what it waited for, what it read}
+ * to out; a spin gives up after limit nanoseconds (%globaltimer), so that a
+ * store held back until the kernel's end fails the test, not hangs it. */
+static const char mc_talk_ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mct_call(.param .u64 mc, .param .u64 out, .param .u64 limit,\n"
+    "                         .param .u32 how)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<7>;\n"
+    "  .reg .b64 %rd<9>;\n"
+    "  ld.param.u64 %rd1, [mc];\n"
+    "  ld.param.u64 %rd2, [out];\n"
+    "  ld.param.u64 %rd3, [limit];\n"
+    "  ld.param.u32 %r6, [how];\n"
+    "  setp.ne.u32 %p3, %r6, 0;\n"
+    "  mov.u32 %r1, %tid.x;\n"
+    "  mul.wide.u32 %rd4, %r1, 4;\n"
+    "  add.s64 %rd5, %rd1, %rd4;\n"
+    "  add.u32 %r2, %r1, 100;\n"
+    "  multimem.st.relaxed.sys.global.u32 [%rd5+64], %r2;\n"
+    "  bar.sync 0;\n"
+    "  setp.ne.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra DONE;\n"
+    "  mov.u32 %r3, 1;\n"
+    "  @%p3 st.release.sys.global.u32 [%rd1], %r3;\n"
+    "  @!%p3 multimem.st.release.sys.global.u32 [%rd1], %r3;\n"
+    "  mov.u64 %rd6, %globaltimer;\n"
+    "  mov.u32 %r5, 0;\n"
+    "WAIT:\n"
+    "  multimem.ld_reduce.acquire.sys.global.add.u32 %r4, [%rd1+4];\n"
+    "  setp.eq.u32 %p2, %r4, 4;\n"
+    "  @%p2 bra GOT;\n"
+    "  nanosleep.u32 1000;\n"
+    "  mov.u64 %rd7, %globaltimer;\n"
+    "  sub.u64 %rd8, %rd7, %rd6;\n"
+    "  setp.lt.u64 %p1, %rd8, %rd3;\n"
+    "  @%p1 bra WAIT;\n"
+    "  bra.uni OUT;\n"
+    "GOT:\n"
+    "  mov.u32 %r5, 1;\n"
+    "OUT:\n"
+    "  st.global.v2.u32 [%rd2], {%r5, %r4};\n"
+    "DONE:\n"
+    "  ret;\n"
+    "}\n"
+    ".visible .entry mct_answer(.param .u64 mc, .param .u64 mem, .param .u64 out,\n"
+    "                           .param .u64 limit, .param .u32 how)\n"
+    "{\n"
+    "  .reg .pred %p<4>;\n"
+    "  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<10>;\n"
+    "  ld.param.u64 %rd1, [mc];\n"
+    "  ld.param.u64 %rd2, [mem];\n"
+    "  ld.param.u64 %rd3, [out];\n"
+    "  ld.param.u64 %rd4, [limit];\n"
+    "  ld.param.u32 %r7, [how];\n"
+    "  mov.u32 %r5, 0;\n"
+    "  mov.u32 %r6, 0;\n"
+    "  mov.u64 %rd5, %globaltimer;\n"
+    "WAIT:\n"
+    "  ld.acquire.sys.global.u32 %r1, [%rd2];\n"
+    "  setp.eq.u32 %p1, %r1, 1;\n"
+    "  @%p1 bra GOT;\n"
+    "  mov.u64 %rd6, %globaltimer;\n"
+    "  sub.u64 %rd7, %rd6, %rd5;\n"
+    "  setp.lt.u64 %p2, %rd7, %rd4;\n"
+    "  @%p2 bra WAIT;\n"
+    "  bra.uni OUT;\n"
+    "GOT:\n"
+    "  mov.u32 %r5, 1;\n"
+    "  mov.u32 %r2, 0;\n"
+    "SUM:\n"
+    "  mul.wide.u32 %rd8, %r2, 4;\n"
+    "  add.s64 %rd9, %rd2, %rd8;\n"
+    "  ld.global.u32 %r3, [%rd9+64];\n"
+    "  add.u32 %r6, %r6, %r3;\n"
+    "  add.u32 %r2, %r2, 1;\n"
+    "  setp.lt.u32 %p3, %r2, 32;\n"
+    "  @%p3 bra SUM;\n"
+    "  mov.u32 %r4, 2;\n"
+    "  setp.ne.u32 %p1, %r7, 0;\n"
+    "  @%p1 st.relaxed.sys.global.u32 [%rd1+4], %r4;\n"
+    "  @!%p1 multimem.st.release.sys.global.u32 [%rd1+4], %r4;\n"
+    "OUT:\n"
+    "  st.global.v2.u32 [%rd3], {%r5, %r6};\n"
+    "  ret;\n"
+    "}\n";
+
+#define TALK_LIMIT_NS 10000000000ull /* how long either kernel waits for the other */
+#define TALK_SUM (32u * 100u + 31u * 32u / 2u) /* the 32 words, tid + 100 */
+
+/* An output buffer of g bytes on dev, zeroed: its handle in *h. */
+static CUdeviceptr talk_out(int dev, size_t g, CUmemGenericAllocationHandle *h)
+{
+    CUmemAllocationProp prop = cut_prop(0, dev);
+    if (cuMemCreate(h, g, &prop, 0) != CUDA_SUCCESS)
+        return 0;
+    CUdeviceptr p = map_for(*h, g, dev);
+    if (p && cuMemsetD8(p, 0, 8) != CUDA_SUCCESS)
+        return 0;
+    return p;
+}
+
+/* helper "answer" <device> <how>: import the fabric handle the parent sends, add
+ * the device (sending the result's name), bind on "bind" ("bound"), and on
+ * "go" launch mct_answer and say "launched" while it runs; then the
+ * kernel's two words, and on "end" release everything ("done"). */
+static int helper_answer(int argc, char **argv, int sock)
+{
+    if (argc < 3)
+        return 2;
+    int dev = atoi(argv[1]);
+    unsigned how = (unsigned)atoi(argv[2]);
+    CUmemGenericAllocationHandle mc;
+    CUresult r;
+    int code = helper_join(sock, true, dev, &mc, &r);
+    if (code != 0 || r != CUDA_SUCCESS)
+        return code != 0 ? code : 16;
+    CUmulticastObjectProp prop = mc_prop(1, 0, 0);
+    size_t g = 0;
+    HELPER_CU(cuMulticastGetGranularity(&g, &prop, CU_MULTICAST_GRANULARITY_MINIMUM), 17);
+    member_t m;
+    CUmodule mod;
+    CUfunction answer;
+    CUmemGenericAllocationHandle oh;
+    if (fab_test_expect_word(sock, "bind") != 0)
+        return 18;
+    HELPER_CU(bind_member(mc, dev, CU_MEM_HANDLE_TYPE_FABRIC, g, &m), 19);
+    HELPER_CU(cuModuleLoadData(&mod, mc_talk_ptx), 20);
+    HELPER_CU(cuModuleGetFunction(&answer, mod, "mct_answer"), 21);
+    CUdeviceptr out = talk_out(dev, g, &oh);
+    if (!out || fab_test_send_word(sock, "bound") != 0 || fab_test_expect_word(sock, "go") != 0)
+        return 22;
+    unsigned long long limit = TALK_LIMIT_NS;
+    void *params[] = {&m.mc_ptr, &m.mem_ptr, &out, &limit, &how};
+    HELPER_CU(cuLaunchKernel(answer, 1, 1, 1, 1, 1, 1, 0, NULL, params, NULL), 23);
+    if (fab_test_send_word(sock, "launched") != 0)
+        return 24;
+    HELPER_CU(cuCtxSynchronize(), 25);
+    uint32_t got[2] = {0};
+    HELPER_CU(cuMemcpyDtoH(got, out, sizeof(got)), 26);
+    if (fab_test_send(sock, got, sizeof(got)) != 0 || fab_test_expect_word(sock, "end") != 0)
+        return 27;
+    HELPER_CU(cuModuleUnload(mod), 28);
+    HELPER_CU(cuMemUnmap(out, g), 29);
+    HELPER_CU(cuMemAddressFree(out, g), 29);
+    HELPER_CU(cuMemRelease(oh), 29);
+    HELPER_CU(unbind_member(mc, dev, g, &m), 30);
+    HELPER_CU(cuMemRelease(mc), 31);
+    return fab_test_send_word(sock, "done") == 0 ? 0 : 32;
+}
+
+/* The parent's side: mct_call against a helper's mct_answer, both storing
+ * as how says. */
+static void hand_shake(unsigned how)
+{
+    size_t g = start_on("a");
+    CUmulticastObjectProp prop = mc_prop(2, CU_MEM_HANDLE_TYPE_FABRIC, g);
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    CUmemFabricHandle fh;
+    CU_OK(cuMemExportToShareableHandle(&fh, mc, CU_MEM_HANDLE_TYPE_FABRIC, 0));
+    char how_text[4];
+    snprintf(how_text, sizeof(how_text), "%u", how);
+    const char *const args[] = {"1", how_text, NULL};
+    fab_test_child_t child;
+    assert_int_equal(fab_test_spawn("answer", args, NULL, &child), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
+    assert_int_equal(fab_test_send(child.sock, fh.data, sizeof(fh.data)), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "CUDA_SUCCESS"), 0);
+    assert_int_equal(fab_test_send_word(child.sock, "bind"), 0);
+    member_t m0;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_FABRIC, g, &m0));
+    assert_int_equal(fab_test_expect_word(child.sock, "bound"), 0);
+    CUmodule mod;
+    CUfunction call;
+    CU_OK(cuModuleLoadData(&mod, mc_talk_ptx));
+    CU_OK(cuModuleGetFunction(&call, mod, "mct_call"));
+    CUmemGenericAllocationHandle oh;
+    CUdeviceptr out = talk_out(0, g, &oh);
+    assert_true(out != 0);
+
+    /* The peer's kernel is running, spinning on its own bound memory. */
+    assert_int_equal(fab_test_send_word(child.sock, "go"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "launched"), 0);
+    unsigned long long limit = TALK_LIMIT_NS;
+    void *params[] = {&m0.mc_ptr, &out, &limit, &how};
+    CU_OK(cuLaunchKernel(call, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL));
+    CU_OK(cuCtxSynchronize());
+    uint32_t mine[2] = {0}, theirs[2] = {0};
+    CU_OK(cuMemcpyDtoH(mine, out, sizeof(mine)));
+    assert_int_equal(fab_test_recv(child.sock, theirs, sizeof(theirs)), 0);
+    assert_int_equal(theirs[0], 1);        /* the peer saw the flag while both ran */
+    assert_int_equal(theirs[1], TALK_SUM); /* and the warp's data before it */
+    assert_int_equal(mine[0], 1);          /* its answer came back while this one ran */
+    assert_int_equal(mine[1], 4);
+    assert_int_equal(read_u32(m0.mem_ptr + 4), 2); /* this device's copy holds the answer */
+
+    assert_int_equal(fab_test_send_word(child.sock, "end"), 0);
+    assert_int_equal(fab_test_expect_word(child.sock, "done"), 0);
+    assert_int_equal(fab_test_reap(&child), 0);
+    CU_OK(cuModuleUnload(mod));
+    cut_unmap_free(out, g);
+    CU_OK(cuMemRelease(oh));
+    CU_OK(unbind_member(mc, 0, g, &m0));
+    CU_OK(cuMemRelease(mc));
+}
+
+static void kernels_running_at_once_hand_shake_through_a_multicast_object(void **state)
+{
+    (void)state;
+    hand_shake(0); /* multimem.st */
+}
+
+/* A GPU multicasts any store to a multicast address; fabmem does so at once
+ * for ordered ones (weak stores wait for the next synchronisation). */
+static void ordered_stores_to_a_multicast_address_reach_a_running_peer_at_once(void **state)
+{
+    (void)state;
+    hand_shake(1);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(four_trays_share_one_multicast_object_as_nccl_nvls_does,
                               fab_test_teardown),
@@ -892,10 +1182,17 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(kernels_as_written_store_through_and_reduce_over_a_multicast_mapping,
                               fab_test_teardown),
+    cmocka_unit_test_teardown(kernels_running_at_once_hand_shake_through_a_multicast_object,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(ordered_stores_to_a_multicast_address_reach_a_running_peer_at_once,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(kernels_as_written_fold_multimem_red_into_every_bound_copy_at_once,
+                              fab_test_teardown),
 };
 
 static const fab_test_helper_t helpers[] = {
     {"member", helper_member},
+    {"answer", helper_answer},
 };
 
 FAB_TEST_MAIN("cuda", tests, helpers)

@@ -2,7 +2,8 @@
  * teams"), tried as a client that does not play by libcuda's rules would:
  * what names a team (the token's inode, never memory that merely exists),
  * whose member ids are whose, what memory a bind takes, and that the state
- * page a member is handed is the daemon's alone to write. Each test starts
+ * page a member is handed is the daemon's alone to write, and what ranges
+ * and lengths a ranged synchronisation (multimem.st and .red) takes. Each test starts
  * its own fabmemd with the built-in topology (node0, 8 GPUs, channel 0). */
 #include "daemon_harness.h"
 
@@ -25,22 +26,15 @@ static fab_client_t *connect_ok(void)
     return fab_test_connect_node(NULL);
 }
 
-/* One MC_* request; its status, the reply in *reply (may be NULL) and its
- * fds closed unless fds is given. */
-static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t device,
-                       uint64_t size, uint64_t off, uint64_t mem_off, int fd_in,
-                       fab__reply_t *reply, int fds[2], unsigned *nfds)
+/* One MC_* request, rq; its status, the reply in *reply (may be NULL) and
+ * its fds closed unless fds is given. */
+static fab_status_t mc_send(fab_client_t *client, fab__request_t *rq, int fd_in,
+                            fab__reply_t *reply, int fds[2], unsigned *nfds)
 {
-    fab__request_t rq = {.type = type};
-    rq.u.mc.id = id;
-    rq.u.mc.device = device;
-    rq.u.mc.size = size;
-    rq.u.mc.mc_offset = off;
-    rq.u.mc.mem_offset = mem_off;
     fab__reply_t r;
     int got[2];
     unsigned n = 0;
-    fab_status_t s = fab__client_mc_request(client, &rq, NULL, fd_in, &r, got, &n);
+    fab_status_t s = fab__client_mc_request(client, rq, NULL, fd_in, &r, got, &n);
     if (reply)
         *reply = r;
     if (fds && nfds) {
@@ -51,6 +45,20 @@ static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t
             close(got[i]);
     }
     return s;
+}
+
+/* mc_send of a request with these fields. */
+static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t device,
+                       uint64_t size, uint64_t off, uint64_t mem_off, int fd_in,
+                       fab__reply_t *reply, int fds[2], unsigned *nfds)
+{
+    fab__request_t rq = {.type = type};
+    rq.u.mc.id = id;
+    rq.u.mc.device = device;
+    rq.u.mc.size = size;
+    rq.u.mc.mc_offset = off;
+    rq.u.mc.mem_offset = mem_off;
+    return mc_send(client, &rq, fd_in, reply, fds, nfds);
 }
 
 /* A POSIX-only team of `devices` devices, one granule: its token fd. */
@@ -71,8 +79,9 @@ static int create_team(fab_client_t *client, uint32_t devices)
     return fds[0];
 }
 
-/* Join through token: the member id; the shadow memfd in *shadow_out. */
-static uint64_t join(fab_client_t *client, int token, int *shadow_out)
+/* Join through token: the member id; the staging and shadow memfds in
+ * *staging_out and *shadow_out (either may be NULL: closed). */
+static uint64_t join_keeping(fab_client_t *client, int token, int *staging_out, int *shadow_out)
 {
     fab__reply_t r;
     int fds[2];
@@ -81,12 +90,20 @@ static uint64_t join(fab_client_t *client, int token, int *shadow_out)
     assert_int_equal(n, 2);
     assert_true(r.u.mc.id != 0);
     assert_int_equal(r.u.mc.size, G);
-    close(fds[0]);
+    if (staging_out)
+        *staging_out = fds[0];
+    else
+        close(fds[0]);
     if (shadow_out)
         *shadow_out = fds[1];
     else
         close(fds[1]);
     return r.u.mc.id;
+}
+
+static uint64_t join(fab_client_t *client, int token, int *shadow_out)
+{
+    return join_keeping(client, token, NULL, shadow_out);
 }
 
 static void memory_that_is_no_teams_token_is_not_found(void **state)
@@ -255,6 +272,150 @@ static void a_member_that_disconnects_before_the_team_is_complete_marks_it_lost(
     assert_int_equal(fab_client_close(a), FAB_SUCCESS);
 }
 
+/* ---- the ranged MC_SYNC (multimem.st and .red, published at once) ------------------- */
+
+/* MC_SYNC with every field its ranged forms read. */
+static fab_status_t sync_rq(fab_client_t *client, uint64_t id, uint32_t types, uint32_t count,
+                            uint64_t size, uint64_t off, uint64_t mem_off)
+{
+    fab__request_t rq = {.type = FAB__MSG_MC_SYNC};
+    rq.u.mc.id = id;
+    rq.u.mc.types = types;
+    rq.u.mc.count = count;
+    rq.u.mc.size = size;
+    rq.u.mc.mc_offset = off;
+    rq.u.mc.mem_offset = mem_off;
+    return mc_send(client, &rq, -1, NULL, NULL, NULL);
+}
+
+/* Two members of a two-device team, on connections a and b, each with one
+ * granule of memory bound (mapped here: mem[0], mem[1]) and a's staging
+ * copy mapped read-write (the multicast mapping's bytes). */
+typedef struct pair {
+    fab_client_t *a, *b;
+    int token;
+    uint64_t id[2];
+    uint8_t *staging, *mem[2];
+} pair_t;
+
+static void pair_start(pair_t *p)
+{
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    p->a = connect_ok();
+    p->b = connect_ok();
+    p->token = create_team(p->a, 2);
+    int staging = -1;
+    p->id[0] = join_keeping(p->a, p->token, &staging, NULL);
+    p->id[1] = join(p->b, p->token, NULL);
+    fab_client_t *c[2] = {p->a, p->b};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(mc(c[i], FAB__MSG_MC_ADD, p->id[i], i, 0, 0, 0, -1, NULL, NULL, NULL),
+                         FAB_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+        int fd = -1;
+        assert_int_equal(fab__memfd_create("bound", G, &fd), FAB_SUCCESS);
+        p->mem[i] = mmap(NULL, G, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        assert_true(p->mem[i] != MAP_FAILED);
+        assert_int_equal(mc(c[i], FAB__MSG_MC_BIND, p->id[i], i, G, 0, 0, fd, NULL, NULL, NULL),
+                         FAB_SUCCESS);
+        close(fd);
+    }
+    p->staging = mmap(NULL, G, PROT_READ | PROT_WRITE, MAP_SHARED, staging, 0);
+    assert_true(p->staging != MAP_FAILED);
+    close(staging);
+}
+
+static void pair_end(pair_t *p)
+{
+    munmap(p->staging, G);
+    munmap(p->mem[0], G);
+    munmap(p->mem[1], G);
+    close(p->token);
+    assert_int_equal(fab_client_close(p->b), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(p->a), FAB_SUCCESS);
+}
+
+static void a_ranged_sync_writes_or_folds_the_staging_bytes_into_every_bind_at_once(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_start(&p);
+    /* A store: the range, to the byte, whatever the snapshot holds. */
+    memcpy(p.staging + 101, "abc", 3);
+    p.mem[1][104] = 'z'; /* a byte past the range stays the peer's */
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, 3, 101, 0), FAB_SUCCESS);
+    assert_memory_equal(p.mem[0] + 101, "abc", 3);
+    assert_memory_equal(p.mem[1] + 101, "abc", 3);
+    assert_int_equal(p.mem[1][104], 'z');
+    assert_int_equal(p.mem[1][100], 0);
+    p.mem[1][101] = 'q'; /* the peer's own write, then the same store again */
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, 3, 101, 0), FAB_SUCCESS);
+    assert_int_equal(p.mem[1][101], 'a');
+    /* A reduction: the operand in the staging copy, folded into each copy;
+     * the staging copy then reads the sender's own. */
+    uint32_t seven = 7, five = 5, got = 0;
+    memcpy(p.mem[1] + 200, &seven, 4);
+    memcpy(p.staging + 200, &five, 4);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U32, 1, 4, 200, 0), FAB_SUCCESS);
+    memcpy(&got, p.mem[1] + 200, 4);
+    assert_int_equal(got, 12);
+    memcpy(&got, p.mem[0] + 200, 4);
+    assert_int_equal(got, 5);
+    memcpy(&got, p.staging + 200, 4);
+    assert_int_equal(got, 5);
+    uint64_t big = 0x100000000ull, sum = 0;
+    memcpy(p.staging + 256, &big, 8);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U64, 1, 8, 256, 0), FAB_SUCCESS);
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, 0, 0, 0), FAB_SUCCESS); /* a full one too */
+    memcpy(p.staging + 256, &big, 8);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U64, 1, 8, 256, 0), FAB_SUCCESS);
+    memcpy(&sum, p.mem[1] + 256, 8);
+    assert_true(sum == 2 * big);
+    pair_end(&p);
+}
+
+static void a_ranged_sync_outside_the_team_or_with_a_forged_length_is_refused(void **state)
+{
+    (void)state;
+    pair_t p;
+    pair_start(&p);
+    memset(p.staging, 0x5a, G);
+    const uint64_t g = G;
+    /* Not the sender's member. */
+    assert_int_equal(sync_rq(p.b, p.id[0], 0, 0, 4, 0, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.b, p.id[0], FAB__MC_OP_ADD_U32, 1, 4, 0, 0),
+                     FAB_ERROR_INVALID_VALUE);
+    /* A store outside the team, or naming fields a store has not. */
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, 1, g, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, g + 1, 0, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, 8, UINT64_MAX - 3, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, UINT64_MAX, 8, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 1, 4, 0, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], 0, 0, 4, 0, 4), FAB_ERROR_INVALID_VALUE);
+    /* A reduction whose lengths disagree, that lies outside, is misaligned,
+     * or names no operation. */
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U32, 1, 8, 0, 0),
+                     FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U32, 0, 0, 0, 0),
+                     FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U32, UINT32_MAX,
+                             (uint64_t)UINT32_MAX * 4, 0, 0),
+                     FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U64, 1, 8, g - 4, 0),
+                     FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U64, 1, 8, 4, 0),
+                     FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], 99, 1, 4, 0, 0), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(sync_rq(p.a, p.id[0], FAB__MC_OP_ADD_U32, 1, 4, 0, 4),
+                     FAB_ERROR_INVALID_VALUE);
+    /* None of them wrote anything. */
+    for (size_t i = 0; i < G; i++) {
+        if (p.mem[0][i] != 0 || p.mem[1][i] != 0)
+            fail_msg("byte %zu was written", i);
+    }
+    pair_end(&p);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(memory_that_is_no_teams_token_is_not_found, fab_test_teardown),
     cmocka_unit_test_teardown(a_team_is_made_only_on_a_region_its_creator_alone_holds,
@@ -263,6 +424,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(a_bind_takes_only_sealed_writable_memory_that_holds_the_range,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_member_that_disconnects_before_the_team_is_complete_marks_it_lost,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_ranged_sync_writes_or_folds_the_staging_bytes_into_every_bind_at_once,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_ranged_sync_outside_the_team_or_with_a_forged_length_is_refused,
                               fab_test_teardown),
 };
 

@@ -600,6 +600,118 @@ static void multimem_goes_through_the_host_callbacks(void **state)
     assert_int_equal(run_k("k", 1, 1, &prm, &host, &f), FAB__PTX_E_FAULT);
 }
 
+/* A multicast object of 64 words that counts the host's calls. */
+typedef struct {
+    uint32_t word[64];
+    unsigned calls, last_count;
+    unsigned red_op, red_type;
+} mc_calls_t;
+
+static bool mcc_is(void *ctx, uintptr_t addr)
+{
+    mc_calls_t *mc = ctx;
+    return addr >= (uintptr_t)mc->word && addr < (uintptr_t)(mc->word + 64);
+}
+
+static int mcc_st(void *ctx, uintptr_t addr, unsigned type, const void *in, size_t count)
+{
+    mc_calls_t *mc = ctx;
+    memcpy((void *)addr, in, count * (type == FAB__PTX_T_B8 ? 1 : 4));
+    mc->calls++;
+    mc->last_count = (unsigned)count;
+    return 0;
+}
+
+static int mcc_red(void *ctx, uintptr_t addr, unsigned type, unsigned op, const void *in, size_t count)
+{
+    mc_calls_t *mc = ctx;
+    for (size_t k = 0; k < count; k++)
+        ((uint32_t *)addr)[k] += ((const uint32_t *)in)[k];
+    mc->calls++;
+    mc->last_count = (unsigned)count;
+    mc->red_op = op;
+    mc->red_type = type;
+    return 0;
+}
+
+/* A warp's multimem.st or .red of consecutive elements is one host call
+ * (one round trip to the daemon in libcuda); lanes apart are one each. */
+static void a_warps_multimem_run_of_consecutive_elements_is_one_host_call(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 mc, .param .u32 stride)\n{\n"
+              ".reg .u64 %m, %a; .reg .b32 %t, %s, %o;\n"
+              "ld.param.u64 %m, [mc]; ld.param.u32 %s, [stride];\n"
+              "mov.u32 %t, %tid.x; mul.lo.u32 %o, %t, %s;\n"
+              "cvt.u64.u32 %a, %o; add.u64 %a, %m, %a;\n"
+              "multimem.st.relaxed.sys.global.u32 [%a], %t;\n"
+              "ret;\n}\n"
+              ".visible .entry r(.param .u64 mc)\n{\n"
+              ".reg .u64 %m, %a; .reg .b32 %t;\n"
+              "ld.param.u64 %m, [mc];\n"
+              "mov.u32 %t, %tid.x; mul.wide.u32 %a, %t, 4; add.u64 %a, %m, %a;\n"
+              "multimem.red.release.sys.global.add.u32 [%a], %t;\n"
+              "ret;\n}\n");
+    mc_calls_t mc;
+    memset(&mc, 0, sizeof(mc));
+    fab__ptx_host_t host = {.ctx = &mc, .mc_is = mcc_is, .mc_st = mcc_st, .mc_red = mcc_red};
+    struct { void *m; uint32_t stride; } prm = {mc.word, 4};
+    fab__ptx_fault_t f;
+    assert_int_equal(run_k("k", 1, 32, &prm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 1);
+    assert_int_equal(mc.last_count, 32);
+    for (uint32_t i = 0; i < 32; i++)
+        assert_int_equal(mc.word[i], i);
+    memset(&mc, 0, sizeof(mc));
+    prm.stride = 8;
+    assert_int_equal(run_k("k", 1, 8, &prm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 8);
+    assert_int_equal(mc.last_count, 1);
+    assert_int_equal(mc.word[14], 7);
+    assert_int_equal(mc.word[15], 0);
+    memset(&mc, 0, sizeof(mc));
+    struct { void *m; } rprm = {mc.word};
+    assert_int_equal(run_k("r", 1, 32, &rprm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(run_k("r", 1, 32, &rprm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 2);
+    assert_int_equal(mc.last_count, 32);
+    assert_int_equal(mc.red_op, FAB__PTX_W_ADD);
+    assert_int_equal(mc.red_type, FAB__PTX_T_U32);
+    assert_int_equal(mc.word[31], 62);
+}
+
+/* A GPU multicasts any store to a multicast address: an ordered one
+ * (.relaxed, .release, .volatile) is handed to the host as a store of its
+ * bytes, one call a lane; a weak one is left to the host's next
+ * synchronisation. */
+static void an_ordered_store_to_a_multicast_address_goes_to_the_host_a_weak_one_does_not(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 mc, .param .u32 ordered)\n{\n"
+              ".reg .u64 %m, %a; .reg .b32 %t, %o; .reg .pred %p;\n"
+              "ld.param.u64 %m, [mc]; ld.param.u32 %o, [ordered];\n"
+              "setp.ne.u32 %p, %o, 0;\n"
+              "mov.u32 %t, %tid.x; mul.wide.u32 %a, %t, 8; add.u64 %a, %m, %a;\n"
+              "@%p st.relaxed.sys.global.u32 [%a], %t;\n"
+              "@%p st.volatile.global.v2.u16 [%a+4], {%t, %t};\n"
+              "@!%p st.global.u32 [%a], %t;\n"
+              "ret;\n}\n");
+    mc_calls_t mc;
+    memset(&mc, 0, sizeof(mc));
+    fab__ptx_host_t host = {.ctx = &mc, .mc_is = mcc_is, .mc_st = mcc_st};
+    struct { void *m; uint32_t ordered; } prm = {mc.word, 1};
+    fab__ptx_fault_t f;
+    assert_int_equal(run_k("k", 1, 4, &prm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 8); /* two stores, four lanes */
+    assert_int_equal(mc.word[6], 3);
+    assert_int_equal(mc.word[7], 0x30003);
+    memset(&mc, 0, sizeof(mc));
+    prm.ordered = 0;
+    assert_int_equal(run_k("k", 1, 4, &prm, &host, &f), FAB__PTX_OK);
+    assert_int_equal(mc.calls, 0);
+    assert_int_equal(mc.word[6], 3);
+}
+
 static void an_instruction_not_run_is_refused_at_load_with_its_line(void **state)
 {
     (void)state;
@@ -687,6 +799,10 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(shfl_clamps_and_segments, teardown),
         cmocka_unit_test_teardown(special_registers, teardown),
         cmocka_unit_test_teardown(multimem_goes_through_the_host_callbacks, teardown),
+        cmocka_unit_test_teardown(a_warps_multimem_run_of_consecutive_elements_is_one_host_call,
+                                  teardown),
+        cmocka_unit_test_teardown(an_ordered_store_to_a_multicast_address_goes_to_the_host_a_weak_one_does_not,
+                                  teardown),
         cmocka_unit_test_teardown(mbarrier_arrive_and_wait_orders_shared_memory, teardown),
         cmocka_unit_test_teardown(an_instruction_not_run_is_refused_at_load_with_its_line, teardown),
         cmocka_unit_test_teardown(a_modifier_not_taken_is_refused_at_load, teardown),
