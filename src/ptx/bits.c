@@ -1,5 +1,6 @@
 /* The bit-level integer instructions (popc clz bfind brev bfe bfi bmsk
- * szext dp4a dp2a lop3 shf prmt) and the carry chain (add.cc addc sub.cc
+ * szext dp4a dp2a lop3 shf prmt), the packed 16-bit integer forms of add,
+ * sub, min and max (.s16x2 .u16x2) and the carry chain (add.cc addc sub.cc
  * subc mad.cc madc: one carry bit per lane, in the warp), each over the
  * lanes of m as exec.h's handlers are. */
 #include "src/ptx/exec.h"
@@ -138,6 +139,38 @@ int fab__ptx_x_dp4a(W_ARGS)
         }
         D[l] = (uint32_t)acc;
     });
+    return R_NEXT;
+}
+
+/* add, sub, min, max .s16x2/.u16x2 (PTX ISA 8.0, sm_90): half 0 is bits
+ * 0-15, half 1 bits 16-31, each on its own (add and sub wrap within the
+ * half); .relu (min, max .s16x2) makes a negative half 0. */
+static inline uint32_t fab__ptx_half2(unsigned op, bool s, bool relu, uint32_t a, uint32_t b)
+{
+    uint32_t d = 0;
+    for (unsigned h = 0; h < 32; h += 16) {
+        uint32_t ua = a >> h & 0xffffu, ub = b >> h & 0xffffu, r;
+        bool lt = s ? (int16_t)ua < (int16_t)ub : ua < ub;
+        switch (op) {
+        case OP_(ADD): r = ua + ub; break;
+        case OP_(SUB): r = ua - ub; break;
+        case OP_(MIN): r = lt ? ua : ub; break;
+        default: r = lt ? ub : ua; break; /* max */
+        }
+        r &= 0xffffu;
+        if (relu && (r & 0x8000u))
+            r = 0;
+        d |= r << h;
+    }
+    return d;
+}
+
+int fab__ptx_x_16x2(W_ARGS)
+{
+    OPS3;
+    bool s = in->t2 == T_(S16), relu = in->f & XF_(RELU);
+    unsigned op = in->op;
+    LANES(D[l] = fab__ptx_half2(op, s, relu, (uint32_t)A[l], (uint32_t)B[l]));
     return R_NEXT;
 }
 

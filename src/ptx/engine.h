@@ -133,7 +133,8 @@ struct fab__ptx_program {
     void **var_addr;                 /* per module var: placed address */
     struct fab__ptx_kernel *kernels;
     size_t nkernels;
-    uint32_t static_shared;          /* every module-scope .shared variable, laid out once */
+    uint32_t static_shared;          /* the .shared variables of the module and its .funcs, laid out once */
+    uint64_t *kshared;               /* per module function: a kernel's own .shared end (0: none) */
     uint32_t local_align;            /* the largest .align of a frame's variable, 16 at least */
     uint32_t shared_align;           /* the largest .align of a .shared variable, 16 at least */
 };

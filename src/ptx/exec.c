@@ -29,6 +29,8 @@
 FAB__PTX_HOT static int x_ADD(W_ARGS)
 {
     OPS3;
+    if (in->t2)
+        return fab__ptx_x_16x2(w, in, m);
     if (fab__ptx_is_float(in->t)) {
         if (in->t == T_(F32) && !in->f && (!in->rnd || in->rnd == W_(RN)))
             LANES(D[l] = FBN(F(A[l]) + F(B[l])));
@@ -52,6 +54,8 @@ FAB__PTX_HOT static int x_ADD(W_ARGS)
 FAB__PTX_HOT static int x_SUB(W_ARGS)
 {
     OPS3;
+    if (in->t2)
+        return fab__ptx_x_16x2(w, in, m);
     if (fab__ptx_is_float(in->t)) {
         if (in->t == T_(F32) && !in->f && (!in->rnd || in->rnd == W_(RN)))
             LANES(D[l] = FBN(F(A[l]) - F(B[l])));
@@ -235,8 +239,17 @@ static int x_NEG(W_ARGS)
 static int x_MIN(W_ARGS)
 {
     OPS3;
+    if (in->t2)
+        return fab__ptx_x_16x2(w, in, m);
     if (fab__ptx_is_float(in->t)) {
         fab__ptx_float_lanes(in, D, A, B, C, m);
+        return R_NEXT;
+    }
+    if (in->f & XF_(RELU)) { /* min.relu.s32: a negative minimum is 0 */
+        LANES({
+            int32_t r = (int32_t)A[l] < (int32_t)B[l] ? (int32_t)A[l] : (int32_t)B[l];
+            D[l] = (uint32_t)(r < 0 ? 0 : r);
+        });
         return R_NEXT;
     }
 #define C_(T, UT, N) LANES(D[l] = (UT)((T)A[l] < (T)B[l] ? (T)A[l] : (T)B[l]))
@@ -248,8 +261,17 @@ static int x_MIN(W_ARGS)
 static int x_MAX(W_ARGS)
 {
     OPS3;
+    if (in->t2)
+        return fab__ptx_x_16x2(w, in, m);
     if (fab__ptx_is_float(in->t)) {
         fab__ptx_float_lanes(in, D, A, B, C, m);
+        return R_NEXT;
+    }
+    if (in->f & XF_(RELU)) { /* max.relu.s32: a negative maximum is 0 */
+        LANES({
+            int32_t r = (int32_t)A[l] > (int32_t)B[l] ? (int32_t)A[l] : (int32_t)B[l];
+            D[l] = (uint32_t)(r < 0 ? 0 : r);
+        });
         return R_NEXT;
     }
 #define C_(T, UT, N) LANES(D[l] = (UT)((T)A[l] > (T)B[l] ? (T)A[l] : (T)B[l]))

@@ -132,6 +132,8 @@ int fab__ptx_x_bmsk(W_ARGS);
 int fab__ptx_x_szext(W_ARGS);
 #define x_DP4A fab__ptx_x_dp4a
 int fab__ptx_x_dp4a(W_ARGS);
+/* add sub min max on two 16-bit lanes of a .b32 (in->t2: .s16 or .u16) */
+int fab__ptx_x_16x2(W_ARGS);
 #define x_ADDC fab__ptx_x_addc
 int fab__ptx_x_addc(W_ARGS);
 #define x_LOP3 fab__ptx_x_lop3

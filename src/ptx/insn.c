@@ -135,6 +135,11 @@ static int fab__ptx_alu_words(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab_
         case W_(FULL): x->f |= FAB__PTX_XF_APPROX; break;
         case W_(NAN_): x->f |= FAB__PTX_XF_NAN; break;
         case W_(RELU): x->f |= FAB__PTX_XF_RELU; break;
+        case W_(S16X2): case W_(U16X2): /* the packed type, a word: t2 its half's type */
+            if (x->t2 || (in->op != OP_(ADD) && in->op != OP_(SUB) && in->op != OP_(MIN) && in->op != OP_(MAX)))
+                return fab__ptx_bad_word(dc, w);
+            x->t2 = w == W_(S16X2) ? T_(S16) : T_(U16);
+            break;
         case W_(LO): if (cmp) return fab__ptx_bad_word(dc, w); break;
         case W_(HI): x->f |= FAB__PTX_XF_HI; break;
         case W_(WIDE): x->f |= FAB__PTX_XF_WIDE; break;
@@ -166,6 +171,19 @@ static int fab__ptx_dc_alu(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__pt
     unsigned t = in->ntypes ? in->types[0] : T_(NONE);
     x->t = (uint8_t)t;
     bool fl = fab__ptx_float_arith(t), it = fab__ptx_int_arith(t);
+    bool minmax = in->op == OP_(MIN) || in->op == OP_(MAX);
+    if (x->t2) { /* add, sub, min, max .s16x2/.u16x2 d, a, b: .b32 operands; .relu on min, max .s16x2 */
+        if (in->ntypes)
+            return fab__ptx_bad_type(dc, t);
+        bool relu = x->f & FAB__PTX_XF_RELU;
+        if ((x->f & ~FAB__PTX_XF_RELU) || x->k || x->k2 || x->rnd || (relu && (!minmax || x->t2 != T_(S16))))
+            return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED,
+                                    "the .s16x2/.u16x2 forms take no modifier but .relu, on min and max .s16x2");
+        x->t = T_(B32);
+        return fab__ptx_ops_same(dc, in, x, 1, 2, T_(B32), T_(B32));
+    }
+    if ((x->f & FAB__PTX_XF_RELU) && it && !(minmax && t == T_(S32))) /* integer .relu: min, max .s32 only */
+        return fab__ptx_bad_word(dc, W_(RELU));
     unsigned wide = (x->f & FAB__PTX_XF_WIDE) ? t + 1 : t; /* U16 -> U32 ... */
     switch (in->op) {
     case OP_(ADD): case OP_(SUB):

@@ -243,16 +243,20 @@ int fab__ptx_dc_sync(fab__ptx_dc_t *dc, const fab__ptx_insn_t *in, fab__ptx_x_t 
         return fab__ptx_only_words(dc, in, ok, sizeof(ok) / sizeof(ok[0]));
     }
     case OP_(VOTE): case OP_(VOTE_SYNC): {
+        /* vote.sync with .sync after the mode (vote.ballot.sync.b32, as CUB's PTX has it) */
+        bool sync = in->op == OP_(VOTE_SYNC);
         for (unsigned i = 0; i < in->nwords; i++) {
             unsigned w = in->words[i];
             if (w == W_(ALL) || w == W_(ANY) || w == W_(UNI) || w == W_(BALLOT))
                 x->k = (uint8_t)w;
+            else if (w == W_(SYNC) && !sync)
+                sync = true;
             else
                 return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "the modifier %s", fab__ptx_word_name(w));
         }
         if (!x->k || (x->k == W_(BALLOT) ? t != T_(B32) : t != T_(PRED)))
             return fab__ptx_dc_fail(dc, FAB__PTX_E_UNSUPPORTED, "vote needs .all/.any/.uni.pred or .ballot.b32");
-        unsigned n = in->op == OP_(VOTE_SYNC) ? 3 : 2;
+        unsigned n = sync ? 3 : 2;
         if ((rc = fab__ptx_nops(dc, in, n, n)) || (rc = fab__ptx_dc_dst(dc, &o[0], t, &x->d[0])))
             return rc;
         fab__ptx_operand_t p = o[1];

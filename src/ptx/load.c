@@ -164,23 +164,37 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
             snprintf(diag->msg, sizeof(diag->msg), ".address_size 32: the engine runs 64-bit PTX only");
         goto fail;
     }
+    /* .shared: the module's variables and those of its .funcs first, in one layout every
+     * kernel has; then each kernel's own (declared in its body, which no other function can
+     * name) after them, the kernels' overlapping: a kernel's window is the first part and
+     * its own, not every kernel's (a module of hundreds of CUB kernels). */
     uint64_t sh = 0, sa = 16;
-    for (uint32_t vi = 0; vi < m->nvars; vi++) {
-        const fab__ptx_var_t *v = &m->vars[vi];
-        if ((v->space == FAB__PTX_S_GLOBAL || v->space == FAB__PTX_S_CONST) && v->linkage != FAB__PTX_L_EXTERN &&
-            v->func == FAB__PTX_NONE) {
-            p->var_placeable[vi] = true;
-            p->gvars[p->ngvars++] = vi;
+    p->kshared = calloc(nf, sizeof(*p->kshared));
+    if (!p->kshared)
+        goto fail;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t vi = 0; vi < m->nvars; vi++) {
+            const fab__ptx_var_t *v = &m->vars[vi];
+            bool own = v->func != FAB__PTX_NONE && m->funcs[v->func].entry;
+            if (pass == 0 && (v->space == FAB__PTX_S_GLOBAL || v->space == FAB__PTX_S_CONST) &&
+                v->linkage != FAB__PTX_L_EXTERN && v->func == FAB__PTX_NONE) {
+                p->var_placeable[vi] = true;
+                p->gvars[p->ngvars++] = vi;
+            }
+            if (pass == 0 && v->space == FAB__PTX_S_SHARED && v->align > sa)
+                sa = v->align; /* the dynamic array's too */
+            if (v->space != FAB__PTX_S_SHARED || v->unsized || !v->size || own != (pass == 1))
+                continue;
+            uint64_t *at = own ? &p->kshared[v->func] : &sh;
+            if (own && *at < p->static_shared)
+                *at = p->static_shared;
+            *at = fab__ptx_align_up(*at, v->align ? v->align : 1);
+            p->var_off[vi] = (uint32_t)*at;
+            *at += v->size;
         }
-        if (v->space == FAB__PTX_S_SHARED && v->align > sa)
-            sa = v->align; /* the dynamic array's too */
-        if (v->space == FAB__PTX_S_SHARED && !v->unsized && v->size) {
-            sh = fab__ptx_align_up(sh, v->align ? v->align : 1);
-            p->var_off[vi] = (uint32_t)sh;
-            sh += v->size;
-        }
+        if (pass == 0)
+            p->static_shared = (uint32_t)sh;
     }
-    p->static_shared = (uint32_t)sh;
     p->shared_align = (uint32_t)sa;
     size_t nk = 0;
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
@@ -237,13 +251,14 @@ fab__ptx_status_t fab__ptx_program_load(fab__ptx_module_t *module, fab__ptx_prog
         k->recursive = rec;
         k->lstride = (uint32_t)fab__ptx_align_up(frame + (rec ? FAB__PTX_STACK_EXTRA : 0), p->local_align);
         k->max_window = (uint32_t)slots;
-        k->shared_dyn_off = (uint32_t)fab__ptx_align_up(p->static_shared, p->shared_align);
+        uint64_t kst = p->kshared[fi] > p->static_shared ? p->kshared[fi] : p->static_shared;
+        k->shared_dyn_off = (uint32_t)fab__ptx_align_up(kst, p->shared_align);
         k->block_align = p->local_align > p->shared_align ? p->local_align : p->shared_align;
         fab__ptx_kernel_info_t *ki = &k->info;
         ki->name = f->name;
         ki->nparams = f->nparams;
         ki->param_bytes = off;
-        ki->static_shared = p->static_shared;
+        ki->static_shared = (size_t)kst;
         ki->local_bytes = k->lstride;
         ki->nregs = k->code->nregs;
         ki->max_threads = 1024;
@@ -283,6 +298,7 @@ void fab__ptx_program_free(fab__ptx_program_t *p)
     free(p->kernels);
     free(p->codes);
     free(p->var_off);
+    free(p->kshared);
     free(p->var_kparam);
     free(p->var_placeable);
     free(p->var_addr);

@@ -795,7 +795,7 @@ static void a_refusal_in_a_long_named_kernel_keeps_its_reason_in_the_log(void **
     char ptx[1024];
     snprintf(ptx, sizeof(ptx),
              PTX_HEAD ".visible .entry %s()\n{\n  .reg .b32 %%r<3>;\n"
-                      "  mov.u32 %%r1, 1;\n  min.s16x2 %%r2, %%r1, %%r1;\n  ret;\n}\n",
+                      "  mov.u32 %%r1, 1;\n  add.relu.s32 %%r2, %%r1, %%r1;\n  ret;\n}\n",
              name);
     char log[512] = "";
     CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -805,7 +805,7 @@ static void a_refusal_in_a_long_named_kernel_keeps_its_reason_in_the_log(void **
     assert_int_not_equal(r, CUDA_SUCCESS);
     assert_non_null(strstr(log, "PTX line 8: _Z4head"));
     assert_non_null(strstr(log, "..."));
-    assert_non_null(strstr(log, "_tail: min.s16x2"));
+    assert_non_null(strstr(log, "_tail: add.relu.s32"));
     assert_non_null(strstr(log, "not supported here"));
 }
 

@@ -521,6 +521,73 @@ static void shfl_clamps_and_segments(void **state)
         assert_int_equal(out[t], t + 3 <= 31 ? (t + 3) * 10 + 1000 : t * 10);
 }
 
+/* vote.sync with .sync after the mode, as CUB's PTX writes it
+ * (vote.ballot.sync.b32), is vote.sync: it takes the member mask and
+ * gives what the ISA's order (vote.sync.ballot.b32) gives. */
+static void vote_sync_takes_sync_after_its_mode(void **state)
+{
+    (void)state;
+    load(HEAD ".visible .entry k(.param .u64 out)\n{\n"
+              ".reg .u64 %o, %a; .reg .b32 %t, %b1, %b2, %x, %y; .reg .pred %p, %q, %r;\n"
+              "ld.param.u64 %o, [out];\n"
+              "mov.u32 %t, %laneid;\n"
+              "and.b32 %x, %t, 3; setp.eq.u32 %p, %x, 1;\n"
+              "vote.ballot.sync.b32 %b1, %p, 0xffffffff;\n"
+              "vote.sync.ballot.b32 %b2, %p, 0xffffffff;\n"
+              "vote.any.sync.pred %q, %p, 0xffffffff; vote.all.sync.pred %r, %p, 0xffffffff;\n"
+              "selp.b32 %x, 1, 0, %q; selp.b32 %y, 1, 0, %r;\n"
+              "mul.wide.u32 %a, %t, 16; add.u64 %a, %o, %a;\n"
+              "st.global.v4.u32 [%a], {%b1, %b2, %x, %y};\n"
+              "ret;\n}\n");
+    uint32_t out[32 * 4];
+    run1("k", 32, out);
+    for (uint32_t t = 0; t < 32; t++) {
+        assert_int_equal(out[t * 4], 0x22222222u);
+        assert_int_equal(out[t * 4 + 1], 0x22222222u);
+        assert_int_equal(out[t * 4 + 2], 1);
+        assert_int_equal(out[t * 4 + 3], 0);
+    }
+}
+
+/* A kernel's .shared is the module's variables and its own, not every
+ * kernel's: two kernels with 600000 bytes each of their own (1.2 MB
+ * together, over the 1 MiB a block may have) both run, their own arrays
+ * at one offset, after the module's variable, which each sees at its own. */
+static void kernels_own_shared_variables_overlap_after_the_modules(void **state)
+{
+    (void)state;
+    static const char body[] =
+        "{\n.reg .u64 %%o, %%a, %%b, %%c; .reg .b32 %%r<3>;\n"
+        ".shared .align 16 .b8 big%c[600000];\n"
+        "ld.param.u64 %%o, [out];\n"
+        "st.shared.u32 [common], %d; st.shared.u8 [big%c+599999], %d;\n"
+        "ld.shared.u32 %%r1, [common]; ld.shared.u8 %%r2, [big%c+599999];\n"
+        "mov.u64 %%a, big%c; mov.u64 %%c, common;\n"
+        "st.global.u32 [%%o], %%r1; st.global.u32 [%%o+4], %%r2;\n"
+        "st.global.u64 [%%o+8], %%a; st.global.u64 [%%o+16], %%c;\n"
+        "ret;\n}\n";
+    char ka[1024], kb[1024], text[4096];
+    snprintf(ka, sizeof(ka), body, 'a', 5, 'a', 6, 'a', 'a');
+    snprintf(kb, sizeof(kb), body, 'b', 7, 'b', 8, 'b', 'b');
+    snprintf(text, sizeof(text),
+             HEAD ".shared .align 4 .u32 common;\n"
+                  ".visible .entry a(.param .u64 out)\n%s.visible .entry b(.param .u64 out)\n%s",
+             ka, kb);
+    load(text);
+    uint64_t outa[3] = {0}, outb[3] = {0};
+    run1("a", 32, outa);
+    run1("b", 32, outb);
+    assert_int_equal((uint32_t)outa[0], 5);
+    assert_int_equal((uint32_t)(outa[0] >> 32), 6);
+    assert_int_equal((uint32_t)outb[0], 7);
+    assert_int_equal((uint32_t)(outb[0] >> 32), 8);
+    assert_true(outa[1] == outb[1]); /* big_a and big_b: one offset */
+    assert_true(outa[2] == outb[2] && outa[2] < outa[1]);
+    fab__ptx_kernel_info_t ki;
+    fab__ptx_kernel_info(fab__ptx_program_kernel(prog, "a"), &ki);
+    assert_int_equal(ki.static_shared, 16 + 600000);
+}
+
 static void special_registers(void **state)
 {
     (void)state;
@@ -797,6 +864,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(a_misaligned_access_is_reported, teardown),
         cmocka_unit_test_teardown(exit_in_some_lanes_lets_the_rest_reach_a_barrier, teardown),
         cmocka_unit_test_teardown(shfl_clamps_and_segments, teardown),
+        cmocka_unit_test_teardown(vote_sync_takes_sync_after_its_mode, teardown),
+        cmocka_unit_test_teardown(kernels_own_shared_variables_overlap_after_the_modules, teardown),
         cmocka_unit_test_teardown(special_registers, teardown),
         cmocka_unit_test_teardown(multimem_goes_through_the_host_callbacks, teardown),
         cmocka_unit_test_teardown(a_warps_multimem_run_of_consecutive_elements_is_one_host_call,
