@@ -16,6 +16,7 @@
 #define FAB__ENV_TIMEOUT_MS "FABMEM_TIMEOUT_MS"           /* the bound on a wait for the daemon */
 #define FAB__ENV_KERNELS "FABMEM_KERNELS"                 /* CPU kernel libraries */
 #define FAB__ENV_KERNEL_WATCH_MS "FABMEM_KERNEL_WATCH_MS" /* when a running kernel is logged */
+#define FAB__ENV_PTX_PROFILE "FABMEM_PTX_PROFILE"         /* where PTX profiles are appended */
 #define FAB__ENV_FAULTS "FABMEM_FAULTS"                   /* libcuda's per-call faults */
 #define FAB__ENV_FAULTS_SEED "FABMEM_FAULTS_SEED"         /* the seed of their draws */
 #define FAB__ENV_CHECK "FABMEM_CHECK"                     /* libcuda's lifetime checker */

@@ -27,6 +27,7 @@
 #include "src/cuda/stream.h"
 #include "src/cuda/multicast.h"
 #include "src/cuda/program.h"
+#include "src/cuda/profile.h"
 #include "src/fabric/client_mc.h"
 #include "src/cuda/entry.h"
 
@@ -186,6 +187,11 @@ CUresult fab__cu_program_build(const fab__cu_image_t *img, unsigned cc, fab__cu_
         fab__cu_program_free(p);
         return r;
     }
+    if ((r = fab__cu_profile_start(p->ptx)) != CUDA_SUCCESS) {
+        snprintf(error, error_len, "out of memory for the module's PTX profile");
+        fab__cu_program_free(p);
+        return r;
+    }
     *out = p;
     return CUDA_SUCCESS;
 }
@@ -194,6 +200,7 @@ void fab__cu_program_free(fab__cu_program_t *p)
 {
     if (!p)
         return;
+    fab__cu_profile_end(p->ptx);
     if (p->mem)
         munmap(p->mem, p->mem_len);
     fab__ptx_program_free(p->ptx);

@@ -105,6 +105,7 @@ typedef struct fab__ptx_code {
     uint32_t *param_off, *ret_off;   /* frame offsets of its own params and rets */
     uint32_t builtin;                /* FAB__PTX_BI_* when it is a built-in declaration */
     bool decoded;
+    uint64_t *prof;                  /* profiling: per instruction, runs and spin yields (2 * nx) */
 } fab__ptx_code_t;
 
 struct fab__ptx_kernel {
@@ -137,6 +138,7 @@ struct fab__ptx_program {
     uint64_t *kshared;               /* per module function: a kernel's own .shared end (0: none) */
     uint32_t local_align;            /* the largest .align of a frame's variable, 16 at least */
     uint32_t shared_align;           /* the largest .align of a .shared variable, 16 at least */
+    bool profiled;                   /* fab__ptx_program_profile: the codes' prof are counted */
 };
 
 /* ---- runtime state (sched.c owns it; exec.c and mem.c use it) ---------------------- */

@@ -601,7 +601,11 @@ static int x_TRAP(W_ARGS)
 static const fab__ptx_xfn fab__ptx_handlers[FAB__PTX_OP_COUNT] = {FAB__PTX_OPCODES(FAB__PTX_HANDLER)};
 #undef FAB__PTX_HANDLER
 
-int fab__ptx_exec(fab__ptx_warp_t *w, uint32_t n)
+/* The loop, in two copies: prof counts each instruction run and each spin
+ * yield into the program's profile (fab__ptx_program_profile), and is a
+ * constant, so that the copy without it has not one instruction more. */
+static inline __attribute__((always_inline)) int fab__ptx_exec_loop(fab__ptx_warp_t *w, uint32_t n,
+                                                                    const bool prof)
 {
     while (n--) {
         fab__ptx_simt_t *t = TOP;
@@ -626,14 +630,26 @@ int fab__ptx_exec(fab__ptx_warp_t *w, uint32_t n)
                 continue;
             }
         }
+        uint64_t *count = prof ? &w->code->prof[2 * (size_t)t->pc] : NULL;
+        if (prof)
+            __atomic_fetch_add(&count[0], 1, __ATOMIC_RELAXED);
         int r = fab__ptx_handlers[in->op](w, in, m);
         if (r == R_JUMP)
             continue;
         if (r == R_DONE || r == R_FAULT)
             return r;
+        if (prof && r == R_YIELD && w->spin_yield)
+            __atomic_fetch_add(&count[1], 1, __ATOMIC_RELAXED);
         TOP->pc++;
         if (r != R_NEXT)
             return r;
     }
     return R_YIELD;
+}
+
+int fab__ptx_exec(fab__ptx_warp_t *w, uint32_t n)
+{
+    if (__builtin_expect(w->run->program->profiled, 0))
+        return fab__ptx_exec_loop(w, n, true);
+    return fab__ptx_exec_loop(w, n, false);
 }

@@ -292,6 +292,7 @@ void fab__ptx_program_free(fab__ptx_program_t *p)
             free(c->calls[j].arg_off);
         free(c->calls);
         free(c->param_off);
+        free(c->prof);
     }
     for (size_t i = 0; i < p->nkernels; i++)
         free(p->kernels[i].param_off);

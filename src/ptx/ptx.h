@@ -137,6 +137,33 @@ bool fab__ptx_program_func_slots(const fab__ptx_program_t *program, const char *
 void fab__ptx_kernel_param(const fab__ptx_kernel_t *kernel, uint32_t i, size_t *offset_out,
                            size_t *size_out);
 
+/* ---- profiles ---------------------------------------------------------------- */
+
+/* From now on, count what every launch of the program's kernels runs: per
+ * instruction, the times a warp ran it (its guard true in at least one
+ * lane) and the spin yields it ended (a poll that saw nothing change,
+ * docs/ptx.md "Profiles"). Call before the program's first launch; once on,
+ * it stays on until the program is freed. FAB__PTX_OK or FAB__PTX_E_NOMEM. */
+fab__ptx_status_t fab__ptx_program_profile(fab__ptx_program_t *program);
+
+typedef struct fab__ptx_profile_line {
+    const char *func;        /* the function (kernel or .func) it is in */
+    uint32_t line;           /* its PTX line */
+    unsigned op;             /* fab__ptx_op_name */
+    uint64_t runs, spins;
+} fab__ptx_profile_line_t;
+
+/* How many instructions the program has: enough lines for a whole read. */
+size_t fab__ptx_program_ninsns(const fab__ptx_program_t *program);
+/* The instructions run at least once so far, the max most run of them into
+ * out, most run first (equal runs by function, then line; pass
+ * fab__ptx_program_ninsns for all); *total_out, when not NULL, the runs of
+ * all of them. Returns how many were written; 0 for a program not profiled.
+ * Safe while its kernels run: a snapshot of counters that only grow (a
+ * line's runs may have grown between the total and the line's read). */
+size_t fab__ptx_program_profile_read(const fab__ptx_program_t *program, fab__ptx_profile_line_t *out,
+                                     size_t max, uint64_t *total_out);
+
 /* ---- launches ---------------------------------------------------------------- */
 
 /* What the engine asks of the layer above while a kernel runs. Every
