@@ -4,7 +4,8 @@
  * (fab__ptx_program_profile), and its report is appended to that file when
  * the module is unloaded, or at exit for a module still loaded: what its
  * functions, opcodes and hottest PTX lines ran, as warp instructions and
- * spin yields. Each report is one write() to a file opened with O_APPEND,
+ * spin yields; a module none of whose kernels ran has none. Each report is
+ * one write() to a file opened with O_APPEND,
  * so that the processes of a job can share one file without their reports
  * mixing.
  *
@@ -135,6 +136,10 @@ static void fab__cu_profile_write(const fab__ptx_program_t *ptx, const char *whe
     const char *file = fab__cu_profile_file();
     if (!file)
         return;
+    uint64_t total = 0;
+    (void)fab__ptx_program_profile_read(ptx, NULL, 0, &total);
+    if (!total)
+        return; /* none of its kernels ran: nothing to say */
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);

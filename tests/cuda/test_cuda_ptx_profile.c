@@ -1,8 +1,8 @@
 /* FABMEM_PTX_PROFILE: with it naming a file, a module's report (its
  * functions, opcodes and hottest PTX lines, as warp instructions run and
  * spin yields) is appended there when the module is unloaded, or at exit
- * for a module still loaded, one report a module, never two; without it
- * nothing is written. */
+ * for a module still loaded, one report a module, never two, and none for a
+ * module whose kernels never ran; without it nothing is written. */
 #include "cuda_test.h"
 
 #include <fcntl.h>
@@ -73,6 +73,10 @@ static void ptx_profile_report_is_appended_when_the_module_unloads(void **state)
     setenv("FABMEM_PTX_PROFILE", path, 1);
     cut_init(0);
     CUmodule mod;
+    /* a module none of whose kernels ran has no report */
+    CU_OK(cuModuleLoadData(&mod, loop_ptx));
+    CU_OK(cuModuleUnload(mod));
+    assert_int_equal(access(path, F_OK), -1);
     assert_int_equal(load_and_run(&mod, 2), 0); /* 4 warps */
     assert_int_equal(access(path, F_OK), -1);   /* nothing before the unload */
     CU_OK(cuModuleUnload(mod));
