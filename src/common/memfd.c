@@ -67,3 +67,36 @@ int fab__memfd_reopen_read_only(int fd)
     snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
     return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 }
+
+uint64_t fab__memfd_data_from(int fd, uint64_t off, uint64_t end)
+{
+    if (off >= end)
+        return end;
+    off_t at = lseek(fd, (off_t)off, SEEK_DATA);
+    if (at < 0)
+        return errno == ENXIO ? end : off; /* ENXIO: nothing but holes after off */
+    return (uint64_t)at < end ? (uint64_t)at : end;
+}
+
+uint64_t fab__memfd_hole_from(int fd, uint64_t off, uint64_t end)
+{
+    if (off >= end)
+        return end;
+    off_t at = lseek(fd, (off_t)off, SEEK_HOLE);
+    if (at < 0)
+        return end;
+    return (uint64_t)at < end ? (uint64_t)at : end;
+}
+
+void fab__memfd_zero_mapped(uint8_t *p, uint64_t len)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t hi = ((uintptr_t)p + len) & ~((uintptr_t)page - 1);
+    if (page <= 0 || lo >= hi || madvise((void *)lo, hi - lo, MADV_REMOVE) != 0) {
+        memset(p, 0, len);
+        return;
+    }
+    memset(p, 0, lo - (uintptr_t)p);
+    memset((void *)hi, 0, (uintptr_t)p + len - hi);
+}

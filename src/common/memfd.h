@@ -34,4 +34,29 @@ fab_status_t fab__memfd_check(int fd, uint64_t size, int writable, char *why, si
  * to break). -1 with errno on failure. */
 int fab__memfd_reopen_read_only(int fd);
 
+/* Holes: a memfd's page that was never written (or was punched) reads as
+ * zeros and holds no memory; reading it through a mapping would allocate
+ * it. These let a copy or a comparison of large, mostly unwritten memory
+ * skip what is zero on both sides, in the cost of what was written.
+ *
+ * Each takes a descriptor of its own (fab__memfd_reopen_read_only), since
+ * lseek moves the offset every descriptor of one open file shares, those a
+ * peer holds included.
+ *
+ * The first offset in [off, end) of fd that may hold data (lseek SEEK_DATA;
+ * swapped-out pages count as data), or end where none does. Where the
+ * kernel cannot say, off: everything counts as data, as if it had no
+ * holes. */
+uint64_t fab__memfd_data_from(int fd, uint64_t off, uint64_t end);
+
+/* The first hole at or after off in fd (SEEK_HOLE), at most end; end where
+ * the kernel cannot say. off itself where off is in a hole. */
+uint64_t fab__memfd_hole_from(int fd, uint64_t off, uint64_t end);
+
+/* Zeros [p, +len) of a read-write shared mapping of a memfd: its whole
+ * pages are given back (MADV_REMOVE, which the size seals allow), what is
+ * left of a page at either end is written; where the kernel refuses, all
+ * of it is written. */
+void fab__memfd_zero_mapped(uint8_t *p, uint64_t len);
+
 #endif /* FABMEM_COMMON_MEMFD_H */

@@ -68,6 +68,8 @@ static void fab__mc_bind_free(fab__mc_team_t *team, unsigned slot)
 {
     fab__mc_bind_t *b = team->binds[slot];
     munmap(b->map, b->size);
+    if (b->holes >= 0)
+        close(b->holes);
     free(b);
     team->binds[slot] = NULL;
 }
@@ -81,6 +83,19 @@ static void fab__mc_team_free(fab__mcs_t *mcs, fab__mc_team_t *team)
     fab__map_remove(&mcs->teams, (uint64_t)team->ino);
     close(team->token_fd);
     free(team);
+}
+
+static void fab__mc_member_free(fab__mc_member_t *m)
+{
+    if (m->staging)
+        munmap(m->staging, m->team->size);
+    if (m->shadow)
+        munmap(m->shadow, m->shadow_len);
+    if (m->staging_holes >= 0)
+        close(m->staging_holes);
+    if (m->shadow_holes >= 0)
+        close(m->shadow_holes);
+    free(m);
 }
 
 /* A member leaves: its binds go, and the team with its last member. */
@@ -98,9 +113,7 @@ static void fab__mc_member_drop(fab__mcs_t *mcs, fab__mc_member_t *m, bool lost)
         }
     }
     fab__map_remove(&mcs->members, m->id);
-    munmap(m->staging, team->size);
-    munmap(m->shadow, m->shadow_len);
-    free(m);
+    fab__mc_member_free(m);
     if (team->nmembers == 0) {
         fab__mc_team_free(mcs, team);
         return;
@@ -293,6 +306,7 @@ static fab_status_t fab__mc_join(fab__mcs_t *mcs, fab__conn_t *conn, int fd, fab
         return FAB_ERROR_OUT_OF_MEMORY;
     m->team = team;
     m->conn = conn;
+    m->staging_holes = m->shadow_holes = -1;
     m->shadow_len = FAB__MC_PAGE + 2 * team->size;
     int staging_fd = -1, shadow_fd = -1, shadow_ro = -1;
     fab_status_t status = fab__mc_memfd("fabmem-multicast", team->size, &staging_fd, &m->staging);
@@ -302,6 +316,10 @@ static fab_status_t fab__mc_join(fab__mcs_t *mcs, fab__conn_t *conn, int fd, fab
     if (status != FAB_SUCCESS)
         goto fail;
     shadow_ro = fab__memfd_reopen_read_only(shadow_fd);
+    /* Descriptors of the daemon's own for the holes: the member's share its
+     * file offset. Without them every byte counts as written. */
+    m->staging_holes = fab__memfd_reopen_read_only(staging_fd);
+    m->shadow_holes = fab__memfd_reopen_read_only(shadow_fd);
     close(shadow_fd);
     shadow_fd = -1;
     status = FAB_ERROR_OUT_OF_MEMORY;
@@ -328,17 +346,13 @@ static fab_status_t fab__mc_join(fab__mcs_t *mcs, fab__conn_t *conn, int fd, fab
     return FAB_SUCCESS;
 
 fail:
-    if (m->staging)
-        munmap(m->staging, team->size);
-    if (m->shadow)
-        munmap(m->shadow, m->shadow_len);
     if (staging_fd >= 0)
         close(staging_fd);
     if (shadow_fd >= 0)
         close(shadow_fd);
     if (shadow_ro >= 0)
         close(shadow_ro);
-    free(m);
+    fab__mc_member_free(m);
     return status;
 }
 
@@ -379,6 +393,58 @@ static bool fab__mc_range_ok(const fab__mc_team_t *team, uint64_t off, uint64_t 
 {
     return len != 0 && len % team->gran == 0 && off % team->gran == 0 && len <= team->size &&
            off <= team->size - len;
+}
+
+/* The next stretch [*lo, *hi) at or after from, in [0, len), where either
+ * of two memfds (descriptors for their holes, a at base_a and b at base_b)
+ * may hold data: nothing outside such stretches was ever written on either
+ * side, so both read as zeros there. Page-aligned from 0; false when none is
+ * left. With no descriptor (-1), a side counts as written everywhere. */
+static bool fab__mc_written(int a, uint64_t base_a, int b, uint64_t base_b, uint64_t from,
+                            uint64_t len, uint64_t *lo, uint64_t *hi)
+{
+    if (from >= len)
+        return false;
+    uint64_t da = fab__memfd_data_from(a, base_a + from, base_a + len) - base_a;
+    uint64_t db = fab__memfd_data_from(b, base_b + from, base_b + len) - base_b;
+    uint64_t d = da < db ? da : db;
+    if (d >= len)
+        return false;
+    /* Where one side has data at d, it has data up to its next hole: the
+     * stretch ends at the later of the two. */
+    uint64_t ha = da == d ? fab__memfd_hole_from(a, base_a + d, base_a + len) - base_a : d;
+    uint64_t hb = db == d ? fab__memfd_hole_from(b, base_b + d, base_b + len) - base_b : d;
+    uint64_t h = ha > hb ? ha : hb;
+    *lo = d / FAB__MC_PAGE * FAB__MC_PAGE;
+    if (*lo < from)
+        *lo = from;
+    *hi = h > len - FAB__MC_PAGE ? len : (h + FAB__MC_PAGE - 1) / FAB__MC_PAGE * FAB__MC_PAGE;
+    if (*hi <= *lo)
+        *hi = len; /* never reached: a side with data at d has none of its holes there */
+    return true;
+}
+
+/* A new bind's memory into the member's staging copy and snapshot: its data
+ * copied, its holes made holes there (what the member's copy held before
+ * goes, as a copy of zeros would take it, without allocating them). */
+static void fab__mc_copy_in(const fab__mc_bind_t *b, uint8_t *staging, uint8_t *snap)
+{
+    uint64_t at = 0, base = b->mem_offset, len = b->size;
+    while (at < len) {
+        uint64_t d = fab__memfd_data_from(b->holes, base + at, base + len) - base;
+        if (d > at) {
+            fab__memfd_zero_mapped(staging + at, d - at);
+            fab__memfd_zero_mapped(snap + at, d - at);
+        }
+        if (d >= len)
+            break;
+        uint64_t h = fab__memfd_hole_from(b->holes, base + d, base + len) - base;
+        if (h <= d)
+            h = len; /* the kernel could not say: copy the rest */
+        memcpy(staging + d, b->map + d, h - d);
+        memcpy(snap + d, b->map + d, h - d);
+        at = h;
+    }
 }
 
 static fab_status_t fab__mc_bind(fab__mcs_t *mcs, fab__mc_member_t *m, const fab__request_t *rq,
@@ -436,11 +502,13 @@ static fab_status_t fab__mc_bind(fab__mcs_t *mcs, fab__mc_member_t *m, const fab
     b->mc_offset = off;
     b->size = size;
     b->map = p;
+    b->mem_offset = mem_off;
+    b->holes = fab__memfd_reopen_read_only(fd);
     team->binds[free_slot] = b;
     team->binds_ever++;
-    /* The member's multicast mapping reads its own copy from now on. */
-    memcpy(m->staging + off, b->map, size);
-    memcpy(fab__mc_snapshot(m) + off, b->map, size);
+    /* The member's multicast mapping reads its own copy from now on: what
+     * the memory holds is copied, what it never had is zeros. */
+    fab__mc_copy_in(b, m->staging + off, fab__mc_snapshot(m) + off);
     fab__mc_publish(team);
     reply->u.mc.id = b->id;
     return FAB_SUCCESS;
@@ -495,21 +563,14 @@ static fab_status_t fab__mc_publish_range(fab__mc_member_t *m, const fab__reques
     return FAB_SUCCESS;
 }
 
-/* What a synchronisation point did in the member process before: the bytes
- * that differ from the snapshot go to every bind, a page compared before
- * any is written; then the staging copy and snapshot are refreshed from the
- * member's own bound memory. With a size, only that range, written at once
- * (fab__mc_publish_range), or with an operation folded in (fab__mc_red). */
-static fab_status_t fab__mc_sync(fab__mc_member_t *m, const fab__request_t *rq)
+/* The member's staging pages [lo, hi) that differ from its snapshot: the
+ * bytes that differ go to every bind, a page compared before any is
+ * written; then the snapshot takes the page. */
+static void fab__mc_send_changes(fab__mc_member_t *m, uint64_t lo, uint64_t hi)
 {
-    if (rq->u.mc.types != 0)
-        return fab__mc_red(m, rq);
-    if (rq->u.mc.size != 0)
-        return fab__mc_publish_range(m, rq);
-    fab__mc_team_t *team = m->team;
     uint8_t *staging = m->staging, *snap = fab__mc_snapshot(m);
-    for (uint64_t at = 0; at < team->size; at += FAB__MC_PAGE) {
-        uint64_t n = team->size - at < FAB__MC_PAGE ? team->size - at : FAB__MC_PAGE;
+    for (uint64_t at = lo; at < hi; at += FAB__MC_PAGE) {
+        uint64_t n = hi - at < FAB__MC_PAGE ? hi - at : FAB__MC_PAGE;
         if (memcmp(staging + at, snap + at, n) == 0)
             continue;
         uint64_t i = 0;
@@ -521,22 +582,56 @@ static fab_status_t fab__mc_sync(fab__mc_member_t *m, const fab__request_t *rq)
             uint64_t j = i;
             while (j < n && staging[at + j] != snap[at + j])
                 j++;
-            fab__mc_push(team, staging, at + i, j - i);
+            fab__mc_push(m->team, staging, at + i, j - i);
             i = j;
         }
         memcpy(snap + at, staging + at, n);
     }
+}
+
+/* The member's own bound memory [lo, hi) of bind b into its staging copy
+ * and snapshot, where it differs. */
+static void fab__mc_take_bind(fab__mc_member_t *m, const fab__mc_bind_t *b, uint64_t lo,
+                              uint64_t hi)
+{
+    uint8_t *staging = m->staging + b->mc_offset, *snap = fab__mc_snapshot(m) + b->mc_offset;
+    for (uint64_t at = lo; at < hi; at += FAB__MC_PAGE) {
+        uint64_t n = hi - at < FAB__MC_PAGE ? hi - at : FAB__MC_PAGE;
+        if (memcmp(staging + at, b->map + at, n) != 0) {
+            memcpy(staging + at, b->map + at, n);
+            memcpy(snap + at, b->map + at, n);
+        }
+    }
+}
+
+/* What a synchronisation point did in the member process before: the
+ * staging bytes that differ from the snapshot go to every bind; then the
+ * staging copy and snapshot are refreshed from the member's own bound
+ * memory. Only what either side of a comparison ever held is compared
+ * (fab__mc_written): a team of hundreds of MiB that a kernel wrote a page of
+ * costs a page, and no page that was never written is allocated. With a
+ * size, only that range, written at once (fab__mc_publish_range), or with
+ * an operation folded in (fab__mc_red). */
+static fab_status_t fab__mc_sync(fab__mc_member_t *m, const fab__request_t *rq)
+{
+    if (rq->u.mc.types != 0)
+        return fab__mc_red(m, rq);
+    if (rq->u.mc.size != 0)
+        return fab__mc_publish_range(m, rq);
+    fab__mc_team_t *team = m->team;
+    uint64_t lo, hi;
+    for (uint64_t from = 0; fab__mc_written(m->staging_holes, 0, m->shadow_holes, FAB__MC_PAGE,
+                                            from, team->size, &lo, &hi);
+         from = hi)
+        fab__mc_send_changes(m, lo, hi);
     for (unsigned k = 0; k < FAB__MC_BINDS; k++) {
         const fab__mc_bind_t *b = team->binds[k];
         if (!b || b->member != m)
             continue;
-        for (uint64_t at = 0; at < b->size; at += FAB__MC_PAGE) {
-            uint64_t n = b->size - at < FAB__MC_PAGE ? b->size - at : FAB__MC_PAGE;
-            if (memcmp(staging + b->mc_offset + at, b->map + at, n) != 0) {
-                memcpy(staging + b->mc_offset + at, b->map + at, n);
-                memcpy(snap + b->mc_offset + at, b->map + at, n);
-            }
-        }
+        for (uint64_t from = 0; fab__mc_written(b->holes, b->mem_offset, m->staging_holes,
+                                                b->mc_offset, from, b->size, &lo, &hi);
+             from = hi)
+            fab__mc_take_bind(m, b, lo, hi);
     }
     return FAB_SUCCESS;
 }

@@ -31,6 +31,8 @@ typedef struct fab__mc_bind {
     int32_t node, device;
     uint64_t mc_offset, size;
     uint8_t *map; /* [mem_offset, +size) of the memory, read-write */
+    uint64_t mem_offset;
+    int holes; /* the memory's own read-only descriptor, for its holes; -1: none */
 } fab__mc_bind_t;
 
 struct fab__mc_member {
@@ -40,6 +42,9 @@ struct fab__mc_member {
     uint8_t *staging; /* team->size bytes */
     uint8_t *shadow;  /* a page, the snapshot, the sums */
     size_t shadow_len;
+    /* Read-only descriptors of the staging and shadow memfds for their holes
+     * (fab__memfd_data_from): what was never written is skipped; -1: none. */
+    int staging_holes, shadow_holes;
 };
 
 struct fab__mc_team {

@@ -61,13 +61,13 @@ static fab_status_t mc(fab_client_t *client, uint16_t type, uint64_t id, int32_t
     return mc_send(client, &rq, fd_in, reply, fds, nfds);
 }
 
-/* A POSIX-only team of `devices` devices, one granule: its token fd. */
-static int create_team(fab_client_t *client, uint32_t devices)
+/* A POSIX-only team of `devices` devices, size bytes: its token fd. */
+static int create_team_of(fab_client_t *client, uint32_t devices, uint64_t size)
 {
     fab__request_t rq = {.type = FAB__MSG_MC_CREATE};
     rq.u.mc.count = devices;
     rq.u.mc.types = 1; /* POSIX_FILE_DESCRIPTOR */
-    rq.u.mc.size = G;
+    rq.u.mc.size = size;
     rq.u.mc.mc_offset = G;
     fab__reply_t r;
     int fds[2];
@@ -79,9 +79,17 @@ static int create_team(fab_client_t *client, uint32_t devices)
     return fds[0];
 }
 
-/* Join through token: the member id; the staging and shadow memfds in
- * *staging_out and *shadow_out (either may be NULL: closed). */
-static uint64_t join_keeping(fab_client_t *client, int token, int *staging_out, int *shadow_out)
+/* One granule. */
+static int create_team(fab_client_t *client, uint32_t devices)
+{
+    return create_team_of(client, devices, G);
+}
+
+/* Join through token of a team of size bytes: the member id; the staging
+ * and shadow memfds in *staging_out and *shadow_out (either may be NULL:
+ * closed). */
+static uint64_t join_team_of(fab_client_t *client, int token, uint64_t size, int *staging_out,
+                             int *shadow_out)
 {
     fab__reply_t r;
     int fds[2];
@@ -89,7 +97,7 @@ static uint64_t join_keeping(fab_client_t *client, int token, int *staging_out, 
     assert_int_equal(mc(client, FAB__MSG_MC_JOIN, 0, 0, 0, 0, 0, token, &r, fds, &n), FAB_SUCCESS);
     assert_int_equal(n, 2);
     assert_true(r.u.mc.id != 0);
-    assert_int_equal(r.u.mc.size, G);
+    assert_int_equal(r.u.mc.size, size);
     if (staging_out)
         *staging_out = fds[0];
     else
@@ -99,6 +107,11 @@ static uint64_t join_keeping(fab_client_t *client, int token, int *staging_out, 
     else
         close(fds[1]);
     return r.u.mc.id;
+}
+
+static uint64_t join_keeping(fab_client_t *client, int token, int *staging_out, int *shadow_out)
+{
+    return join_team_of(client, token, G, staging_out, shadow_out);
 }
 
 static uint64_t join(fab_client_t *client, int token, int *shadow_out)
@@ -416,7 +429,199 @@ static void a_ranged_sync_outside_the_team_or_with_a_forged_length_is_refused(vo
     pair_end(&p);
 }
 
+/* ---- memory never written costs nothing (the holes of the memfds) ---------------------- */
+
+#define BIG (16 * (uint64_t)G) /* a team of 32 MiB, as NCCL's NVLS buffers are hundreds */
+
+/* The first offset at or after off of fd that holds data; -1: none. */
+static off_t data_at(int fd, off_t off)
+{
+    off_t at = lseek(fd, off, SEEK_DATA);
+    if (at < 0)
+        assert_int_equal(errno, ENXIO);
+    return at;
+}
+
+/* Whether [off, +len) of fd reads as zeros (pread: allocates nothing). */
+static bool zeros(int fd, off_t off, size_t len)
+{
+    uint8_t buf[4096];
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+        assert_int_equal(pread(fd, buf, n, off + (off_t)done), (ssize_t)n);
+        for (size_t i = 0; i < n; i++) {
+            if (buf[i] != 0)
+                return false;
+        }
+        done += n;
+    }
+    return true;
+}
+
+/* A one-device team of BIG bytes on a fresh daemon, joined and added: the
+ * member id, its staging and shadow memfds. */
+static uint64_t big_member(fab_client_t **client, int *token, int *staging, int *shadow)
+{
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    *client = connect_ok();
+    *token = create_team_of(*client, 1, BIG);
+    uint64_t id = join_team_of(*client, *token, BIG, staging, shadow);
+    assert_int_equal(mc(*client, FAB__MSG_MC_ADD, id, 0, 0, 0, 0, -1, NULL, NULL, NULL),
+                     FAB_SUCCESS);
+    return id;
+}
+
+static void the_hole_helpers_count_all_as_data_where_the_kernel_cannot_say(void **state)
+{
+    (void)state;
+    assert_int_equal(fab__memfd_data_from(-1, 10, 100), 10);
+    assert_int_equal(fab__memfd_hole_from(-1, 10, 100), 100);
+    int fd = -1;
+    assert_int_equal(fab__memfd_create("holes", 4 * 4096, &fd), FAB_SUCCESS);
+    assert_int_equal(fab__memfd_data_from(fd, 0, 4 * 4096), 4 * 4096); /* all holes */
+    assert_int_equal(pwrite(fd, "d", 1, 4096 + 7), 1);
+    assert_int_equal(fab__memfd_data_from(fd, 0, 4 * 4096), 4096);
+    assert_int_equal(fab__memfd_data_from(fd, 0, 100), 100); /* none before the end asked */
+    assert_int_equal(fab__memfd_hole_from(fd, 4096, 4 * 4096), 2 * 4096);
+    assert_int_equal(fab__memfd_hole_from(fd, 0, 4 * 4096), 0);
+    /* Zeroing through a mapping gives whole pages back, writes the rest. */
+    uint8_t *p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 0x77, 4 * 4096);
+    fab__memfd_zero_mapped(p + 100, 3 * 4096);
+    assert_int_equal(p[99], 0x77);
+    assert_int_equal(p[100], 0);
+    assert_int_equal(p[3 * 4096 + 99], 0);
+    assert_int_equal(p[3 * 4096 + 100], 0x77);
+    assert_int_equal(fab__memfd_hole_from(fd, 0, 4 * 4096), 4096); /* pages 1 and 2 given back */
+    assert_int_equal(fab__memfd_data_from(fd, 4096, 4 * 4096), 3 * 4096);
+    munmap(p, 4 * 4096);
+    close(fd);
+}
+
+static void a_bind_copies_what_the_memory_holds_and_allocates_none_of_the_rest(void **state)
+{
+    (void)state;
+    fab_client_t *client;
+    int token, staging, shadow, mem = -1;
+    uint64_t id = big_member(&client, &token, &staging, &shadow);
+    assert_int_equal(fab__memfd_create("bound", BIG, &mem), FAB_SUCCESS);
+    const off_t at = 5 * (off_t)G + 4096;
+    assert_int_equal(pwrite(mem, "written", 7, at), 7);
+    assert_int_equal(mc(client, FAB__MSG_MC_BIND, id, 0, BIG, 0, 0, mem, NULL, NULL, NULL),
+                     FAB_SUCCESS);
+    /* The staging copy (the multicast mapping's bytes) holds the written
+     * page and nothing else; so does the snapshot, after the state page. */
+    char got[7];
+    assert_int_equal(pread(staging, got, 7, at), 7);
+    assert_memory_equal(got, "written", 7);
+    off_t d = data_at(staging, 0);
+    assert_true(d >= 5 * (off_t)G && d <= at);
+    assert_true(lseek(staging, d, SEEK_HOLE) <= 6 * (off_t)G);
+    assert_int_equal(data_at(staging, 6 * (off_t)G), -1);
+    assert_true(zeros(staging, 0, 4096) && zeros(staging, at + 7, 4096));
+    d = data_at(shadow, 4096);
+    assert_true(d >= 4096 + 5 * (off_t)G && d <= 4096 + at);
+    assert_int_equal(pread(shadow, got, 7, 4096 + at), 7);
+    assert_memory_equal(got, "written", 7);
+    assert_int_equal(data_at(shadow, 4096 + 6 * (off_t)G), -1); /* nor the sums */
+    close(mem);
+    close(staging);
+    close(shadow);
+    close(token);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void a_bind_over_bytes_an_earlier_bind_left_reads_the_new_memorys_zeros(void **state)
+{
+    (void)state;
+    fab_client_t *client;
+    int token, staging, shadow, old = -1, fresh = -1;
+    uint64_t id = big_member(&client, &token, &staging, &shadow);
+    assert_int_equal(fab__memfd_create("old", G, &old), FAB_SUCCESS);
+    uint8_t *p = mmap(NULL, G, PROT_READ | PROT_WRITE, MAP_SHARED, old, 0);
+    assert_true(p != MAP_FAILED);
+    memset(p, 0x5a, G);
+    munmap(p, G);
+    assert_int_equal(mc(client, FAB__MSG_MC_BIND, id, 0, G, G, 0, old, NULL, NULL, NULL),
+                     FAB_SUCCESS);
+    assert_false(zeros(staging, G, G));
+    assert_int_equal(mc(client, FAB__MSG_MC_UNBIND, id, 0, G, G, 0, -1, NULL, NULL, NULL),
+                     FAB_SUCCESS);
+    /* Fresh memory there: never written, so zeros, in the staging copy and
+     * in the snapshot, and given back, not written as zeros. */
+    assert_int_equal(fab__memfd_create("fresh", G, &fresh), FAB_SUCCESS);
+    assert_int_equal(pwrite(fresh, "x", 1, 12345), 1); /* one page it has */
+    assert_int_equal(mc(client, FAB__MSG_MC_BIND, id, 0, G, G, 0, fresh, NULL, NULL, NULL),
+                     FAB_SUCCESS);
+    assert_true(zeros(staging, G, 12345) && zeros(staging, G + 12346, G - 12346));
+    assert_true(zeros(shadow, 4096 + G, 12345) && zeros(shadow, 4096 + G + 12346, G - 12346));
+    char x = 0;
+    assert_int_equal(pread(staging, &x, 1, G + 12345), 1);
+    assert_int_equal(x, 'x');
+    assert_true(data_at(staging, 0) >= G + 8192 && lseek(staging, G + 12345, SEEK_HOLE) <= G + 16384);
+    close(old);
+    close(fresh);
+    close(staging);
+    close(shadow);
+    close(token);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
+static void a_full_sync_of_a_large_team_reads_only_the_pages_written(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *a = connect_ok(), *b = connect_ok();
+    int token = create_team_of(a, 2, BIG), staging = -1, shadow = -1, mem[2];
+    uint64_t id[2] = {join_team_of(a, token, BIG, &staging, &shadow),
+                      join_team_of(b, token, BIG, NULL, NULL)};
+    fab_client_t *c[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(mc(c[i], FAB__MSG_MC_ADD, id[i], i, 0, 0, 0, -1, NULL, NULL, NULL),
+                         FAB_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(fab__memfd_create("bound", BIG, &mem[i]), FAB_SUCCESS);
+        assert_int_equal(mc(c[i], FAB__MSG_MC_BIND, id[i], i, BIG, 0, 0, mem[i], NULL, NULL, NULL),
+                         FAB_SUCCESS);
+    }
+    /* A kernel of a's stored a page through the multicast mapping; its end
+     * synchronises the whole team. */
+    const off_t at = 11 * (off_t)G + 8192;
+    assert_int_equal(pwrite(staging, "stored", 6, at), 6);
+    assert_int_equal(sync_rq(a, id[0], 0, 0, 0, 0, 0), FAB_SUCCESS);
+    char got[6];
+    assert_int_equal(pread(mem[1], got, 6, at), 6);
+    assert_memory_equal(got, "stored", 6); /* the peer's memory has it */
+    assert_int_equal(pread(mem[0], got, 6, at), 6);
+    assert_memory_equal(got, "stored", 6); /* and a's own */
+    /* Nothing else of any of them was read into being: each holds data in
+     * that page's neighbourhood alone. */
+    int fds[4] = {mem[0], mem[1], staging, shadow};
+    off_t base[4] = {0, 0, 0, 4096};
+    for (int i = 0; i < 4; i++) {
+        off_t d = data_at(fds[i], base[i]);
+        if (d < base[i] + 11 * (off_t)G || d > base[i] + at)
+            fail_msg("memfd %d holds data at %lld, before the written page", i, (long long)d);
+        assert_int_equal(data_at(fds[i], base[i] + 12 * (off_t)G), -1);
+    }
+    for (int i = 0; i < 2; i++)
+        close(mem[i]);
+    close(staging);
+    close(shadow);
+    close(token);
+    assert_int_equal(fab_client_close(b), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(a), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
+    cmocka_unit_test(the_hole_helpers_count_all_as_data_where_the_kernel_cannot_say),
+    cmocka_unit_test_teardown(a_bind_copies_what_the_memory_holds_and_allocates_none_of_the_rest,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_bind_over_bytes_an_earlier_bind_left_reads_the_new_memorys_zeros,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_full_sync_of_a_large_team_reads_only_the_pages_written,
+                              fab_test_teardown),
     cmocka_unit_test_teardown(memory_that_is_no_teams_token_is_not_found, fab_test_teardown),
     cmocka_unit_test_teardown(a_team_is_made_only_on_a_region_its_creator_alone_holds,
                               fab_test_teardown),
