@@ -88,6 +88,30 @@ uint64_t fab__memfd_hole_from(int fd, uint64_t off, uint64_t end)
     return (uint64_t)at < end ? (uint64_t)at : end;
 }
 
+bool fab__memfd_written(int a, uint64_t base_a, int b, uint64_t base_b, uint64_t from,
+                        uint64_t len, uint64_t page, uint64_t *lo, uint64_t *hi)
+{
+    if (from >= len)
+        return false;
+    uint64_t da = fab__memfd_data_from(a, base_a + from, base_a + len) - base_a;
+    uint64_t db = fab__memfd_data_from(b, base_b + from, base_b + len) - base_b;
+    uint64_t d = da < db ? da : db;
+    if (d >= len)
+        return false;
+    /* Where one side has data at d, it has data up to its next hole: the
+     * stretch ends at the later of the two. */
+    uint64_t ha = da == d ? fab__memfd_hole_from(a, base_a + d, base_a + len) - base_a : d;
+    uint64_t hb = db == d ? fab__memfd_hole_from(b, base_b + d, base_b + len) - base_b : d;
+    uint64_t h = ha > hb ? ha : hb;
+    *lo = d & ~(page - 1);
+    if (*lo < from)
+        *lo = from;
+    *hi = h >= len - (len % page) ? len : (h + page - 1) & ~(page - 1);
+    if (*hi > len || *hi <= *lo)
+        *hi = len; /* not reached: a side with data at d has no hole there */
+    return true;
+}
+
 void fab__memfd_zero_mapped(uint8_t *p, uint64_t len)
 {
     long page = sysconf(_SC_PAGESIZE);

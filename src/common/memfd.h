@@ -12,6 +12,7 @@
 #ifndef FABMEM_COMMON_MEMFD_H
 #define FABMEM_COMMON_MEMFD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,16 @@ uint64_t fab__memfd_data_from(int fd, uint64_t off, uint64_t end);
 /* The first hole at or after off in fd (SEEK_HOLE), at most end; end where
  * the kernel cannot say. off itself where off is in a hole. */
 uint64_t fab__memfd_hole_from(int fd, uint64_t off, uint64_t end);
+
+/* The next stretch [*lo, *hi) at or after from, in [0, len), where either
+ * of two memfds may hold data (a from base_a on, b from base_b on; either
+ * descriptor -1: that side counts as written everywhere): outside such
+ * stretches neither was ever written, so both read as zeros there, equal.
+ * The stretch is aligned to page (a power of two) from 0; false when none
+ * is left. A loop from 0, each turn from the last *hi, visits every byte
+ * where the two could differ. */
+bool fab__memfd_written(int a, uint64_t base_a, int b, uint64_t base_b, uint64_t from,
+                        uint64_t len, uint64_t page, uint64_t *lo, uint64_t *hi);
 
 /* Zeros [p, +len) of a read-write shared mapping of a memfd: its whole
  * pages are given back (MADV_REMOVE, which the size seals allow), what is

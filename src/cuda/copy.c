@@ -20,6 +20,7 @@
  * reuse it at once, and a copy into a pageable destination returns only once
  * done. cuMemcpy and cuMemcpyAsync infer each side's kind from the address,
  * as unified addressing does. */
+#include "src/common/memfd.h"
 #include "src/cuda/state.h"
 #include "src/cuda/check.h"
 #include "src/cuda/device.h"
@@ -89,6 +90,23 @@ static CUresult fab__cu_side_check(uintptr_t addr, size_t span, fab__cu_side_t s
     return fab__cu_mem_check(addr, span, device, write);
 }
 
+/* A memset of zeros of at least this many bytes gives the whole pages of
+ * shared memory back instead of writing them (fab__memfd_zero_mapped: they
+ * read as zeros, for every process that maps them): NCCL clears its NVLS
+ * buffers, hundreds of MiB a rank, before it binds them, and written zeros
+ * are pages a bind, a synchronisation and every reader then pay for. Memory
+ * that is not shared (MADV_REMOVE refused) is written as before. */
+#define FAB__CU_ZERO_PAGES_FROM ((size_t)64 << 10)
+
+static bool fab__cu_xfer_zeros(const fab__cu_xfer_t *x)
+{
+    for (size_t i = 0; i < x->pat_width; i++) {
+        if (x->pattern[i] != 0)
+            return false;
+    }
+    return true;
+}
+
 static void fab__cu_xfer_run(void *arg)
 {
     fab__cu_xfer_t *x = arg;
@@ -115,6 +133,8 @@ static void fab__cu_xfer_run(void *arg)
         unsigned char *d = (unsigned char *)(x->dst + z * x->dslice + row * x->dpitch);
         if (!x->set) {
             memmove(d, (const void *)(src + z * sslice + row * spitch), x->width);
+        } else if (fab__cu_xfer_zeros(x) && x->width >= FAB__CU_ZERO_PAGES_FROM) {
+            fab__memfd_zero_mapped(d, x->width);
         } else if (x->pat_width == 1) {
             memset(d, x->pattern[0], x->width);
         } else {

@@ -45,6 +45,8 @@ void fab__cu_mc_put_mems(fab__cu_mc_local_t *list)
     while (list) {
         fab__cu_mc_local_t *next = list->next;
         munmap(list->map, list->size);
+        if (list->holes >= 0)
+            close(list->holes);
         free(list);
         list = next;
     }

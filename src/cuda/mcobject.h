@@ -17,6 +17,7 @@ typedef struct fab__cu_mc_local {
     int dev;              /* this process's device index */
     size_t mc_offset, mem_offset, size;
     uint8_t *map;         /* the bound bytes, mapped read-only */
+    int holes;            /* the memory's own read-only descriptor, for its holes; -1: none */
     struct fab__cu_mc_local *next;
 } fab__cu_mc_local_t;
 
@@ -32,6 +33,10 @@ struct fab__cu_mc {
     uint8_t *staging;     /* the staging memfd, mapped shared */
     uint8_t *shadow;      /* state page, snapshot, sums: read-only */
     size_t shadow_len;
+    /* Descriptors of this process's own for the holes of the staging and
+     * shadow memfds (fab__memfd_written): a synchronisation compares only
+     * what was written; -1: every byte counts as written. */
+    int staging_holes, shadow_holes;
     fab__cu_mc_local_t *locals;
     struct fab__cu_mc *next; /* in fab__cu_mcs */
 };

@@ -104,6 +104,7 @@
 
 #include "fabmem/fabric.h"
 #include "src/common/log.h"
+#include "src/common/memfd.h"
 #include "src/common/topology_impl.h"
 #include "src/fabric/client_mc.h"
 
@@ -153,6 +154,10 @@ void fab__cu_mc_free(struct fab__cu_mc *mc)
         munmap(mc->staging, mc->size);
     if (mc->shadow)
         munmap(mc->shadow, mc->shadow_len);
+    if (mc->staging_holes >= 0)
+        close(mc->staging_holes);
+    if (mc->shadow_holes >= 0)
+        close(mc->shadow_holes);
     if (mc->region)
         fab_region_release(mc->region);
     else if (mc->ctl_fd >= 0)
@@ -190,6 +195,11 @@ static CUresult fab__cu_mc_join(struct fab__cu_mc *mc, int fd, int *staging_out)
     if (p == MAP_FAILED)
         goto fail;
     mc->shadow = p;
+    /* Not the descriptors received: lseek would move the offset they share
+     * with the daemon's. A uid that may not reopen the daemon's memfds
+     * compares every byte. */
+    mc->staging_holes = fab__memfd_reopen_read_only(m.staging_fd);
+    mc->shadow_holes = fab__memfd_reopen_read_only(m.shadow_fd);
     close(m.shadow_fd);
     *staging_out = m.staging_fd;
     return CUDA_SUCCESS;
@@ -218,7 +228,7 @@ CUresult fab__cu_mc_adopt(fab__cu_alloc_t *a)
     struct fab__cu_mc *mc = calloc(1, sizeof(*mc));
     if (!mc)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    mc->ctl_fd = -1;
+    mc->ctl_fd = mc->staging_holes = mc->shadow_holes = -1;
     int staging = -1;
     CUresult r = fab__cu_mc_join(mc, a->fd, &staging);
     if (r != CUDA_SUCCESS) {
@@ -309,7 +319,7 @@ CUresult cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle,
     int staging = -1;
     if (!mc || !a)
         goto fail;
-    mc->ctl_fd = -1;
+    mc->ctl_fd = mc->staging_holes = mc->shadow_holes = -1;
     /* The team is the daemon's (round trips, no lock held): its token is a
      * region when it must travel as a fabric handle, else a memfd the
      * daemon makes. */
@@ -428,6 +438,7 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     l->map = map;
+    l->holes = fab__memfd_reopen_read_only(mem->fd);
     /* The daemon maps the bound range of the memory itself, checks the
      * range against the team and the memory, and refreshes the staging
      * copy from it; nobody else gets the memory. */
@@ -442,6 +453,8 @@ static CUresult fab__cu_mc_bind(fab__cu_alloc_t *a, size_t mc_offset, fab__cu_al
     pthread_mutex_unlock(&fab__cu_mc_mu);
     if (r != CUDA_SUCCESS) {
         munmap(map, size);
+        if (l->holes >= 0)
+            close(l->holes);
         free(l);
     }
     return r;
@@ -550,14 +563,28 @@ CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, 
 
 /* Whether a synchronisation of mc has anything to do: a store since the
  * last (staging differs from the snapshot), or a peer's store into this
- * process's bound memory that the staging copy does not show yet. */
+ * process's bound memory that the staging copy does not show yet. Only
+ * what either side of a comparison ever held is read: an NVLS team is
+ * hundreds of MiB a rank, a kernel writes a little of it, and reading a
+ * page never written would allocate it. */
 static bool fab__cu_mc_dirty(const struct fab__cu_mc *mc)
 {
-    if (memcmp(mc->staging, fab__cu_mc_snapshot(mc), mc->size) != 0)
-        return true;
-    for (const fab__cu_mc_local_t *l = mc->locals; l; l = l->next) {
-        if (memcmp(mc->staging + l->mc_offset, l->map, l->size) != 0)
+    uint64_t lo, hi;
+    for (uint64_t from = 0; fab__memfd_written(mc->staging_holes, 0, mc->shadow_holes,
+                                              FAB__CU_MC_PAGE, from, mc->size, FAB__CU_MC_PAGE,
+                                              &lo, &hi);
+         from = hi) {
+        if (memcmp(mc->staging + lo, fab__cu_mc_snapshot(mc) + lo, hi - lo) != 0)
             return true;
+    }
+    for (const fab__cu_mc_local_t *l = mc->locals; l; l = l->next) {
+        for (uint64_t from = 0; fab__memfd_written(l->holes, l->mem_offset, mc->staging_holes,
+                                                  l->mc_offset, from, l->size, FAB__CU_MC_PAGE,
+                                                  &lo, &hi);
+             from = hi) {
+            if (memcmp(mc->staging + l->mc_offset + lo, l->map + lo, hi - lo) != 0)
+                return true;
+        }
     }
     return false;
 }

@@ -395,35 +395,6 @@ static bool fab__mc_range_ok(const fab__mc_team_t *team, uint64_t off, uint64_t 
            off <= team->size - len;
 }
 
-/* The next stretch [*lo, *hi) at or after from, in [0, len), where either
- * of two memfds (descriptors for their holes, a at base_a and b at base_b)
- * may hold data: nothing outside such stretches was ever written on either
- * side, so both read as zeros there. Page-aligned from 0; false when none is
- * left. With no descriptor (-1), a side counts as written everywhere. */
-static bool fab__mc_written(int a, uint64_t base_a, int b, uint64_t base_b, uint64_t from,
-                            uint64_t len, uint64_t *lo, uint64_t *hi)
-{
-    if (from >= len)
-        return false;
-    uint64_t da = fab__memfd_data_from(a, base_a + from, base_a + len) - base_a;
-    uint64_t db = fab__memfd_data_from(b, base_b + from, base_b + len) - base_b;
-    uint64_t d = da < db ? da : db;
-    if (d >= len)
-        return false;
-    /* Where one side has data at d, it has data up to its next hole: the
-     * stretch ends at the later of the two. */
-    uint64_t ha = da == d ? fab__memfd_hole_from(a, base_a + d, base_a + len) - base_a : d;
-    uint64_t hb = db == d ? fab__memfd_hole_from(b, base_b + d, base_b + len) - base_b : d;
-    uint64_t h = ha > hb ? ha : hb;
-    *lo = d / FAB__MC_PAGE * FAB__MC_PAGE;
-    if (*lo < from)
-        *lo = from;
-    *hi = h > len - FAB__MC_PAGE ? len : (h + FAB__MC_PAGE - 1) / FAB__MC_PAGE * FAB__MC_PAGE;
-    if (*hi <= *lo)
-        *hi = len; /* never reached: a side with data at d has none of its holes there */
-    return true;
-}
-
 /* A new bind's memory into the member's staging copy and snapshot: its data
  * copied, its holes made holes there (what the member's copy held before
  * goes, as a copy of zeros would take it, without allocating them). */
@@ -608,7 +579,7 @@ static void fab__mc_take_bind(fab__mc_member_t *m, const fab__mc_bind_t *b, uint
  * staging bytes that differ from the snapshot go to every bind; then the
  * staging copy and snapshot are refreshed from the member's own bound
  * memory. Only what either side of a comparison ever held is compared
- * (fab__mc_written): a team of hundreds of MiB that a kernel wrote a page of
+ * (fab__memfd_written): a team of hundreds of MiB that a kernel wrote a page of
  * costs a page, and no page that was never written is allocated. With a
  * size, only that range, written at once (fab__mc_publish_range), or with
  * an operation folded in (fab__mc_red). */
@@ -620,16 +591,17 @@ static fab_status_t fab__mc_sync(fab__mc_member_t *m, const fab__request_t *rq)
         return fab__mc_publish_range(m, rq);
     fab__mc_team_t *team = m->team;
     uint64_t lo, hi;
-    for (uint64_t from = 0; fab__mc_written(m->staging_holes, 0, m->shadow_holes, FAB__MC_PAGE,
-                                            from, team->size, &lo, &hi);
+    for (uint64_t from = 0; fab__memfd_written(m->staging_holes, 0, m->shadow_holes, FAB__MC_PAGE,
+                                              from, team->size, FAB__MC_PAGE, &lo, &hi);
          from = hi)
         fab__mc_send_changes(m, lo, hi);
     for (unsigned k = 0; k < FAB__MC_BINDS; k++) {
         const fab__mc_bind_t *b = team->binds[k];
         if (!b || b->member != m)
             continue;
-        for (uint64_t from = 0; fab__mc_written(b->holes, b->mem_offset, m->staging_holes,
-                                                b->mc_offset, from, b->size, &lo, &hi);
+        for (uint64_t from = 0; fab__memfd_written(b->holes, b->mem_offset, m->staging_holes,
+                                                  b->mc_offset, from, b->size, FAB__MC_PAGE, &lo,
+                                                  &hi);
              from = hi)
             fab__mc_take_bind(m, b, lo, hi);
     }

@@ -1,12 +1,13 @@
 /* Memory outside the VMM API against cuda.h only: cuMemAlloc and its
  * pitch, host allocations and registrations, copies between every kind of
- * memory, memsets, pointer attributes of each kind, cuMemGetInfo, contexts
+ * memory, memsets (zeros give shared pages back), pointer attributes of each kind, cuMemGetInfo, contexts
  * (push/pop, the 13.0 cuCtxGetDevice through cuGetProcAddress) and peer
  * copies. */
 #include "cuda_test.h"
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <unistd.h>
 
 #define TWO_GPUS "[node a]\ngpus = 2\n"
 
@@ -155,6 +156,71 @@ static void memsets_reach_device_and_page_locked_memory_only(void **state)
     CU_IS(cuMemsetD8((CUdeviceptr)(uintptr_t)reg, 0, 16), CUDA_ERROR_INVALID_VALUE);
     CU_IS(cuMemsetD32((CUdeviceptr)(uintptr_t)reg + 2, 0, 4), CUDA_ERROR_INVALID_VALUE);
     free(reg);
+}
+
+/* Whether [off, +len) of fd reads as zeros; pread allocates nothing. */
+static bool reads_zeros(int fd, off_t off, size_t len)
+{
+    unsigned char buf[4096];
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+        assert_int_equal(pread(fd, buf, n, off + (off_t)done), (ssize_t)n);
+        for (size_t i = 0; i < n; i++) {
+            if (buf[i] != 0)
+                return false;
+        }
+        done += n;
+    }
+    return true;
+}
+
+static void a_memset_of_zeros_gives_shared_memorys_pages_back_and_keeps_the_rest(void **state)
+{
+    (void)state;
+    cut_init(0);
+    size_t size = cut_granularity(0);
+    CUmemGenericAllocationHandle h = cut_create_posix(size, 0);
+    CUdeviceptr p = cut_map_rw(h, size);
+    int fd = -1;
+    CU_OK(cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CU_OK(cuMemsetD8(p, 0x5a, size));
+    assert_int_equal(lseek(fd, 0, SEEK_DATA), 0);
+    /* Zeros over [100, size - 100): the bytes outside keep theirs; inside,
+     * the whole pages are holes, in the memory every process shares. */
+    CU_OK(cuMemsetD8(p + 100, 0, size - 200));
+    unsigned char edge[2] = {0, 0};
+    assert_int_equal(pread(fd, &edge[0], 1, 99), 1);
+    assert_int_equal(pread(fd, &edge[1], 1, (off_t)size - 100), 1);
+    assert_int_equal(edge[0], 0x5a);
+    assert_int_equal(edge[1], 0x5a);
+    assert_true(reads_zeros(fd, 100, size - 200));
+    assert_int_equal(lseek(fd, 4096, SEEK_HOLE), 4096);
+    assert_int_equal(lseek(fd, 4096, SEEK_DATA), (off_t)size - 4096);
+    /* The queued form and the wider ones alike; a pattern that is not
+     * zeros is written. */
+    CU_OK(cuMemsetD32Async(p, 0x01010101u, size / 4, NULL));
+    CU_OK(cuStreamSynchronize(NULL));
+    CU_OK(cuMemsetD32Async(p, 0, size / 4, NULL));
+    CU_OK(cuStreamSynchronize(NULL));
+    assert_true(reads_zeros(fd, 0, size));
+    assert_int_equal(lseek(fd, 0, SEEK_DATA), -1);
+    CU_OK(cuMemsetD16(p, 0x0100, size / 2));
+    assert_int_equal(lseek(fd, 0, SEEK_DATA), 0);
+    unsigned char got[2];
+    assert_int_equal(pread(fd, got, 2, 4096), 2);
+    assert_int_equal(got[0], 0x00);
+    assert_int_equal(got[1], 0x01);
+    close(fd);
+    cut_unmap_free(p, size);
+    CU_OK(cuMemRelease(h));
+    /* Memory that is not shared between processes is written. */
+    void *host = NULL;
+    CU_OK(cuMemAllocHost(&host, 1 << 20));
+    memset(host, 0x77, 1 << 20);
+    CU_OK(cuMemsetD8((CUdeviceptr)(uintptr_t)host, 0, 1 << 20));
+    for (size_t i = 0; i < (1 << 20); i += 4093)
+        assert_int_equal(((unsigned char *)host)[i], 0);
+    CU_OK(cuMemFreeHost(host));
 }
 
 static void host_registration_rules(void **state)
@@ -653,6 +719,7 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test(copies_between_every_kind_of_memory),
     cmocka_unit_test(an_async_copy_from_pageable_memory_takes_it_at_the_call),
     cmocka_unit_test(memsets_reach_device_and_page_locked_memory_only),
+    cmocka_unit_test(a_memset_of_zeros_gives_shared_memorys_pages_back_and_keeps_the_rest),
     cmocka_unit_test(host_registration_rules),
     cmocka_unit_test(pointer_attributes_of_each_kind_of_memory),
     cmocka_unit_test(buffer_ids_are_unique_and_never_reused),
