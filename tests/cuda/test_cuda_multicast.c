@@ -378,6 +378,39 @@ static void sizes_and_offsets_are_multiples_of_the_granularity(void **state)
     CU_IS(cuMulticastAddDevice(mc, 0), CUDA_ERROR_INVALID_VALUE); /* released */
 }
 
+static void a_synchronisation_of_a_large_object_reads_only_what_was_written(void **state)
+{
+    (void)state;
+    size_t g = start_on("a");
+    size_t size = 16 * g; /* NCCL's NVLS buffers are hundreds of MiB */
+    CUmulticastObjectProp prop = mc_prop(1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, size);
+    CUmemGenericAllocationHandle mc;
+    CU_OK(cuMulticastCreate(&mc, &prop));
+    CU_OK(cuMulticastAddDevice(mc, 0));
+    member_t m;
+    CU_OK(bind_member(mc, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, size, &m));
+    int fd = -1;
+    CU_OK(cuMemExportToShareableHandle(&fd, m.mem, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    assert_int_equal(lseek(fd, 0, SEEK_DATA), -1); /* zeroed: no page holds anything */
+    CU_OK(cuCtxSynchronize());
+    assert_int_equal(lseek(fd, 0, SEEK_DATA), -1); /* nothing to publish, nothing read */
+    /* A store through the multicast mapping, then a synchronisation: the
+     * bound memory has that page and no other. */
+    uint32_t v = VALUE;
+    size_t at = 9 * g + 12288;
+    CU_OK(cuMemcpyHtoD(m.mc_ptr + at, &v, sizeof(v)));
+    CU_OK(cuCtxSynchronize());
+    uint32_t got = 0;
+    assert_int_equal(pread(fd, &got, sizeof(got), (off_t)at), (ssize_t)sizeof(got));
+    assert_int_equal(got, VALUE);
+    off_t d = lseek(fd, 0, SEEK_DATA);
+    assert_true(d >= (off_t)(9 * g) && d <= (off_t)at);
+    assert_int_equal(lseek(fd, (off_t)(10 * g), SEEK_DATA), -1);
+    close(fd);
+    CU_OK(unbind_member(mc, 0, size, &m));
+    CU_OK(cuMemRelease(mc));
+}
+
 static void a_team_has_numdevices_devices_each_added_once(void **state)
 {
     (void)state;
@@ -1158,6 +1191,8 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(a_member_that_exits_bound_is_skipped_and_forgotten,
                               fab_test_teardown),
     cmocka_unit_test_teardown(sizes_and_offsets_are_multiples_of_the_granularity,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_synchronisation_of_a_large_object_reads_only_what_was_written,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_team_has_numdevices_devices_each_added_once, fab_test_teardown),
     cmocka_unit_test_teardown(a_bind_waits_until_every_device_is_added, fab_test_teardown),
