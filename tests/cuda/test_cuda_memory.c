@@ -158,22 +158,6 @@ static void memsets_reach_device_and_page_locked_memory_only(void **state)
     free(reg);
 }
 
-/* Whether [off, +len) of fd reads as zeros; pread allocates nothing. */
-static bool reads_zeros(int fd, off_t off, size_t len)
-{
-    unsigned char buf[4096];
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
-        assert_int_equal(pread(fd, buf, n, off + (off_t)done), (ssize_t)n);
-        for (size_t i = 0; i < n; i++) {
-            if (buf[i] != 0)
-                return false;
-        }
-        done += n;
-    }
-    return true;
-}
-
 static void a_memset_of_zeros_gives_shared_memorys_pages_back_and_keeps_the_rest(void **state)
 {
     (void)state;
@@ -193,7 +177,7 @@ static void a_memset_of_zeros_gives_shared_memorys_pages_back_and_keeps_the_rest
     assert_int_equal(pread(fd, &edge[1], 1, (off_t)size - 100), 1);
     assert_int_equal(edge[0], 0x5a);
     assert_int_equal(edge[1], 0x5a);
-    assert_true(reads_zeros(fd, 100, size - 200));
+    assert_true(fab_test_reads_zeros(fd, 100, size - 200));
     assert_int_equal(lseek(fd, 4096, SEEK_HOLE), 4096);
     assert_int_equal(lseek(fd, 4096, SEEK_DATA), (off_t)size - 4096);
     /* The queued form and the wider ones alike; a pattern that is not
@@ -202,7 +186,7 @@ static void a_memset_of_zeros_gives_shared_memorys_pages_back_and_keeps_the_rest
     CU_OK(cuStreamSynchronize(NULL));
     CU_OK(cuMemsetD32Async(p, 0, size / 4, NULL));
     CU_OK(cuStreamSynchronize(NULL));
-    assert_true(reads_zeros(fd, 0, size));
+    assert_true(fab_test_reads_zeros(fd, 0, size));
     assert_int_equal(lseek(fd, 0, SEEK_DATA), -1);
     CU_OK(cuMemsetD16(p, 0x0100, size / 2));
     assert_int_equal(lseek(fd, 0, SEEK_DATA), 0);

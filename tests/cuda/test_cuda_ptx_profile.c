@@ -6,6 +6,7 @@
 #include "cuda_test.h"
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -134,41 +135,30 @@ static void ptx_profile_is_off_without_the_variable(void **state)
     free(dir);
 }
 
-/* Helper: run the kernel and exit with the module still loaded. */
-static int helper_exit_loaded(int argc, char **argv, int sock)
+/* Helper: run the kernel, unload the module when its argument says
+ * "unload", then exit: one report either way, at exit or at unload (and
+ * none more at exit). */
+static int helper_run_then_exit(int argc, char **argv, int sock)
 {
-    (void)argc;
-    (void)argv;
+    bool unload = argc > 1 && strcmp(argv[1], "unload") == 0;
     CUT_HELPER_READY(sock);
     CUmodule mod;
     int rc = load_and_run(&mod, 1);
     if (rc)
         return rc;
+    if (unload && cuModuleUnload(mod) != CUDA_SUCCESS)
+        return 24;
     return fab_test_send_word(sock, "ran") == 0 ? 0 : 23; /* exit: the report is written then */
 }
 
-/* Helper: unload, then exit: one report (at unload), none more at exit. */
-static int helper_unload_then_exit(int argc, char **argv, int sock)
-{
-    (void)argc;
-    (void)argv;
-    CUT_HELPER_READY(sock);
-    CUmodule mod;
-    int rc = load_and_run(&mod, 1);
-    if (rc)
-        return rc;
-    if (cuModuleUnload(mod) != CUDA_SUCCESS)
-        return 24;
-    return fab_test_send_word(sock, "ran") == 0 ? 0 : 23;
-}
-
-static char *run_helper(const char *name, const char *path)
+static char *run_helper(const char *how, const char *path)
 {
     char env[600];
     snprintf(env, sizeof(env), "FABMEM_PTX_PROFILE=%s", path);
     const char *const envs[] = {env, NULL};
     fab_test_child_t child;
-    assert_int_equal(fab_test_spawn(name, NULL, envs, &child), 0);
+    const char *const args[] = {how, NULL};
+    assert_int_equal(fab_test_spawn("run_then_exit", args, envs, &child), 0);
     assert_int_equal(fab_test_expect_word(child.sock, "ready"), 0);
     assert_int_equal(fab_test_expect_word(child.sock, "ran"), 0);
     assert_int_equal(fab_test_reap(&child), 0);
@@ -181,7 +171,7 @@ static void ptx_profile_of_a_module_still_loaded_is_written_at_exit(void **state
     char *dir = fab_test_tempdir();
     char path[512];
     snprintf(path, sizeof(path), "%s/exit.txt", dir);
-    char *text = run_helper("exit_loaded", path);
+    char *text = run_helper("stay", path);
     assert_non_null(text);
     assert_int_equal(count_of(text, "# fabmem PTX profile: "), 1);
     assert_non_null(strstr(text, "(the first loop), at exit\n"));
@@ -189,7 +179,7 @@ static void ptx_profile_of_a_module_still_loaded_is_written_at_exit(void **state
     free(text);
 
     snprintf(path, sizeof(path), "%s/unload.txt", dir);
-    text = run_helper("unload_then_exit", path);
+    text = run_helper("unload", path);
     assert_non_null(text);
     assert_int_equal(count_of(text, "# fabmem PTX profile: "), 1);
     assert_non_null(strstr(text, "(the first loop), at unload\n"));
@@ -223,8 +213,7 @@ static const struct CMUnitTest tests[] = {
 };
 
 static const fab_test_helper_t helpers[] = {
-    {"exit_loaded", helper_exit_loaded},
-    {"unload_then_exit", helper_unload_then_exit},
+    {"run_then_exit", helper_run_then_exit},
 };
 
 FAB_TEST_MAIN("cuda", tests, helpers)

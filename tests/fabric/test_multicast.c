@@ -442,22 +442,6 @@ static off_t data_at(int fd, off_t off)
     return at;
 }
 
-/* Whether [off, +len) of fd reads as zeros (pread: allocates nothing). */
-static bool zeros(int fd, off_t off, size_t len)
-{
-    uint8_t buf[4096];
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
-        assert_int_equal(pread(fd, buf, n, off + (off_t)done), (ssize_t)n);
-        for (size_t i = 0; i < n; i++) {
-            if (buf[i] != 0)
-                return false;
-        }
-        done += n;
-    }
-    return true;
-}
-
 /* A one-device team of BIG bytes on a fresh daemon, joined and added: the
  * member id, its staging and shadow memfds. */
 static uint64_t big_member(fab_client_t **client, int *token, int *staging, int *shadow)
@@ -519,7 +503,7 @@ static void a_bind_copies_what_the_memory_holds_and_allocates_none_of_the_rest(v
     assert_true(d >= 5 * (off_t)G && d <= at);
     assert_true(lseek(staging, d, SEEK_HOLE) <= 6 * (off_t)G);
     assert_int_equal(data_at(staging, 6 * (off_t)G), -1);
-    assert_true(zeros(staging, 0, 4096) && zeros(staging, at + 7, 4096));
+    assert_true(fab_test_reads_zeros(staging, 0, 4096) && fab_test_reads_zeros(staging, at + 7, 4096));
     d = data_at(shadow, 4096);
     assert_true(d >= 4096 + 5 * (off_t)G && d <= 4096 + at);
     assert_int_equal(pread(shadow, got, 7, 4096 + at), 7);
@@ -545,7 +529,7 @@ static void a_bind_over_bytes_an_earlier_bind_left_reads_the_new_memorys_zeros(v
     munmap(p, G);
     assert_int_equal(mc(client, FAB__MSG_MC_BIND, id, 0, G, G, 0, old, NULL, NULL, NULL),
                      FAB_SUCCESS);
-    assert_false(zeros(staging, G, G));
+    assert_false(fab_test_reads_zeros(staging, G, G));
     assert_int_equal(mc(client, FAB__MSG_MC_UNBIND, id, 0, G, G, 0, -1, NULL, NULL, NULL),
                      FAB_SUCCESS);
     /* Fresh memory there: never written, so zeros, in the staging copy and
@@ -554,8 +538,8 @@ static void a_bind_over_bytes_an_earlier_bind_left_reads_the_new_memorys_zeros(v
     assert_int_equal(pwrite(fresh, "x", 1, 12345), 1); /* one page it has */
     assert_int_equal(mc(client, FAB__MSG_MC_BIND, id, 0, G, G, 0, fresh, NULL, NULL, NULL),
                      FAB_SUCCESS);
-    assert_true(zeros(staging, G, 12345) && zeros(staging, G + 12346, G - 12346));
-    assert_true(zeros(shadow, 4096 + G, 12345) && zeros(shadow, 4096 + G + 12346, G - 12346));
+    assert_true(fab_test_reads_zeros(staging, G, 12345) && fab_test_reads_zeros(staging, G + 12346, G - 12346));
+    assert_true(fab_test_reads_zeros(shadow, 4096 + G, 12345) && fab_test_reads_zeros(shadow, 4096 + G + 12346, G - 12346));
     char x = 0;
     assert_int_equal(pread(staging, &x, 1, G + 12345), 1);
     assert_int_equal(x, 'x');

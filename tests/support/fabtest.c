@@ -286,6 +286,21 @@ static int fab__unlink_one(const char *path, const struct stat *st, int flag, st
     return remove(path);
 }
 
+int fab_test_reads_zeros(int fd, off_t off, size_t len)
+{
+    unsigned char buf[4096];
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < sizeof(buf) ? len - done : sizeof(buf);
+        assert_int_equal(pread(fd, buf, n, off + (off_t)done), (ssize_t)n);
+        for (size_t i = 0; i < n; i++) {
+            if (buf[i] != 0)
+                return 0;
+        }
+        done += n;
+    }
+    return 1;
+}
+
 void fab_test_rmtree(const char *path)
 {
     if (path)

@@ -93,6 +93,11 @@ int fab_test_expect_word(int sock, const char *word); /* 0 if it matched */
 char *fab_test_tempdir(void);
 void fab_test_rmtree(const char *path);
 
+/* Whether [off, +len) of fd reads as zeros: pread, which allocates nothing
+ * in a memfd's holes (reading them through a mapping would). A short read
+ * fails the test. */
+int fab_test_reads_zeros(int fd, off_t off, size_t len);
+
 /* Capture what this process writes to stderr (fabmem's log) from _begin to
  * _end, which puts stderr back and copies the text into buf (cap bytes, NUL
  * ended). One capture at a time. */
