@@ -94,8 +94,9 @@ static CUresult fab__cu_side_check(uintptr_t addr, size_t span, fab__cu_side_t s
  * shared memory back instead of writing them (fab__memfd_zero_mapped: they
  * read as zeros, for every process that maps them): NCCL clears its NVLS
  * buffers, hundreds of MiB a rank, before it binds them, and written zeros
- * are pages a bind, a synchronisation and every reader then pay for. Memory
- * that is not shared (MADV_REMOVE refused) is written as before. */
+ * are pages a bind, a synchronisation and every reader then pay for. Only
+ * device memory; memory that is not shared (MADV_REMOVE refused) is written
+ * as before. */
 #define FAB__CU_ZERO_PAGES_FROM ((size_t)64 << 10)
 
 static bool fab__cu_xfer_zeros(const fab__cu_xfer_t *x)
@@ -128,12 +129,16 @@ static void fab__cu_xfer_run(void *arg)
             FAB__CU_CHECK(fab__cu_check_bad_range(x->src, fab__cu_sspan(x), false, r,
                                                   "a queued copy"));
     }
+    /* Device memory alone: pinned host memory may be a mapping of the
+     * user's own file, whose blocks a memset must not punch. */
+    bool zero_pages = r == CUDA_SUCCESS && x->set && x->width >= FAB__CU_ZERO_PAGES_FROM &&
+                      fab__cu_xfer_zeros(x) && fab__cu_mem_where(x->dst) == FAB__CU_WHERE_DEVICE;
     for (size_t k = 0; r == CUDA_SUCCESS && k < x->depth * x->height; k++) {
         size_t z = k / x->height, row = k % x->height;
         unsigned char *d = (unsigned char *)(x->dst + z * x->dslice + row * x->dpitch);
         if (!x->set) {
             memmove(d, (const void *)(src + z * sslice + row * spitch), x->width);
-        } else if (fab__cu_xfer_zeros(x) && x->width >= FAB__CU_ZERO_PAGES_FROM) {
+        } else if (zero_pages) {
             fab__memfd_zero_mapped(d, x->width);
         } else if (x->pat_width == 1) {
             memset(d, x->pattern[0], x->width);

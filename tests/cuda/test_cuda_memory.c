@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define TWO_GPUS "[node a]\ngpus = 2\n"
@@ -205,6 +206,21 @@ static void a_memset_of_zeros_gives_shared_memorys_pages_back_and_keeps_the_rest
     for (size_t i = 0; i < (1 << 20); i += 4093)
         assert_int_equal(((unsigned char *)host)[i], 0);
     CU_OK(cuMemFreeHost(host));
+    /* Registered host memory may be a mapping of the user's own file: its
+     * zeros are written, its blocks never punched. */
+    int file = memfd_create("users-file", MFD_CLOEXEC);
+    assert_true(file >= 0);
+    assert_int_equal(ftruncate(file, 1 << 20), 0);
+    unsigned char *mine = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, file, 0);
+    assert_true(mine != MAP_FAILED);
+    memset(mine, 0x77, 1 << 20);
+    CU_OK(cuMemHostRegister(mine, 1 << 20, CU_MEMHOSTREGISTER_DEVICEMAP));
+    CU_OK(cuMemsetD8((CUdeviceptr)(uintptr_t)mine, 0, 1 << 20));
+    assert_true(fab_test_reads_zeros(file, 0, 1 << 20));
+    assert_int_equal(lseek(file, 0, SEEK_HOLE), 1 << 20); /* every block still there */
+    CU_OK(cuMemHostUnregister(mine));
+    munmap(mine, 1 << 20);
+    close(file);
 }
 
 static void host_registration_rules(void **state)
