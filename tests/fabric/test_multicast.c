@@ -564,8 +564,13 @@ static void a_full_sync_of_a_large_team_reads_only_the_pages_written(void **stat
     for (int i = 0; i < 2; i++)
         assert_int_equal(mc(c[i], FAB__MSG_MC_ADD, id[i], i, 0, 0, 0, -1, NULL, NULL, NULL),
                          FAB_SUCCESS);
+    /* The daemon looks for holes through descriptors of its own: these
+     * share their offsets with the ones it received, which must not move. */
+    assert_int_equal(lseek(staging, 777, SEEK_SET), 777);
+    assert_int_equal(lseek(shadow, 777, SEEK_SET), 777);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(fab__memfd_create("bound", BIG, &mem[i]), FAB_SUCCESS);
+        assert_int_equal(lseek(mem[i], 777, SEEK_SET), 777);
         assert_int_equal(mc(c[i], FAB__MSG_MC_BIND, id[i], i, BIG, 0, 0, mem[i], NULL, NULL, NULL),
                          FAB_SUCCESS);
     }
@@ -579,6 +584,9 @@ static void a_full_sync_of_a_large_team_reads_only_the_pages_written(void **stat
     assert_memory_equal(got, "stored", 6); /* the peer's memory has it */
     assert_int_equal(pread(mem[0], got, 6, at), 6);
     assert_memory_equal(got, "stored", 6); /* and a's own */
+    int held[4] = {mem[0], mem[1], staging, shadow};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(lseek(held[i], 0, SEEK_CUR), 777);
     /* Nothing else of any of them was read into being: each holds data in
      * that page's neighbourhood alone. */
     int fds[4] = {mem[0], mem[1], staging, shadow};
