@@ -157,22 +157,25 @@ fab_status_t fab__reg_export(fab__registry_t *daemon, fab__conn_t *conn,
 static fab__alloc_t *fab__handle_lookup(fab__registry_t *daemon, const fab_handle_t *handle,
                                         fab_status_t *status_out)
 {
+    fab_uuid_t uuid = fab_handle_uuid(handle);
+    fab__alloc_t *alloc = fab__map_get(&daemon->allocs, fab__uuid_key(&uuid));
+    /* A live allocation keeps the handle minted for it: all 64 bytes equal
+     * (compared in constant time, as the tag would be) is as good as a tag
+     * that checks, since those bytes include the tag, and as good as the
+     * format's checks, which the minted handle passed. Anything else
+     * (another allocation under the same key word, a pending one, a freed
+     * one, a forgery, bytes that are no handle) is judged by the format and
+     * then by the tag. */
+    if (alloc != NULL && fab__alloc_live(alloc) && fab_handle_equal(fab__alloc_handle(alloc), handle) &&
+        fab_handle_origin(handle) == FAB_HANDLE_ORIGIN_FABRIC) {
+        *status_out = FAB_SUCCESS;
+        return alloc;
+    }
     *status_out = FAB_ERROR_INVALID_HANDLE;
     fab_handle_t intact;
     if (fab_handle_from_bytes(handle->bytes, FAB_HANDLE_BYTES, &intact) != FAB_SUCCESS ||
         fab_handle_origin(handle) != FAB_HANDLE_ORIGIN_FABRIC)
         return NULL;
-    fab_uuid_t uuid = fab_handle_uuid(handle);
-    fab__alloc_t *alloc = fab__map_get(&daemon->allocs, fab__uuid_key(&uuid));
-    /* A live allocation keeps the handle minted for it: all 64 bytes equal
-     * (compared in constant time, as the tag would be) is as good as a tag
-     * that checks, since those bytes include the tag. Anything else (another
-     * allocation under the same key word, a pending one, a freed one, a
-     * forgery) is judged by the tag. */
-    if (alloc != NULL && fab__alloc_live(alloc) && fab_handle_equal(fab__alloc_handle(alloc), handle)) {
-        *status_out = FAB_SUCCESS;
-        return alloc;
-    }
     uint8_t tag[FAB_HANDLE_TAG_BYTES];
     fab__handle_tag(daemon, handle->bytes, tag);
     if (sodium_memcmp(tag, handle->bytes + FAB_HANDLE_TAG_OFFSET, sizeof(tag)) != 0)
