@@ -16,18 +16,25 @@
  *
  * Then imports per second with 64 importer processes next to one, like with
  * like: the same pinning (daemon and importers on one core, then all on two),
- * the same number of imports per round, the two alternating round by round;
- * and fab_client_import_many (16 handles sent together, answered in one
- * daemon wakeup) next to 16 fab_client_import calls.
+ * the same number of imports per round, the crews taking turns round by
+ * round: the bare one, the fabric one (the client library), and a minimal
+ * client's (fabmemd through the wire protocol alone: the daemon's and the
+ * wire's share of an import, apart from the library's); and
+ * fab_client_import_many (16 handles sent together, answered in one daemon
+ * wakeup) next to 16 fab_client_import calls.
  *
  * Last, the daemon's resident memory per live allocation at 100,000 and
  * 1,000,000 allocations (the fd limit is raised for that; run as root or with
  * a hard limit above a million). Usage: bench_fabric [--quick | --smoke]
- * [--no-rss] [--imports N [--importers P]]. --smoke: every part over a few
- * imports and no memory figures, for the test that keeps this program working
- * (it exits non-zero when any round fails). --imports N: N imports from one
+ * [--no-rss] [--imports N [--importers P]], or --crew KIND [--rounds R].
+ * --smoke: every part over a few imports and no memory figures, for the
+ * test that keeps this program working (it exits non-zero when any round
+ * fails). --imports N: N imports from one
  * importer (or N each from P at once) and nothing else, for
  * bench/daemon_instructions.sh, which runs the daemon under callgrind.
+ * --crew bare|fabric|minimal [--rounds R]: that crew's 64-worker rounds
+ * alone (R of them, 200 imports a worker each; two cores as above), its
+ * imports/s and CPU per import, for a profiler (perf record -a) to watch.
  * The daemon is $FABMEM_DAEMON, else the one built next to this program. */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -50,6 +57,7 @@
 
 #include "fabmem.h"
 #include "bench_common.h"
+#include "src/common/proto.h"
 #include "syscall_counter.h"
 
 #define SIZE (2u * 1024 * 1024)
@@ -115,6 +123,70 @@ static double bench_bare(int iterations, int client_cpu, int server_cpu)
 }
 
 /* ---- the fabric ---- */
+
+/* The minimal client: what any client of fabmemd must do and nothing more.
+ * Its own connection and HELLO, then for each import one IMPORT request
+ * (encoded by the protocol's own encoder, the previous import's region id
+ * riding on it as the library's releases do), the reply decoded by the
+ * protocol's decoder, and the map, touch, unmap and close; no region
+ * record, lock, deadline or fork check. The daemon serves it exactly as it
+ * serves the library (every check included), so minimal next to bare is the
+ * daemon's and the wire's share of an import, and fabric next to minimal
+ * the client library's. -1 on failure. */
+static int minimal_connect(void)
+{
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (sock < 0 || strlen(sock_path) >= sizeof(addr.sun_path))
+        return -1;
+    memcpy(addr.sun_path, sock_path, strlen(sock_path) + 1);
+    fab__request_t hello = {.type = FAB__MSG_HELLO, .seq = 1};
+    hello.u.hello.version = FAB__PROTO_VERSION;
+    uint8_t buf[FAB__PROTO_MAX];
+    size_t len = fab__request_encode(&hello, buf);
+    fab__reply_t reply;
+    ssize_t n;
+    if (connect(sock, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+        fab__proto_send(sock, buf, len, -1) != 0 || (n = fab__proto_recv(sock, buf, NULL, 0)) <= 0 ||
+        fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS || reply.status != FAB_SUCCESS) {
+        close(sock);
+        return -1;
+    }
+    return sock;
+}
+
+static int minimal_loop(int sock, const fab_handle_t *handle, int iterations)
+{
+    static uint32_t seq = 1;   /* HELLO was 1 */
+    static uint64_t last;      /* the region to release with the next request */
+    fab__request_t request;
+    memset(&request, 0, offsetof(fab__request_t, releases));
+    request.type = FAB__MSG_IMPORT;
+    request.flags = FAB__REQUEST_WAITS;
+    request.u.import.handle = *handle;
+    for (int i = 0; i < iterations; i++) {
+        uint8_t buf[FAB__PROTO_MAX];
+        request.seq = ++seq;
+        request.nreleases = last != 0;
+        request.releases[0] = last;
+        size_t len = fab__request_encode(&request, buf);
+        int fd = -1;
+        fab__reply_t reply;
+        ssize_t n;
+        if (fab__proto_send(sock, buf, len, -1) != 0 || (n = fab__proto_recv(sock, buf, &fd, 0)) <= 0 ||
+            fab__reply_decode(buf, (size_t)n, &reply) != FAB_SUCCESS ||
+            reply.status != FAB_SUCCESS || reply.seq != seq || fd < 0)
+            return -1;
+        last = reply.u.import.region;
+        void *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        ((volatile char *)p)[0];
+        munmap(p, SIZE);
+        close(fd);
+    }
+    return 0;
+}
 
 /* 0: import_loop does import+map+unmap+release one at a time. N > 0: it
  * imports N at a time, with fab_client_import_many (batch_many) or N
@@ -261,9 +333,27 @@ static int bare_loop(int sock, int iterations)
     return 0;
 }
 
-/* Start the crew on cpu (< 0: two cores, as above): bare when handle is
- * NULL. 0 on success, once every worker is warm. */
-static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
+enum crew_kind { CREW_BARE, CREW_FABRIC, CREW_MINIMAL };
+
+/* One worker's loop of count imports, by its crew's kind. */
+static int crew_loop(enum crew_kind kind, int sock, fab_client_t *client,
+                     const fab_handle_t *handle, int count)
+{
+    switch (kind) {
+    case CREW_BARE:
+        return bare_loop(sock, count);
+    case CREW_FABRIC:
+        return import_loop(client, handle, count);
+    case CREW_MINIMAL:
+        return minimal_loop(sock, handle, count);
+    }
+    return -1;
+}
+
+/* Start the crew on cpu (< 0: two cores, as above): its workers import
+ * handle (not read by a bare crew). 0 on success, once every worker is
+ * warm. */
+static int crew_start(struct crew *crew, enum crew_kind kind, const fab_handle_t *handle, int cpu)
 {
     int socks[CREW], done[2], ready[2];
     if (pipe(done) != 0 || pipe(ready) != 0)
@@ -271,7 +361,7 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
     memset(crew, 0, sizeof(*crew));
     for (int i = 0; i < CREW; i++) {
         int sv[2] = {-1, -1}, cmd[2];
-        if ((handle == NULL && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) ||
+        if ((kind == CREW_BARE && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) ||
             pipe2(cmd, O_CLOEXEC) != 0)
             return -1;
         crew->pids[i] = fork();
@@ -283,18 +373,18 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
                 close(crew->cmd[j]);
             pin(0, cpu < 0 ? i % 2 : cpu);
             fab_client_t *client = NULL;
-            if (handle != NULL && fab_client_connect(NULL, &client) != FAB_SUCCESS)
+            int sock = kind == CREW_MINIMAL ? minimal_connect() : sv[1];
+            if ((kind == CREW_FABRIC && fab_client_connect(NULL, &client) != FAB_SUCCESS) ||
+                (kind == CREW_MINIMAL && sock < 0))
                 _exit(2);
             int count = CREW_WARM;
             char byte = 'r';
-            if ((handle ? import_loop(client, handle, count) : bare_loop(sv[1], count)) != 0 ||
-                write(ready[1], &byte, 1) != 1)
+            if (crew_loop(kind, sock, client, handle, count) != 0 || write(ready[1], &byte, 1) != 1)
                 _exit(2);
             while (read(cmd[0], &count, sizeof(count)) == sizeof(count) && count > 0) {
                 /* 'f' says this worker failed: its crewmates hold the pipe
                  * open, so its exit alone would not end the round. */
-                byte = (handle ? import_loop(client, handle, count) : bare_loop(sv[1], count)) == 0
-                           ? 'r' : 'f';
+                byte = crew_loop(kind, sock, client, handle, count) == 0 ? 'r' : 'f';
                 if (write(done[1], &byte, 1) != 1 || byte == 'f')
                     _exit(1);
             }
@@ -304,7 +394,7 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
         }
         close(cmd[0]);
         crew->cmd[i] = cmd[1];
-        if (handle == NULL) {
+        if (kind == CREW_BARE) {
             close(sv[1]);
             socks[i] = sv[0];
         }
@@ -312,7 +402,7 @@ static int crew_start(struct crew *crew, const fab_handle_t *handle, int cpu)
     close(done[1]);
     close(ready[1]);
     crew->done = done[0];
-    if (handle == NULL) {
+    if (kind == CREW_BARE) {
         crew->server = fork();
         if (crew->server == 0) {
             pin(0, cpu < 0 ? 1 : cpu);
@@ -420,7 +510,7 @@ static void rss_per_allocation(fab_client_t *client, long count)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, rss = 1, only = -1, importers = 1;
+    int quick = 0, rss = 1, only = -1, importers = 1, crew_only = -1, crew_rounds = 20;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0)
             quick = 1;
@@ -432,9 +522,17 @@ int main(int argc, char **argv)
             only = atoi(argv[++i]);
         else if (strcmp(argv[i], "--importers") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
             importers = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--crew") == 0 && i + 1 < argc &&
+                 (strcmp(argv[i + 1], "bare") == 0 || strcmp(argv[i + 1], "fabric") == 0 ||
+                  strcmp(argv[i + 1], "minimal") == 0))
+            i++, rss = 0, crew_only = argv[i][0] == 'b' ? CREW_BARE : argv[i][0] == 'f' ? CREW_FABRIC
+                                                                                        : CREW_MINIMAL;
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            crew_rounds = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--quick | --smoke] [--no-rss] [--imports N [--importers P]]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [--quick | --smoke] [--no-rss] [--imports N [--importers P]]\n"
+                            "       %s --crew bare|fabric|minimal [--rounds R]\n",
+                    argv[0], argv[0]);
             return 2;
         }
     }
@@ -496,6 +594,32 @@ int main(int argc, char **argv)
          * daemon's instructions (FABMEM_DAEMON running it under callgrind). */
         double t = bench_importers(&handle, importers, only, -1);
         printf("bench_fabric: %d imports in %.3f s\n", only * importers, t);
+        rss = 0;
+        goto done;
+    }
+    if (crew_only >= 0) {
+        /* One crew's 64-worker rounds alone, on two cores as above (one
+         * core on a machine of one), for a profiler to watch. */
+        int cpu = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? -1 : 0;
+        pin(daemon, cpu < 0 ? 1 : cpu);
+        struct crew crew;
+        if (crew_start(&crew, (enum crew_kind)crew_only, &handle, cpu) != 0) {
+            fprintf(stderr, "bench_fabric: could not start the workers\n");
+            return 1;
+        }
+        pid_t server = crew_only == CREW_BARE ? crew.server : daemon;
+        uint64_t s0, w0, s1, w1;
+        crew_cpu(&crew, server, &s0, &w0);
+        double t0 = now_s();
+        for (int r = 0; r < crew_rounds; r++)
+            checked(crew_round(&crew, CREW, 200));
+        double t = now_s() - t0, imports = (double)crew_rounds * CREW * 200;
+        crew_cpu(&crew, server, &s1, &w1);
+        crew_stop(&crew);
+        printf("bench_fabric: %s crew, %d workers on %s: %.0f imports/s; cpu/import server %.2fus, "
+               "workers %.2fus\n", crew_only == CREW_BARE ? "bare" : crew_only == CREW_FABRIC
+                                    ? "fabric" : "minimal", CREW, cpu < 0 ? "two cores" : "one core",
+               imports / t, (double)(s1 - s0) / imports / 1e3, (double)(w1 - w0) / imports / 1e3);
         rss = 0;
         goto done;
     }
@@ -578,78 +702,88 @@ int main(int argc, char **argv)
 
     /* 64 importers next to one, like with like: long-lived workers, the
      * same pinning, the same imports per round, alternating; and the bare
-     * mechanism's own 64 next to 1 in the same rounds. */
+     * mechanism's own 64 next to 1 in the same rounds. The minimal client's
+     * crew (minimal_loop) takes its turn too: fabmemd with no client library
+     * in front of it. */
     static const struct { const char *name; int cpu; } layouts[] = {
         {"one core", 0},
         {"two cores", -1},
     };
+    static const char *kinds[] = {"bare", "fabric", "minimal"};
     int each = per / CREW;
     printf("  imports/s (import + map + unmap + release), %d workers next to 1, %d imports a "
-           "round\n", CREW, CREW * each);
+           "round; minimal: fabmemd through the wire protocol alone, no client library\n", CREW,
+           CREW * each);
     for (int k = 0; k < 2; k++) {
         int cpu = layouts[k].cpu;
         if (cpu < 0 && ncpu < 2)
             continue;
         pin(daemon, cpu < 0 ? 1 : cpu);
-        struct crew bare_crew, fabric_crew;
-        if (crew_start(&bare_crew, NULL, cpu) != 0 || crew_start(&fabric_crew, &handle, cpu) != 0) {
+        struct crew crews[3];
+        int started = 0;
+        for (; started < 3; started++) {
+            if (crew_start(&crews[started], (enum crew_kind)started, &handle, cpu) != 0)
+                break;
+        }
+        if (started < 3) {
             fprintf(stderr, "bench_fabric: could not start the workers\n");
             failed = 1;
             break;
         }
-        double rate[4][ROUNDS], ratio[3][ROUNDS];
-        /* CPU time of the 64-worker rounds, server and workers apart. */
-        uint64_t cpu_ns[2][2] = {{0, 0}, {0, 0}}; /* [bare, fabric][server, workers] */
-        double calls[2] = {0, 0};                   /* the server's system calls */
-        int counters[2] = {syscall_counter(bare_crew.server, 0), syscall_counter(daemon, 0)};
+        double rate[3][2][ROUNDS], ratio[5][ROUNDS];
+        /* CPU time of the 64-worker rounds, server and workers apart, and the
+         * server's system calls. */
+        uint64_t cpu_ns[3][2] = {{0, 0}, {0, 0}, {0, 0}}; /* [kind][server, workers] */
+        double calls[3] = {0, 0, 0};
+        int counters[3] = {syscall_counter(crews[0].server, 0), syscall_counter(daemon, 0), -1};
         for (int r = 0; r < ROUNDS; r++) {
-            uint64_t s0, w0, s1, w1;
-            double c0, c1;
-            rate[0][r] = checked(crew_round(&bare_crew, 1, CREW * each));
-            crew_cpu(&bare_crew, bare_crew.server, &s0, &w0);
-            c0 = counter_value(counters[0]);
-            rate[1][r] = checked(crew_round(&bare_crew, CREW, each));
-            crew_cpu(&bare_crew, bare_crew.server, &s1, &w1);
-            c1 = counter_value(counters[0]);
-            cpu_ns[0][0] += s1 - s0;
-            cpu_ns[0][1] += w1 - w0;
-            calls[0] += c1 - c0;
-            rate[2][r] = checked(crew_round(&fabric_crew, 1, CREW * each));
-            crew_cpu(&fabric_crew, daemon, &s0, &w0);
-            c0 = counter_value(counters[1]);
-            rate[3][r] = checked(crew_round(&fabric_crew, CREW, each));
-            crew_cpu(&fabric_crew, daemon, &s1, &w1);
-            c1 = counter_value(counters[1]);
-            cpu_ns[1][0] += s1 - s0;
-            cpu_ns[1][1] += w1 - w0;
-            calls[1] += c1 - c0;
-            ratio[0][r] = rate[1][r] / rate[0][r];
-            ratio[1][r] = rate[3][r] / rate[2][r];
-            ratio[2][r] = ratio[1][r] / ratio[0][r];
+            for (int c = 0; c < 3; c++) {
+                pid_t server = c == CREW_BARE ? crews[c].server : daemon;
+                int counter = counters[c == CREW_BARE ? 0 : 1];
+                uint64_t s0, w0, s1, w1;
+                rate[c][0][r] = checked(crew_round(&crews[c], 1, CREW * each));
+                crew_cpu(&crews[c], server, &s0, &w0);
+                double c0 = counter_value(counter);
+                rate[c][1][r] = checked(crew_round(&crews[c], CREW, each));
+                crew_cpu(&crews[c], server, &s1, &w1);
+                cpu_ns[c][0] += s1 - s0;
+                cpu_ns[c][1] += w1 - w0;
+                calls[c] += counter_value(counter) - c0;
+            }
+            for (int c = 0; c < 3; c++)
+                ratio[c][r] = rate[c][1][r] / rate[c][0][r];
+            ratio[3][r] = ratio[1][r] / ratio[0][r];
+            ratio[4][r] = ratio[2][r] / ratio[0][r];
         }
-        crew_stop(&bare_crew);
-        crew_stop(&fabric_crew);
-        static const char *rows[] = {"bare 1", "bare 64", "fabric 1", "fabric 64"};
-        static const char *ratios[] = {"bare 64/1", "fabric 64/1", "fabric/bare"};
-        for (int i = 0; i < 4; i++) {
-            qsort(rate[i], ROUNDS, sizeof(double), cmp_double);
-            printf("  %-16s %-11s %9.0f %9.0f %9.0f\n", i == 0 ? layouts[k].name : "", rows[i],
-                   rate[i][0], rate[i][ROUNDS / 2], rate[i][ROUNDS - 1]);
+        for (int c = 0; c < 3; c++)
+            crew_stop(&crews[c]);
+        for (int c = 0; c < 3; c++) {
+            for (int i = 0; i < 2; i++) {
+                char row[32];
+                snprintf(row, sizeof(row), "%s %d", kinds[c], i == 0 ? 1 : CREW);
+                qsort(rate[c][i], ROUNDS, sizeof(double), cmp_double);
+                printf("  %-16s %-11s %9.0f %9.0f %9.0f\n", c + i == 0 ? layouts[k].name : "", row,
+                       rate[c][i][0], rate[c][i][ROUNDS / 2], rate[c][i][ROUNDS - 1]);
+            }
         }
-        for (int i = 0; i < 3; i++) {
+        static const char *ratios[] = {"bare 64/1", "fabric 64/1", "minimal 64/1", "fabric/bare",
+                                       "minimal/bare"};
+        for (int i = 0; i < 5; i++) {
             qsort(ratio[i], ROUNDS, sizeof(double), cmp_double);
-            printf("  %-16s %-11s %8.2fx %8.2fx %8.2fx\n", "", ratios[i], ratio[i][0],
+            printf("  %-16s %-12s %7.2fx %8.2fx %8.2fx\n", "", ratios[i], ratio[i][0],
                    ratio[i][ROUNDS / 2], ratio[i][ROUNDS - 1]);
         }
         /* Where a 64-worker import's CPU time goes (the server is one
          * process: its time an import bounds the crew's rate). */
         double imports = (double)ROUNDS * CREW * each;
-        printf("  %-16s cpu/import  bare: server %.2fus, workers %.2fus; fabric: daemon %.2fus, "
-               "workers %.2fus\n", "", cpu_ns[0][0] / imports / 1e3, cpu_ns[0][1] / imports / 1e3,
-               cpu_ns[1][0] / imports / 1e3, cpu_ns[1][1] / imports / 1e3);
+        printf("  %-16s cpu/import  server / workers: bare %.2f / %.2fus; fabric %.2f / %.2fus; "
+               "minimal %.2f / %.2fus\n", "", cpu_ns[0][0] / imports / 1e3,
+               cpu_ns[0][1] / imports / 1e3, cpu_ns[1][0] / imports / 1e3,
+               cpu_ns[1][1] / imports / 1e3, cpu_ns[2][0] / imports / 1e3,
+               cpu_ns[2][1] / imports / 1e3);
         if (counters[0] >= 0 && counters[1] >= 0)
-            printf("  %-16s syscalls/import  bare server %.2f; fabmemd %.2f\n", "",
-                   calls[0] / imports, calls[1] / imports);
+            printf("  %-16s syscalls/import  bare server %.2f; fabmemd %.2f (fabric), %.2f "
+                   "(minimal)\n", "", calls[0] / imports, calls[1] / imports, calls[2] / imports);
         for (int i = 0; i < 2; i++) {
             if (counters[i] >= 0)
                 close(counters[i]);
