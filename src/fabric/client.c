@@ -195,16 +195,18 @@ static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply,
  * than one fd: of another, the first is kept and the rest closed, and one
  * cut short with an fd in hand breaks the connection (no daemon sends
  * that). */
-static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t *reply_out,
-                           fab__fds_t *fds)
+static int fab__reply_read(fab_client_t *client, int64_t deadline, bool fresh,
+                           fab__reply_t *reply_out, fab__fds_t *fds)
 {
     uint8_t buf[FAB__PROTO_MAX];
     /* A blocking receive bounded by SO_RCVTIMEO, set again only when what
      * is left of the deadline is well under it: a reply costs one system
      * call, not a poll and a receive. It may overshoot the deadline by
-     * FAB__RCVTIMEO_SLACK_MS at most. */
+     * FAB__RCVTIMEO_SLACK_MS at most. fresh: the deadline was just set from
+     * the clock (fab__client_deadline), so all of timeout_ms is left and
+     * the clock is not read again. */
     if (deadline >= 0) {
-        int64_t left = deadline - fab__now_ms();
+        int64_t left = fresh ? client->timeout_ms : deadline - fab__now_ms();
         if (left <= 0)
             return 0;
         if (left < client->rcvtimeo_ms - FAB__RCVTIMEO_SLACK_MS || client->rcvtimeo_ms == 0 ||
@@ -216,9 +218,9 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
     }
     ssize_t n = fab__proto_recv_fds(client->sock, buf, fds->fd, &fds->count, &fds->lost, 0);
     if (n < 0 && errno == EINTR)
-        return fab__reply_read(client, deadline, reply_out, fds);
+        return fab__reply_read(client, deadline, false, reply_out, fds);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return fab__reply_read(client, deadline, reply_out, fds); /* 0 once past it */
+        return fab__reply_read(client, deadline, false, reply_out, fds); /* 0 once past it */
     bool decoded = n > 0 && fab__reply_decode(buf, (size_t)n, reply_out) == FAB_SUCCESS;
     /* Only IMPORT_MANY and MC_JOIN (the staging and shadow memfds) carry
      * more than one fd (the message list's reply fds). */
@@ -239,10 +241,10 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, fab__reply_t 
 void fab__client_drain(fab_client_t *client)
 {
     int64_t deadline = fab__client_deadline(client);
-    while (client->deferred > 0 && client->sock >= 0) {
+    for (bool fresh = true; client->deferred > 0 && client->sock >= 0; fresh = false) {
         fab__reply_t reply;
         fab__fds_t fds;
-        int got = fab__reply_read(client, deadline, &reply, &fds);
+        int got = fab__reply_read(client, deadline, fresh, &reply, &fds);
         if (got == 0) {
             fab__log(FAB__LOG_WARN, "fabmemd did not answer within %d ms", client->timeout_ms);
             fab__client_connection_lost(client);
@@ -319,10 +321,10 @@ fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__reques
     fds_out->lost = 0;
     /* The daemon answers in order: replies read out of turn come first.
      * Each is read into reply_out itself (1,200 bytes: not copied again). */
-    for (;;) {
+    for (bool fresh = true;; fresh = false) {
         fab__reply_t *reply = reply_out;
         fab__fds_t fds;
-        int got = fab__reply_read(client, deadline, reply, &fds);
+        int got = fab__reply_read(client, deadline, fresh, reply, &fds);
         if (got < 0)
             return FAB_ERROR_SYSTEM_NOT_READY;
         if (got == 0) {
