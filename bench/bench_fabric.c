@@ -153,8 +153,10 @@ static int batch_loop(fab_client_t *client, const fab_handle_t *handle, int iter
     return 0;
 }
 
-/* Import+map+unmap+release `iterations` times in this process. */
-static int import_loop(fab_client_t *client, const fab_handle_t *handle, int iterations)
+/* Import+map+unmap+release `iterations` times in this process. Never
+ * inlined or split: callgrind's --toggle-collect=import_loop counts the
+ * client's instructions an import by this name (docs/cuda.md). */
+__attribute__((noinline, noclone)) static int import_loop(fab_client_t *client, const fab_handle_t *handle, int iterations)
 {
     if (batch_n > 0)
         return batch_loop(client, handle, iterations);
