@@ -503,19 +503,20 @@ static int fab__timeout_from_env(void)
     return (int)v;
 }
 
-/* This process's id without a system call per check: read once, and again
- * in the child of every fork() (pthread_atfork). A child made some other way
- * (a raw clone, or vfork without exec) would pass for its parent: the check
- * is a guard against the common mistake, not a wall. */
+/* This process's id without a system call per check: read when the library
+ * is loaded, and again in the child of every fork() (pthread_atfork). A
+ * child made some other way (a raw clone, or vfork without exec) would pass
+ * for its parent: the check is a guard against the common mistake, not a
+ * wall. Set by a constructor rather than under pthread_once, so that each of
+ * the four calls an import makes reads one variable and calls nothing. */
 static pid_t fab__pid;
-static pthread_once_t fab__pid_once = PTHREAD_ONCE_INIT;
 
 static void fab__pid_after_fork(void)
 {
     fab__pid = getpid();
 }
 
-static void fab__pid_init(void)
+__attribute__((constructor)) static void fab__pid_init(void)
 {
     fab__pid = getpid();
     (void)pthread_atfork(NULL, NULL, fab__pid_after_fork);
@@ -523,7 +524,6 @@ static void fab__pid_init(void)
 
 static pid_t fab__self(void)
 {
-    pthread_once(&fab__pid_once, fab__pid_init);
     return fab__pid;
 }
 
