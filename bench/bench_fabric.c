@@ -102,19 +102,9 @@ static double bench_bare(int iterations, int client_cpu, int server_cpu)
     }
     close(sv[1]);
     pin(0, client_cpu);
-    char req[64] = {0};
     double t0 = now_s();
-    for (int i = 0; i < iterations; i++) {
-        if (send(sv[0], req, sizeof(req), 0) != sizeof(req))
-            return -1;
-        int fd = recv_fd(sv[0]);
-        void *p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-            return -1;
-        ((volatile char *)p)[0];
-        munmap(p, SIZE);
-        close(fd);
-    }
+    if (crew_bare_loop(sv[0], iterations) != 0)
+        return -1;
     double t = now_s() - t0;
     pin(0, -1);
     close(sv[0]);

@@ -16,6 +16,19 @@
 #include "bench_common.h"
 #include "src/common/proto.h"
 
+/* Map fd's memory, touch its first byte, unmap it and close fd: the end of
+ * every crew's import. 0, or -1 when the map fails. */
+static int map_touch_close(int fd)
+{
+    void *p = fd < 0 ? MAP_FAILED : mmap(NULL, CREW_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    ((volatile char *)p)[0];
+    munmap(p, CREW_MAP_SIZE);
+    close(fd);
+    return 0;
+}
+
 /* The minimal client: what any client of fabmemd must do and nothing more.
  * Its own connection and HELLO, then for each import one IMPORT request
  * (encoded by the protocol's own encoder, the previous import's region id
@@ -73,34 +86,21 @@ static int minimal_loop(int sock, const fab_handle_t *handle, int iterations)
             reply.status != FAB_SUCCESS || reply.seq != seq || fd < 0)
             return -1;
         last = reply.u.import.region;
-        void *p = mmap(NULL, CREW_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
+        if (map_touch_close(fd) != 0)
             return -1;
-        ((volatile char *)p)[0];
-        munmap(p, CREW_MAP_SIZE);
-        close(fd);
     }
     return 0;
 }
 
-/* The bare worker's loop: request, memfd back, map, touch, unmap, close. */
-static int bare_loop(int sock, int iterations)
+int crew_bare_loop(int sock, int iterations)
 {
     char req[64] = {0};
     for (int i = 0; i < iterations; i++) {
-        if (send(sock, req, sizeof(req), 0) != sizeof(req))
+        if (send(sock, req, sizeof(req), 0) != sizeof(req) || map_touch_close(recv_fd(sock)) != 0)
             return -1;
-        int fd = recv_fd(sock);
-        void *p = fd < 0 ? MAP_FAILED : mmap(NULL, CREW_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-            return -1;
-        ((volatile char *)p)[0];
-        munmap(p, CREW_MAP_SIZE);
-        close(fd);
     }
     return 0;
 }
-
 
 /* One worker's loop of count imports, by its crew's kind. */
 static int crew_loop(enum crew_kind kind, int sock, fab_client_t *client,
@@ -108,7 +108,7 @@ static int crew_loop(enum crew_kind kind, int sock, fab_client_t *client,
 {
     switch (kind) {
     case CREW_BARE:
-        return bare_loop(sock, count);
+        return crew_bare_loop(sock, count);
     case CREW_FABRIC:
         return crew_fabric_loop(client, handle, count);
     case CREW_MINIMAL:

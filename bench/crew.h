@@ -39,6 +39,11 @@ struct crew {
 
 enum crew_kind { CREW_BARE, CREW_FABRIC, CREW_MINIMAL };
 
+/* The bare mechanism's loop, on a socket whose server answers each 64-byte
+ * request with a memfd: request, memfd back, map, touch, unmap, close,
+ * `iterations` times. 0, or -1 on failure. */
+int crew_bare_loop(int sock, int iterations);
+
 /* The fabric crew's loop: `count` imports through the client library
  * (bench_fabric.c's import_loop); 0, or -1 on failure. */
 int crew_fabric_loop(fab_client_t *client, const fab_handle_t *handle, int count);
