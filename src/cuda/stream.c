@@ -60,7 +60,7 @@
 #include <stdlib.h>
 
 /* The state of streams and events (stream_impl.h). */
-struct fab__cu_sq fab__cu_sq = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, {0}, NULL, 1, 0};
+struct fab__cu_sq fab__cu_sq = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {0}, {0}, NULL, 1, 0, 0};
 
 static pthread_once_t fab__cu_sq_once = PTHREAD_ONCE_INIT;
 static _Thread_local fab__cu_ptds_t *fab__cu_tls_ptds;
@@ -283,6 +283,7 @@ static CUresult fab__cu_op_queue(struct CUstream_st *s, fab__cu_op_t *op)
         s->worker = true;
     }
     op->seq = ++s->submitted;
+    atomic_fetch_add_explicit(&fab__cu_sq.queued, 1, memory_order_relaxed);
     if (s->tail)
         s->tail->next = op;
     else
@@ -300,6 +301,8 @@ static void fab__cu_op_finish(struct CUstream_st *s, fab__cu_op_t *op)
         s->tail = NULL;
     s->completed = op->seq;
     fab__cu_op_free(op);
+    /* Release: what the op wrote is seen by a thread that reads 0 here. */
+    atomic_fetch_sub_explicit(&fab__cu_sq.queued, 1, memory_order_release);
     pthread_cond_broadcast(&fab__cu_sq.cv);
 }
 
@@ -462,6 +465,11 @@ static CUresult fab__cu_stream_query(CUstream h, bool per_thread)
 }
 
 void (*fab__cu_stream_sync_hook)(void);
+
+bool fab__cu_streams_idle(void)
+{
+    return atomic_load_explicit(&fab__cu_sq.queued, memory_order_acquire) == 0;
+}
 
 /* A synchronisation of ctx returns: multicast stores go out (stream.h), and
  * a kernel's sticky error in ctx is what it answers (device.h). */

@@ -68,4 +68,11 @@ CUresult fab__cu_event_ipc_open(int fd, CUevent *out);
  * loads. */
 extern void (*fab__cu_stream_sync_hook)(void);
 
+/* No operation is queued or running on any stream of any context: a
+ * synchronisation would wait for nothing (it still runs the sync hook and
+ * reports the context's sticky error). Read without locks, for the calls
+ * that wait only as cuMemFree does (fab__cu_free_waits); work another thread
+ * submits meanwhile is not "before" the call. */
+bool fab__cu_streams_idle(void);
+
 #endif /* FAB_CUDA_STREAM_H */

@@ -7,6 +7,7 @@
 #define FAB_CUDA_STREAM_IMPL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +90,9 @@ struct fab__cu_sq {
     fab__cu_ctxq_t *ctxqs;
     unsigned long long next_id;
     pthread_key_t ptds_key;
+    /* Operations submitted and not finished, on every stream of every
+     * context: written under mu, read without it (fab__cu_streams_idle). */
+    atomic_ulong queued;
 };
 extern struct fab__cu_sq fab__cu_sq;
 
