@@ -163,14 +163,14 @@ void fab__cu_alloc_destroy(fab__cu_alloc_t *dead)
 static CUresult fab__cu_alloc_publish(fab__cu_alloc_t *a, CUresult r,
                                       CUmemGenericAllocationHandle *handle)
 {
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS)
         r = fab__cu_alloc_insert(a);
     if (r == CUDA_SUCCESS)
         *handle = a->id;
     else if (a->counted)
         *fab__cu_used_of(a) -= a->size;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         fab__cu_alloc_destroy(a);
     return r;
@@ -293,14 +293,14 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     /* The topology's rules (handle types, granularity, the device's memory),
      * the same function the daemon applies; the bytes are counted at once,
      * so that two threads cannot both take the last of them. */
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     CUresult r = fab__cu_from_status(fab__topology_alloc_check(
         fab__cu.topology, fab__cu.node, ordinal, size, types, *fab__cu_used_of(a)));
     if (r == CUDA_SUCCESS) {
         a->counted = true;
         *fab__cu_used_of(a) += size;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         goto free_alloc;
 
@@ -338,11 +338,11 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     FAB__CU_ENTER();
     fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
         FAB__CU_CHECK(fab__cu_check_stale_handle(handle, __func__));
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
     FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_ALLOC, handle, __func__));
@@ -353,7 +353,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
                  "(an import after the memory is gone fails)",
                  (unsigned long long)a->id, a->fabric_exports);
     fab__cu_alloc_put(a, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     return CUDA_SUCCESS;
 }
@@ -368,7 +368,7 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
     if (!shareableHandle || flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (!a) {
         FAB__CU_CHECK(fab__cu_check_stale_handle(handle, __func__));
@@ -407,24 +407,24 @@ CUresult cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocat
      * lock. */
     fab__cu_alloc_get(a);
     fab_region_t *region = a->mc ? fab__cu_alloc_mc_hooks->share_region(a) : a->region;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab_handle_t h;
     r = fab__cu_from_status(fab_region_export(region, &h));
     if (r == CUDA_SUCCESS)
         memcpy(((CUmemFabricHandle *)shareableHandle)->data, h.bytes, FAB_HANDLE_BYTES);
     fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS) {
         a->fabric_exports++;
         FAB__CU_CHECK(fab__cu_check_export(handle, h.bytes));
     }
     fab__cu_alloc_put(a, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     return r;
 
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -533,11 +533,11 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *prop,
     FAB__CU_ENTER();
     if (!prop)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     if (a)
         *prop = a->prop;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return a ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -548,9 +548,9 @@ CUresult cuMemGetInfo_v2(size_t *bytes_free, size_t *bytes_total)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
     FAB__CU_TRY(fab__cu_current_device(&dev));
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     uint64_t t = fab__cu.devices[dev].total_memory, u = fab__cu_used[dev];
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     *bytes_total = (size_t)t;
     *bytes_free = (size_t)(u < t ? t - u : 0);
     return CUDA_SUCCESS;

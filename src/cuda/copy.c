@@ -114,7 +114,7 @@ static void fab__cu_xfer_run(void *arg)
     uintptr_t src = x->staging ? (uintptr_t)x->staging : x->src;
     size_t spitch = x->staging ? x->width : x->spitch;
     size_t sslice = x->staging ? x->width * x->height : x->sslice;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     /* Again, now: the memory may have gone since the call. */
     CUresult r = CUDA_SUCCESS;
     if (!x->dst_pageable) {
@@ -147,7 +147,7 @@ static void fab__cu_xfer_run(void *arg)
                 memcpy(d + i, x->pattern, x->pat_width);
         }
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         fab__log(FAB__LOG_ERROR, "a queued copy or memset found its memory gone; skipped");
 }
@@ -189,7 +189,7 @@ static CUresult fab__cu_xfer(const fab__cu_xfer_t *req, CUstream stream, unsigne
     x->device = dev;
     x->staging = NULL;
     x->src_pageable = false;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     CUresult r = fab__cu_side_check(x->dst, fab__cu_dspan(x), x->dst_side, dev, true,
                                     &x->dst_pageable);
     /* The checker names the side the driver refused (check.h). */
@@ -202,7 +202,7 @@ static CUresult fab__cu_xfer(const fab__cu_xfer_t *req, CUstream stream, unsigne
         if (r != CUDA_SUCCESS)
             FAB__CU_CHECK(fab__cu_check_bad_range(x->src, fab__cu_sspan(x), false, r, "a copy"));
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS && x->set && x->dst_pageable)
         r = CUDA_ERROR_INVALID_VALUE; /* memsets take device-accessible memory only */
     if (r == CUDA_SUCCESS && async && x->src_pageable) {

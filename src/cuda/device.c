@@ -160,14 +160,14 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     if (!fab__cu_primary[dev])
         r = fab__cu_ctx_new(dev, 0, true, &fab__cu_primary[dev]);
     if (r == CUDA_SUCCESS) {
         fab__cu_primary[dev]->primary_refs++;
         *pctx = fab__cu_primary[dev];
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -176,9 +176,9 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
  * dropped (its context is lost), not run in the fresh one. */
 static void fab__cu_primary_drain(CUdevice dev)
 {
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     struct CUctx_st *ctx = fab__cu_primary[dev];
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (ctx)
         (void)FAB__CU_INNER(cuCtxSynchronize_v2(ctx));
 }
@@ -187,13 +187,13 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     FAB__CU_ENTER_DEVICE(dev);
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     struct CUctx_st *ctx = fab__cu_primary[dev];
     bool last = ctx && ctx->primary_refs == 1;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (last)
         fab__cu_primary_drain(dev);
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     ctx = fab__cu_primary[dev];
     if (ctx && ctx->primary_refs == 0 && ctx->reset_refs > 0)
         ctx->reset_refs--; /* a holder's release after a reset */
@@ -201,7 +201,7 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
         r = CUDA_ERROR_INVALID_CONTEXT;
     else if (--ctx->primary_refs == 0)
         fab__cu_primary_fresh(ctx); /* a GPU destroys its primary context here */
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -213,14 +213,14 @@ CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     FAB__CU_ENTER_DEVICE(dev);
     fab__cu_primary_drain(dev);
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     struct CUctx_st *ctx = fab__cu_primary[dev];
     if (ctx) {
         ctx->reset_refs += ctx->primary_refs;
         ctx->primary_refs = 0;
         fab__cu_primary_fresh(ctx);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -239,11 +239,11 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *acti
     FAB__CU_ENTER_DEVICE(dev);
     if (!flags || !active)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     struct CUctx_st *ctx = fab__cu_primary[dev];
     *flags = ctx ? ctx->flags : 0;
     *active = ctx && ctx->primary_refs > 0;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -254,10 +254,10 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     struct CUctx_st *ctx;
     FAB__CU_TRY(fab__cu_ctx_new(dev, flags, false, &ctx));
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     ctx->next = fab__cu_contexts;
     fab__cu_contexts = ctx;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     /* The new context is pushed onto the thread's stack (documented). */
     if (fab__cu_tls_depth < FAB__CU_CTX_STACK)
         fab__cu_tls_stack[fab__cu_tls_depth++] = ctx;
@@ -301,7 +301,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
     FAB__CU_ENTER();
     if (!ctx)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     bool found = false;
     for (struct CUctx_st *c = fab__cu_contexts; c; c = c->next) {
         if (c == ctx && !c->destroyed) {
@@ -309,7 +309,7 @@ CUresult cuCtxDestroy_v2(CUcontext ctx)
             found = true;
         }
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!found)
         return CUDA_ERROR_INVALID_CONTEXT; /* a primary, stale or forged context */
     if (fab__cu_current() == ctx)
@@ -326,9 +326,9 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     FAB__CU_ENTER();
     if (ctx) {
-        pthread_rwlock_rdlock(&fab__cu.lock);
+        fab__rw_rdlock(&fab__cu.lock);
         bool ok = fab__cu_ctx_valid(ctx);
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         if (!ok)
             return CUDA_ERROR_INVALID_CONTEXT;
     }
@@ -364,9 +364,9 @@ static CUresult fab__cu_peer_of(CUcontext peerContext, struct CUctx_st **cur_out
     struct CUctx_st *cur = fab__cu_current();
     if (!cur)
         return CUDA_ERROR_INVALID_CONTEXT;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     bool ok = fab__cu_ctx_valid(peerContext);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!ok)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (peerContext->device == cur->device)
@@ -397,10 +397,10 @@ CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
      * nothing; what is recorded is what CUDA reports: a second enable is
      * PEER_ACCESS_ALREADY_ENABLED until cuCtxDisablePeerAccess. */
     uint64_t bit = (uint64_t)1 << peerContext->device;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     bool already = (cur->peers & bit) != 0;
     cur->peers |= bit;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return already ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_SUCCESS;
 }
 
@@ -410,10 +410,10 @@ CUresult cuCtxDisablePeerAccess(CUcontext peerContext)
     struct CUctx_st *cur;
     FAB__CU_TRY(fab__cu_peer_of(peerContext, &cur));
     uint64_t bit = (uint64_t)1 << peerContext->device;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     bool enabled = (cur->peers & bit) != 0;
     cur->peers &= ~bit;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return enabled ? CUDA_SUCCESS : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
 }
 
@@ -427,9 +427,9 @@ CUresult cuCtxSetFlags(unsigned int flags)
         return CUDA_ERROR_INVALID_CONTEXT;
     if (flags & ~(unsigned)FAB_CU_CTX_FLAGS_MASK)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     cur->flags = flags;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -493,9 +493,9 @@ CUresult cuCtxSetLimit(CUlimit limit, size_t value)
          * emulation never makes; anything else is not a limit. */
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
     }
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     cur->limits[limit] = value;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -509,9 +509,9 @@ CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
         return CUDA_ERROR_INVALID_CONTEXT;
     if ((unsigned)limit > (unsigned)CU_LIMIT_PERSISTING_L2_CACHE_SIZE)
         return CUDA_ERROR_UNSUPPORTED_LIMIT;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     *pvalue = cur->limits[limit];
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -519,9 +519,9 @@ CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 
 CUresult fab__cu_ctx_check(CUcontext ctx)
 {
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     bool ok = fab__cu_ctx_valid(ctx);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 

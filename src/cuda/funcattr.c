@@ -104,14 +104,14 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfu
         return CUDA_ERROR_INVALID_VALUE;
     int dev = 0;
     (void)fab__cu_current_device(&dev);
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_function_t *fn = fab__cu_function_find(hfunc);
     CUresult r = CUDA_ERROR_INVALID_HANDLE;
     if (fn) {
         int fdev = fab__cu_function_device(fn);
         r = fab__cu_function_attribute(fn, attrib, fdev >= 0 ? fdev : dev, pi);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -120,10 +120,10 @@ CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int v
     FAB__CU_ENTER();
     int dev = 0;
     (void)fab__cu_current_device(&dev);
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_function_t *fn = fab__cu_function_find(hfunc);
     CUresult r = fn ? fab__cu_function_set(fn, attrib, value, dev) : CUDA_ERROR_INVALID_HANDLE;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -132,11 +132,11 @@ CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
     FAB__CU_ENTER();
     if ((unsigned)config > (unsigned)CU_FUNC_CACHE_PREFER_EQUAL)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_function_t *fn = fab__cu_function_find(hfunc);
     if (fn)
         fn->cache = config; /* a preference; a CPU has nothing to split */
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -145,20 +145,20 @@ CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel ker
     FAB__CU_ENTER_DEVICE(dev);
     if (!pi)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_function_t *fn = fab__cu_kernel_find(kernel);
     CUresult r = fn ? fab__cu_function_attribute(fn, attrib, dev, pi) : CUDA_ERROR_INVALID_HANDLE;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
 CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
 {
     FAB__CU_ENTER_DEVICE(dev);
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_function_t *fn = fab__cu_kernel_find(kernel);
     CUresult r = fn ? fab__cu_function_set(fn, attrib, val, dev) : CUDA_ERROR_INVALID_HANDLE;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -169,13 +169,13 @@ CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice d
     FAB__CU_ENTER_DEVICE(dev);
     if ((unsigned)config > (unsigned)CU_FUNC_CACHE_PREFER_EQUAL)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_function_t *fn = fab__cu_function_find((CUfunction)kernel);
     if (fn && fab__cu_function_device(fn) != -1)
         fn = NULL; /* a module's function is not a CUkernel */
     if (fn)
         fn->cache = config;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -206,9 +206,9 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
     FAB__CU_ENTER();
     if (!numBlocks || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_function_t *fn = fab__cu_function_find(func);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
     *numBlocks = fab__cu_occupancy(blockSize, dynamicSMemSize);
@@ -232,9 +232,9 @@ CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfu
         return CUDA_ERROR_INVALID_VALUE;
     int dev = 0;
     FAB__CU_TRY(fab__cu_current_device(&dev));
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_function_t *fn = fab__cu_function_find(func);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!fn)
         return CUDA_ERROR_INVALID_HANDLE;
     int limit = blockSizeLimit == 0 || blockSizeLimit > 1024 ? 1024 : blockSizeLimit;

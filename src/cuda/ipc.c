@@ -123,9 +123,9 @@ static fab__cu_ipc_open_t *fab__cu_ipc_find(const unsigned char *handle)
 /* Whether this process has handle open now. */
 static bool fab__cu_ipc_is_open(const unsigned char *handle)
 {
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     bool open = fab__cu_ipc_find(handle) != NULL;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return open;
 }
 
@@ -169,13 +169,13 @@ CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsign
      * mapping per handle, so ours goes, as a second open would. */
     memcpy(o->handle, bytes, sizeof(o->handle));
     o->base = base;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     bool raced = fab__cu_ipc_find(bytes) != NULL;
     if (!raced) {
         o->next = fab__cu_ipc_opens;
         fab__cu_ipc_opens = o;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (raced) {
         (void)fab__cu_mem_ipc_unmap((uintptr_t)base);
         free(o);
@@ -199,7 +199,7 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     FAB__CU_ENTER();
     CUcontext ctx;
     FAB__CU_TRY(fab__cu_current_ctx(&ctx));
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_ipc_open_t *o = NULL, **link = &fab__cu_ipc_opens;
     for (; *link; link = &(*link)->next) {
         if ((*link)->base == dptr) {
@@ -209,7 +209,7 @@ CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
     }
     if (o)
         *link = o->next;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!o) {
         FAB__CU_CHECK(fab__cu_check_stale_free(FAB__CU_CHECK_IPC_OPEN, (uintptr_t)dptr, __func__));
         return CUDA_ERROR_INVALID_VALUE;

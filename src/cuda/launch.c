@@ -113,7 +113,7 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
     fab__cu_fault_mute(-1);
 
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_function_t *fn = fab__cu_function_find(f);
     if (!fn) {
         r = CUDA_ERROR_INVALID_HANDLE;
@@ -198,7 +198,7 @@ static CUresult fab__cu_launch_prepare(CUfunction f, const fab_dim3_t *grid, con
         r = fab__cu_sticky(ctx);
     }
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 

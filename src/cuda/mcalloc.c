@@ -37,10 +37,10 @@ void fab__cu_mc_put_mems(fab__cu_mc_local_t *list)
     if (!list)
         return;
     fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     for (fab__cu_mc_local_t *l = list; l; l = l->next)
         fab__cu_alloc_put(l->mem, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
     while (list) {
         fab__cu_mc_local_t *next = list->next;
@@ -91,22 +91,22 @@ __attribute__((constructor)) static void fab__cu_mc_install(void)
  * puts it), or NULL. */
 fab__cu_alloc_t *fab__cu_mc_get(CUmemGenericAllocationHandle h)
 {
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(h);
     if (a && a->mc)
         fab__cu_alloc_get(a);
     else
         a = NULL;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return a;
 }
 
 void fab__cu_mc_put(fab__cu_alloc_t *a)
 {
     fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_put(a, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead);
 }
 

@@ -81,9 +81,9 @@ static bool fab__cu_memop_run_one(const fab__cu_memop_t *m, int device)
     }
     long delay_ns = 1000;
     for (;;) {
-        pthread_rwlock_rdlock(&fab__cu.lock);
+        fab__rw_rdlock(&fab__cu.lock);
         if (fab__cu_mem_check(m->addr, size, device, write) != CUDA_SUCCESS) {
-            pthread_rwlock_unlock(&fab__cu.lock);
+            fab__rw_unlock(&fab__cu.lock);
             return false;
         }
         uint64_t now = 0;
@@ -95,7 +95,7 @@ static bool fab__cu_memop_run_one(const fab__cu_memop_t *m, int device)
             now = __atomic_load_n((const uint32_t *)m->addr, __ATOMIC_SEQ_CST);
         else
             now = __atomic_load_n((const uint64_t *)m->addr, __ATOMIC_SEQ_CST);
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         if (write || fab__cu_memop_holds(m, now))
             return true;
         struct timespec ts = {0, delay_ns};
@@ -161,10 +161,10 @@ static CUresult fab__cu_memops(CUstream stream, bool per_thread, unsigned count,
     if (count)
         memcpy(b->ops, ops, count * sizeof(b->ops[0]));
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     for (unsigned i = 0; i < count && r == CUDA_SUCCESS; i++)
         r = fab__cu_memop_check(&b->ops[i], dev);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS)
         r = fab__cu_stream_submit(stream, per_thread ? FAB__CU_SUBMIT_PER_THREAD : 0,
                                   fab__cu_memops_run, b, free);

@@ -40,6 +40,7 @@
 #include "src/cuda/pool.h"
 #include "src/cuda/memory.h"
 #include "src/cuda/entry.h"
+#include "src/cuda/stream.h"
 #include "src/cuda/tree.h"
 
 #include <stdbool.h>
@@ -177,9 +178,9 @@ static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned
      * last of them, and a refused size costs no memfd. */
     CUresult r = CUDA_SUCCESS;
     if (kind == FAB__CU_MEM_DEVICE) {
-        pthread_rwlock_wrlock(&fab__cu.lock);
+        fab__rw_wrlock(&fab__cu.lock);
         r = fab__cu_alloc_charge(dev, size);
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         m->counted = r == CUDA_SUCCESS;
     }
     void *p = MAP_FAILED;
@@ -194,7 +195,7 @@ static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned
         if (p == MAP_FAILED)
             r = CUDA_ERROR_OUT_OF_MEMORY;
     }
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS) {
         m->node.key = (uintptr_t)p;
         m->id = fab__cu_alloc_new_id();
@@ -205,7 +206,7 @@ static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned
     } else if (m->counted) {
         fab__cu_alloc_uncharge(dev, size);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS) {
         if (m->fd >= 0)
             close(m->fd);
@@ -220,7 +221,7 @@ static CUresult fab__cu_mem_alloc(fab__cu_mem_kind_t kind, size_t size, unsigned
  * unlocking. CUDA_ERROR_INVALID_VALUE when there is none. */
 static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresult not_found)
 {
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_mem_t *m = fab__cu_mem_find(addr);
     /* The checker's kind of record, and the call that frees it. */
     fab__cu_check_kind_t ck = kind == FAB__CU_MEM_DEVICE ? FAB__CU_CHECK_MEM : FAB__CU_CHECK_HOST;
@@ -228,7 +229,7 @@ static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresu
     if (!m || m->node.key != addr || m->kind != kind || m->ipc_opened) {
         if (kind != FAB__CU_MEM_REGISTERED)
             FAB__CU_CHECK(fab__cu_check_stale_free(ck, addr, call));
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         return not_found;
     }
     if (kind != FAB__CU_MEM_REGISTERED)
@@ -236,7 +237,7 @@ static CUresult fab__cu_mem_free(uintptr_t addr, fab__cu_mem_kind_t kind, CUresu
     fab__cu_tree_remove(&fab__cu_mems, &m->node);
     if (m->counted)
         fab__cu_alloc_uncharge(m->device, m->size);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     /* Freed memory is no longer shared: the daemon refuses its IPC handle
      * from now on (processes that opened it keep their mapping). */
     fab_client_t *client;
@@ -291,6 +292,12 @@ CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
  * errors stay for the calls that report them (sticky faults). */
 void fab__cu_free_waits(void)
 {
+    if (fab__cu_streams_idle()) {
+        /* Nothing to wait for: what a synchronisation does besides. */
+        if (fab__cu_stream_sync_hook)
+            fab__cu_stream_sync_hook();
+        return;
+    }
     CUcontext ctx;
     if (fab__cu_current_ctx(&ctx) == CUDA_SUCCESS)
         (void)FAB__CU_INNER(cuCtxSynchronize_v2(ctx));
@@ -403,7 +410,7 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
     m->node.key = addr;
     m->flags = Flags;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     /* Any record starting before the end must end before the start. */
     const fab__cu_mem_t *below =
         (const fab__cu_mem_t *)fab__cu_tree_floor(&fab__cu_mems, addr + bytesize - 1);
@@ -415,7 +422,7 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
         m->id = fab__cu_alloc_new_id();
         fab__cu_tree_insert(&fab__cu_mems, &m->node);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         free(m);
     return r;
@@ -447,9 +454,9 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int 
     FAB__CU_ENTER();
     if (!pdptr || !p || Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     bool ok = fab__cu_host_record(p) != NULL;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!ok)
         return CUDA_ERROR_INVALID_VALUE;
     *pdptr = (CUdeviceptr)(uintptr_t)p; /* unified addressing: the same address */
@@ -470,13 +477,13 @@ CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     FAB__CU_ENTER();
     if (!pFlags || !p)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_mem_t *m = fab__cu_host_record(p);
     /* With unified addressing all page-locked memory is mapped: DEVICEMAP
      * holds whether asked for or not. */
     if (m)
         *pFlags = m->flags | FAB_CU_MEMHOSTALLOC_DEVICEMAP;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -496,7 +503,7 @@ CUresult cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdevi
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)
 {
     FAB__CU_ENTER();
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)dptr);
     uintptr_t base = 0;
     size_t size = 0;
@@ -512,7 +519,7 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr 
         found = fab__cu_pool_range((uintptr_t)dptr, &base, &size) ||
                 fab__cu_vmm_mapping((uintptr_t)dptr, &base, &size);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!found)
         return CUDA_ERROR_NOT_FOUND;
     if (pbase)
@@ -590,9 +597,9 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
     FAB__CU_ENTER();
     if (!data)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     CUresult r = fab__cu_attribute_locked(data, attribute, ptr);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -636,7 +643,7 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute 
         if (!data[i] || fab__cu_attribute_size(attributes[i]) == 0)
             return CUDA_ERROR_INVALID_VALUE;
     }
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     bool known = fab__cu_mem_find((uintptr_t)ptr) != NULL;
     if (!known) {
         uintptr_t base;
@@ -654,7 +661,7 @@ CUresult cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute 
                 *(int *)data[i] = -2;
         }
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
@@ -665,13 +672,13 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
         return CUDA_ERROR_INVALID_VALUE;
     if (attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE; /* the only settable attribute */
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_mem_t *m = fab__cu_mem_find((uintptr_t)ptr);
     /* Copies here are synchronous with respect to the memory already, so the
      * flag changes nothing but what is read back. */
     if (m && m->kind == FAB__CU_MEM_DEVICE)
         m->sync_memops = *(const bool *)value;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return m && m->kind == FAB__CU_MEM_DEVICE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -683,7 +690,7 @@ CUresult fab__cu_mem_ipc_source(uintptr_t addr, uintptr_t *base_out, int *fd_out
 {
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     *fd_out = -1;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_mem_t *m = fab__cu_mem_find(addr);
     if (m && m->kind == FAB__CU_MEM_DEVICE && !m->ipc_opened &&
         !(m->flags & FAB__CU_MEM_MANAGED)) {
@@ -698,14 +705,14 @@ CUresult fab__cu_mem_ipc_source(uintptr_t addr, uintptr_t *base_out, int *fd_out
         else if ((*fd_out = fcntl(m->fd, F_DUPFD_CLOEXEC, 0)) < 0)
             r = CUDA_ERROR_OUT_OF_MEMORY;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
 bool fab__cu_mem_ipc_cache(uintptr_t addr, uint64_t id, unsigned char handle[64])
 {
     bool kept = false;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_mem_t *m = fab__cu_mem_find(addr);
     if (m && m->node.key == addr && m->id == id) {
         if (m->ipc_published) {
@@ -716,7 +723,7 @@ bool fab__cu_mem_ipc_cache(uintptr_t addr, uint64_t id, unsigned char handle[64]
             kept = true;
         }
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return kept;
 }
 
@@ -733,24 +740,24 @@ CUresult fab__cu_mem_ipc_map(int fd, size_t size, CUdeviceptr *out)
     m->map_len = size;
     m->fd = fd;
     m->ipc_opened = true;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     m->id = fab__cu_alloc_new_id();
     fab__cu_tree_insert(&fab__cu_mems, &m->node);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     *out = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
 
 CUresult fab__cu_mem_ipc_unmap(uintptr_t addr)
 {
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_mem_t *m = fab__cu_mem_find(addr);
     if (!m || m->node.key != addr || !m->ipc_opened) {
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
     fab__cu_tree_remove(&fab__cu_mems, &m->node);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     munmap((void *)m->node.key, m->map_len);
     close(m->fd);
     free(m);

@@ -274,7 +274,7 @@ static CUresult fab__cu_module_load(const void *data, size_t len, int device, bo
     fab__cu_program_memory(m->program, &m->pmem, &m->pmem_len);
     if ((r = fab__cu_module_map_globals(m)) != CUDA_SUCCESS)
         goto fail;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     if (m->mem)
         r = fab__cu_owned_add((uintptr_t)m->mem, m->mem_len);
     if (r == CUDA_SUCCESS && m->pmem &&
@@ -284,7 +284,7 @@ static CUresult fab__cu_module_load(const void *data, size_t len, int device, bo
         m->next = fab__cu_modules;
         fab__cu_modules = m;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         goto fail;
     fab__log(FAB__LOG_DEBUG, "%s: %zu kernels, %zu globals", call, m->img.nkernels,
@@ -385,13 +385,13 @@ CUresult cuModuleUnload(CUmodule hmod)
 {
     FAB__CU_ENTER();
     fab__cu_free_waits(); /* a queued launch still runs its code */
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_module_t *m = fab__cu_module_find(hmod);
     if (m && !m->in_library) /* a library's module goes with cuLibraryUnload */
         fab__cu_module_unlink(m);
     else
         m = NULL;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
     fab__cu_module_free(m);
@@ -420,12 +420,12 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
     FAB__CU_ENTER();
     if (!hfunc || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     fab__cu_function_t *fn = NULL;
     CUresult r = fab__cu_module_function(fab__cu_module_find(hmod), name, &fn);
     if (r == CUDA_SUCCESS)
         *hfunc = (CUfunction)fn;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -451,10 +451,10 @@ CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, c
     FAB__CU_ENTER();
     if (!name)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_module_t *m = fab__cu_module_find(hmod);
     CUresult r = m ? fab__cu_module_global(m, name, dptr, bytes) : CUDA_ERROR_INVALID_HANDLE;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -518,10 +518,10 @@ static CUresult fab__cu_library_make(CUlibrary *library, const void *data, size_
         return r;
     }
     l->module = m;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     l->next = fab__cu_libraries;
     fab__cu_libraries = l;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     *library = (CUlibrary)l;
     return CUDA_SUCCESS;
 }
@@ -576,7 +576,7 @@ CUresult cuLibraryUnload(CUlibrary library)
     FAB__CU_ENTER();
     fab__cu_free_waits();
     fab__cu_library_t *l = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     for (fab__cu_library_t **p = &fab__cu_libraries; *p; p = &(*p)->next) {
         if ((CUlibrary)*p == library) {
             l = *p;
@@ -585,7 +585,7 @@ CUresult cuLibraryUnload(CUlibrary library)
             break;
         }
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!l)
         return CUDA_ERROR_INVALID_HANDLE;
     fab__cu_module_free(l->module);
@@ -598,13 +598,13 @@ CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *na
     FAB__CU_ENTER();
     if (!pKernel || !name)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_library_t *l = fab__cu_library_find(library);
     fab__cu_function_t *fn = NULL;
     CUresult r = fab__cu_module_function(l ? l->module : NULL, name, &fn);
     if (r == CUDA_SUCCESS)
         *pKernel = (CUkernel)fn;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -613,10 +613,10 @@ CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
     FAB__CU_ENTER();
     if (!name)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_library_t *l = fab__cu_library_find(library);
     CUresult r = l ? fab__cu_module_global(l->module, name, dptr, bytes) : CUDA_ERROR_INVALID_HANDLE;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -625,11 +625,11 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
     FAB__CU_ENTER();
     if (!pMod)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_library_t *l = fab__cu_library_find(library);
     if (l)
         *pMod = (CUmodule)l->module;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return l ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -648,10 +648,10 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
     FAB__CU_TRY(fab__cu_current_device(&dev));
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     fab__cu_function_t *fn = fab__cu_kernel_find(kernel);
     if (fn)
         *pFunc = (CUfunction)fn;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return fn ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }

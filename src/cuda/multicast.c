@@ -470,11 +470,11 @@ CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffs
     fab__cu_alloc_t *a = fab__cu_mc_get(mcHandle);
     if (!a)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *mem = fab__cu_alloc_find(memHandle);
     if (mem)
         fab__cu_alloc_get(mem); /* the bind's, if it succeeds */
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     CUresult r = mem ? fab__cu_mc_bind(a, mcOffset, mem, memOffset, size) : CUDA_ERROR_INVALID_VALUE;
     if (r != CUDA_SUCCESS && mem)
         fab__cu_mc_put(mem);
@@ -494,9 +494,9 @@ static bool fab__cu_mc_mapped_at(uintptr_t addr, CUmemGenericAllocationHandle *h
         return false;
     uintptr_t base = 0;
     size_t len = 0;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     bool mapped = fab__cu_vmm_mapping(addr, &base, &len);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!mapped) {
         (void)FAB__CU_INNER(cuMemRelease(*h_out));
         return false;

@@ -176,7 +176,7 @@ CUresult fab__cu_arena_fd_of(CUmemGenericAllocationHandle h, int *fd_out, size_t
                              bool *read_only_out)
 {
     CUresult r = CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(h);
     if (a) {
         int fd = fcntl(a->fd, F_DUPFD_CLOEXEC, 0);
@@ -185,7 +185,7 @@ CUresult fab__cu_arena_fd_of(CUmemGenericAllocationHandle h, int *fd_out, size_t
         *size_out = a->size;
         *read_only_out = a->read_only;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -518,7 +518,7 @@ CUresult fab__cu_pool_attribute(void *data, CUpointer_attribute attribute, CUdev
 CUresult fab__cu_pool_free(uintptr_t addr)
 {
     fab__cu_pool_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_piece_t *c = fab__cu_chunk_at(addr);
     CUresult r = !c ? CUDA_ERROR_NOT_FOUND : c->freeing ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
     if (r == CUDA_ERROR_INVALID_VALUE)
@@ -527,7 +527,7 @@ CUresult fab__cu_pool_free(uintptr_t addr)
         FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_POOL, addr, "cuMemFree"));
         fab__cu_chunk_release(c, &dead);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_pool_teardown(dead);
     return r;
 }

@@ -78,9 +78,9 @@ static CUresult fab__cu_pool_make(const CUmemPoolProps *props, int dev, bool is_
     p->is_default = is_default;
     CUresult r = fab__cu_arena_make(p);
     if (r == CUDA_SUCCESS) {
-        pthread_rwlock_wrlock(&fab__cu.lock);
+        fab__rw_wrlock(&fab__cu.lock);
         r = fab__cu_pool_insert(p);
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
     }
     if (r != CUDA_SUCCESS) {
         fab__cu_pool_free_pieces(p);
@@ -108,7 +108,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
     FAB__CU_ENTER();
     fab__cu_pool_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     CUresult r = !p || p->is_default ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS) {
@@ -118,7 +118,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
         /* Live allocations keep the rest until they are freed. */
         fab__cu_pool_put(p, &dead);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_pool_teardown(dead);
     return r;
 }
@@ -126,9 +126,9 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 /* The default pool of dev, made on first use. */
 static CUresult fab__cu_default_pool(int dev, fab__cu_pool_t **out)
 {
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_default_pools[dev];
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (p) {
         *out = p;
         return CUDA_SUCCESS;
@@ -140,7 +140,7 @@ static CUresult fab__cu_default_pool(int dev, fab__cu_pool_t **out)
     props.location.id = dev;
     FAB__CU_TRY(fab__cu_pool_make(&props, dev, true, &p));
     fab__cu_pool_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     if (fab__cu_default_pools[dev]) { /* another thread made it first */
         fab__cu_idtable_remove(&fab__cu_pools, p->id);
         fab__cu_pool_put(p, &dead);
@@ -148,7 +148,7 @@ static CUresult fab__cu_default_pool(int dev, fab__cu_pool_t **out)
         fab__cu_default_pools[dev] = p;
     }
     *out = fab__cu_default_pools[dev];
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_pool_teardown(dead);
     return CUDA_SUCCESS;
 }
@@ -171,24 +171,24 @@ CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_pool_t *p;
     FAB__CU_TRY(fab__cu_default_pool(dev, &p));
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     if (fab__cu_current_pools[dev])
         p = fab__cu_current_pools[dev];
     *pool = fab__cu_pool_handle(p);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 {
     FAB__CU_ENTER_DEVICE(dev);
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     /* An imported pool gives no allocations; a pool serves its own device. */
     CUresult r = !p || p->imported || p->device != dev ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
     if (r == CUDA_SUCCESS)
         fab__cu_current_pools[dev] = p;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -200,7 +200,7 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     if (!value)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     if (!p) {
         r = CUDA_ERROR_INVALID_VALUE;
@@ -228,7 +228,7 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     default: r = CUDA_ERROR_INVALID_VALUE; break; /* the current counts are read-only */
     }
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -238,7 +238,7 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     if (!value)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_pool_t *p = fab__cu_pool_find(pool);
     if (!p) {
         r = CUDA_ERROR_INVALID_VALUE;
@@ -258,18 +258,18 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     default: r = CUDA_ERROR_INVALID_VALUE; break;
     }
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
     FAB__CU_ENTER();
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     if (p)
         fab__cu_pool_trim_to(p, minBytesToKeep);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -285,7 +285,7 @@ CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_
     if (!map && count > 0)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     if (!p)
         r = CUDA_ERROR_INVALID_VALUE;
@@ -305,7 +305,7 @@ CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_
     }
     for (size_t i = 0; r == CUDA_SUCCESS && i < count; i++)
         p->access[map[i].location.id] = map[i].flags;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -317,11 +317,11 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUme
     if (location->type != CU_MEM_LOCATION_TYPE_DEVICE || location->id < 0 ||
         location->id >= fab__cu.device_count)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_pool_t *p = fab__cu_pool_find(memPool);
     if (p)
         *flags = p->access[location->id];
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -349,7 +349,7 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
     c->size = bytesize;
     c->span = fab__cu_round_up(bytesize, FAB__CU_POOL_ALIGN);
     CUresult r;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p;
     if (pool) {
         p = fab__cu_pool_find(pool);
@@ -370,7 +370,7 @@ static CUresult fab__cu_pool_alloc(CUdeviceptr *dptr, size_t bytesize, CUmemoryP
                                         (unsigned)p->props.handleTypes, 0,
                                         pool ? "cuMemAllocFromPoolAsync" : "cuMemAllocAsync"));
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         free(c);
     return r;
@@ -395,15 +395,15 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPoo
 static void fab__cu_free_run(void *arg)
 {
     fab__cu_pool_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_chunk_release(arg, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_pool_teardown(dead);
 }
 
 static CUresult fab__cu_free_async(CUdeviceptr dptr, CUstream hStream, unsigned flags)
 {
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_piece_t *c = fab__cu_chunk_at((uintptr_t)dptr);
     /* Not pool memory, or a second free of the same allocation. */
     CUresult r = !c || c->freeing ? CUDA_ERROR_INVALID_VALUE : fab__cu_stream_check(hStream);
@@ -411,16 +411,16 @@ static CUresult fab__cu_free_async(CUdeviceptr dptr, CUstream hStream, unsigned 
         c->freeing = true;
     else if (!c || c->freeing)
         FAB__CU_CHECK(fab__cu_check_stale_free(FAB__CU_CHECK_POOL, (uintptr_t)dptr, "cuMemFreeAsync"));
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         return r;
     /* The program's part ends here, whenever the stream gets to it. */
     FAB__CU_CHECK(fab__cu_check_release(FAB__CU_CHECK_POOL, (uintptr_t)dptr, "cuMemFreeAsync"));
     r = fab__cu_stream_submit(hStream, flags, fab__cu_free_run, c, NULL);
     if (r != CUDA_SUCCESS) {
-        pthread_rwlock_wrlock(&fab__cu.lock);
+        fab__rw_wrlock(&fab__cu.lock);
         c->freeing = false;
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
     }
     return r;
 }

@@ -44,7 +44,7 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
         handleType != CU_MEM_HANDLE_TYPE_FABRIC)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     /* A pool made without the type (a default pool has none) is not
      * shareable that way; an imported pool is not shared on. */
@@ -58,19 +58,19 @@ CUresult cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool,
             *(int *)handle_out = fd;
     }
     if (r != CUDA_SUCCESS || !p->fabric) {
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         return r;
     }
     /* A FABRIC arena: alloc.c exports its allocation (a round trip to the
      * daemon, so no lock held); the reference keeps the pool meanwhile. */
     p->refs++;
     CUmemGenericAllocationHandle h = p->fabric;
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     r = FAB__CU_INNER(cuMemExportToShareableHandle(handle_out, h, handleType, 0));
     fab__cu_pool_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_put(p, &dead);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_pool_teardown(dead);
     return r;
 }
@@ -156,9 +156,9 @@ CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle
         p->props.location.id = dev;
         p->access[dev] = p->read_only ? CU_MEM_ACCESS_FLAGS_PROT_READ
                                       : CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        pthread_rwlock_wrlock(&fab__cu.lock);
+        fab__rw_wrlock(&fab__cu.lock);
         r = fab__cu_pool_insert(p);
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
     }
     if (r != CUDA_SUCCESS) {
         fab__cu_pool_teardown(p);
@@ -175,7 +175,7 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdevicep
         return CUDA_ERROR_INVALID_VALUE;
     fab__cu_ptr_export_t e;
     memset(&e, 0, sizeof(e));
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_piece_t *c = fab__cu_chunk_at((uintptr_t)ptr);
     /* The start of a live allocation of a shareable pool of this process. */
     bool ok = c && !c->freeing && !c->pool->imported && c->pool->ipc;
@@ -186,7 +186,7 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *shareData_out, CUdevicep
         e.size = c->size;
         e.span = c->span;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (!ok)
         return CUDA_ERROR_INVALID_VALUE;
     memcpy(shareData_out, &e, sizeof(e));
@@ -205,7 +205,7 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_pool_t *p = fab__cu_pool_find(pool);
     if (!p || !p->imported || memcmp(e.magic, FAB__CU_PTR_MAGIC, sizeof(FAB__CU_PTR_MAGIC)) != 0 ||
         memcmp(e.key, p->key, sizeof(e.key)) != 0) {
@@ -239,7 +239,7 @@ CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
         FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_POOL, c->node.key, c->size, p->device,
                                         (unsigned)p->props.handleTypes, 0, __func__));
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r != CUDA_SUCCESS)
         free(c);
     return r;

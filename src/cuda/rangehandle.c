@@ -42,7 +42,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
     /* "Must be aligned to host page size" (cuda.h), address and size. */
     if (addr == 0 || size == 0 || addr % page != 0 || size % page != 0 || addr + size < addr)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     int fd = -1;
     size_t offset = 0;
     CUresult r = fab__cu_mem_backing(addr, size, &fd, &offset);
@@ -55,7 +55,7 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
         if (dup < 0)
             r = CUDA_ERROR_OUT_OF_MEMORY;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     if (r == CUDA_SUCCESS)
         *(int *)handle = dup;
     return r;

@@ -20,7 +20,7 @@
 
 
 fab__cu_state_t fab__cu = {
-    .lock = PTHREAD_RWLOCK_INITIALIZER,
+    .lock = FAB__RWLOCK_INITIALIZER,
 };
 
 CUresult fab__cu_from_status(fab_status_t status)

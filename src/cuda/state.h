@@ -10,6 +10,8 @@
  *   tree.h, idtable.h  an address-ordered AVL tree and an id hash table:
  *                      containers that know nothing of CUDA (tree.c,
  *                      idtable.c)
+ *   rwlock.h           the one-word reader-writer lock fab__cu.lock is
+ *                      (rwlock.c: its futex waits)
  *   fault.h            FABMEM_FAULTS: the spec parser and the check every
  *                      prologue makes (fault.c; procaddress.c hands it the
  *                      entry points' names at load, fault.c's top comment)
@@ -72,7 +74,8 @@
  * fab__cu.lock; streams and events (stream.c, streamapi.c, event.c) are
  * guarded by a mutex of their own (stream.c's top comment has the order).
  *
- * Locking: one rwlock, fab__cu.lock, guards all state. Calls that change state
+ * Locking: one reader-writer lock, fab__cu.lock (rwlock.h: one word, one
+ * compare-and-swap to take and one to drop), guards all state. Calls that change state
  * take it for writing; copies and memsets take it for reading and hold it
  * while they touch memory, so that no other thread can unmap a range under a
  * copy (the copy then either finishes or was refused; it never faults).
@@ -100,6 +103,7 @@
 #include "fabmem/fabric.h"
 #include "src/cuda/cuda_abi.h"
 #include "src/cuda/fault.h"
+#include "src/cuda/rwlock.h"
 
 #define FAB__CU_MAX_DEVICES 64
 
@@ -119,7 +123,7 @@ typedef struct fab__cu_device {
 } fab__cu_device_t;
 
 typedef struct fab__cu_state {
-    pthread_rwlock_t lock;
+    fab__rwlock_t lock; /* rwlock.h */
     bool initialized; /* set once, by the first successful cuInit */
     int driver_version;
     int device_count;

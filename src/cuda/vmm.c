@@ -279,16 +279,16 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
         return CUDA_ERROR_OUT_OF_MEMORY;
 
     uintptr_t want = addr && addr % align == 0 ? (uintptr_t)addr : 0;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_range_t *spare = fab__cu_spare_take(size, align, want);
     if (spare) {
         fab__cu_tree_insert(&fab__cu_ranges, &spare->node);
-        pthread_rwlock_unlock(&fab__cu.lock);
+        fab__rw_unlock(&fab__cu.lock);
         *ptr = (CUdeviceptr)spare->base;
         FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_RESERVE, spare->base, size, -1, 0, 0, __func__));
         return CUDA_SUCCESS;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
 
     /* Not calloc, which glibc never serves from the thread's cache of freed
      * blocks (docs/cuda.md, "Performance of an import"). */
@@ -343,9 +343,9 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t alignment, CU
 
     range->node.key = range->base;
 
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_tree_insert(&fab__cu_ranges, &range->node);
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     *ptr = (CUdeviceptr)range->base;
     FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_RESERVE, range->base, size, -1, 0, 0, __func__));
     return CUDA_SUCCESS;
@@ -355,7 +355,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     FAB__CU_ENTER();
     CUresult r = CUDA_SUCCESS;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find((uintptr_t)ptr);
     if (!range || range->base != (uintptr_t)ptr || range->size != size) {
         r = CUDA_ERROR_INVALID_VALUE; /* not what cuMemAddressReserve returned */
@@ -367,7 +367,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
         fab__cu_tree_remove(&fab__cu_ranges, &range->node);
         fab__cu_spare_keep(range);
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -386,7 +386,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
             return waited;
     }
     uintptr_t addr = (uintptr_t)ptr;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_alloc_t *a = fab__cu_alloc_find(handle);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     CUresult r = CUDA_ERROR_INVALID_VALUE;
@@ -422,13 +422,13 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     fab__cu_alloc_get(a); /* the new piece's */
     FAB__CU_CHECK(fab__cu_check_add(FAB__CU_CHECK_MAP, addr, size, a->device,
                                     (unsigned)a->prop.requestedHandleTypes, handle, __func__));
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return CUDA_SUCCESS;
 
 free_piece:
     fab__cu_piece_free(range, piece);
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return r;
 }
 
@@ -438,7 +438,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     fab__cu_free_waits(); /* as cuMemFree (the top comment) */
     uintptr_t addr = (uintptr_t)ptr;
     fab__cu_alloc_t *dead = NULL;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     fab__cu_piece_t *first, *last;
     CUresult r = CUDA_ERROR_INVALID_VALUE;
@@ -464,7 +464,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     FAB__CU_CHECK(fab__cu_check_unmap(addr, size, __func__));
     r = CUDA_SUCCESS;
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     fab__cu_alloc_destroy(dead); /* may talk to the daemon: not under the lock */
     return r;
 }

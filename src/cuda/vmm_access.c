@@ -131,7 +131,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     }
     uintptr_t addr = (uintptr_t)ptr;
     fab__cu_piece_t *spare[2] = {NULL, NULL}; /* for the splits at the edges */
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     fab__cu_range_t *range = fab__cu_range_find(addr);
     fab__cu_piece_t *first, *last;
     CUresult r = CUDA_ERROR_INVALID_VALUE; /* not a fully mapped range */
@@ -210,7 +210,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
     }
     r = CUDA_SUCCESS;
 out:
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     free(spare[0]);
     free(spare[1]);
     return r;
@@ -247,7 +247,7 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
         return CUDA_ERROR_INVALID_VALUE;
     int dev;
     FAB__CU_TRY(fab__cu_access_location(location, &dev));
-    pthread_rwlock_rdlock(&fab__cu.lock);
+    fab__rw_rdlock(&fab__cu.lock);
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)ptr, NULL);
     if (p && dev < 0) {
         *flags = (p->host & FAB__CU_HOST_WRITE)  ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
@@ -259,7 +259,7 @@ CUresult cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location
                  : (p->readers & bit) ? CU_MEM_ACCESS_FLAGS_PROT_READ
                                       : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -371,13 +371,13 @@ CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void 
     FAB__CU_ENTER();
     if (!handle)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_rwlock_wrlock(&fab__cu.lock);
+    fab__rw_wrlock(&fab__cu.lock);
     const fab__cu_piece_t *p = fab__cu_piece_at((uintptr_t)addr, NULL);
     if (p) {
         fab__cu_alloc_get_handle(p->alloc);
         *handle = p->alloc->id;
         FAB__CU_CHECK(fab__cu_check_retain(p->alloc->id));
     }
-    pthread_rwlock_unlock(&fab__cu.lock);
+    fab__rw_unlock(&fab__cu.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; /* not a mapped address */
 }
