@@ -12,7 +12,8 @@
  *
  * Each importer is a long-lived process (pinned, connected and warmed before
  * any clock runs) told over a pipe how many imports to do; it times them
- * itself. The three take turns, round by round, with each importer and its
+ * itself. The three take turns, round by round (the order rotating, so that
+ * none always runs right after the same one), with each importer and its
  * server on one core and then on two; each setting prints min / median / max
  * of the per-round times and of the per-round ratios. Then, apart from the
  * timed rounds, one round of each under counters: system calls (perf's
@@ -364,8 +365,12 @@ int main(int argc, char **argv)
         }
         double t[KINDS][ROUNDS_MAX], ratio[3][ROUNDS_MAX];
         for (int r = 0; r < rounds; r++) {
-            for (int k = 0; k < KINDS; k++)
+            /* Each kind goes first, second and third in turn: none always
+             * follows the same one. */
+            for (int i = 0; i < KINDS; i++) {
+                int k = (r + i) % KINDS;
                 t[k][r] = worker_round(&w[k], per);
+            }
             ratio[0][r] = t[DRIVER][r] / t[BARE][r];
             ratio[1][r] = t[DRIVER][r] / t[EPOLL][r];
             ratio[2][r] = t[EPOLL][r] / t[BARE][r];
