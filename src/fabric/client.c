@@ -78,6 +78,12 @@ _Static_assert((int)FAB__CLIENT_IPC_KIND_EVENT == (int)FAB__IPC_KIND_EVENT, "IPC
 
 /* ---- the connection ---- */
 
+void fab__client_released_fds_close(fab_client_t *client)
+{
+    while (client->nclosing > 0)
+        close(client->closing[--client->nclosing]);
+}
+
 void fab__client_connection_lost(fab_client_t *client)
 {
     fab__log(FAB__LOG_WARN, "lost the connection to fabmemd");
@@ -85,6 +91,7 @@ void fab__client_connection_lost(fab_client_t *client)
     client->sock = -1;
     client->deferred = 0;
     client->nreleases = 0; /* the daemon that held them dropped them */
+    fab__client_released_fds_close(client);
     client->rcvtimeo_ms = 0;
     client->topology_stale = true; /* the next daemon may be another */
 }
@@ -142,6 +149,7 @@ void fab__client_release_send(fab_client_t *client, uint64_t id)
     size_t len = fab__request_encode_releasing(client, &request, buf);
     if (fab__proto_send(client->sock, buf, len, -1) == 0) {
         client->nreleases = 0;
+        fab__client_released_fds_close(client);
         client->deferred++;
     } else {
         fab__client_connection_lost(client);
@@ -287,6 +295,7 @@ int fab__client_request_send(fab_client_t *client, fab__request_t *request, int 
         return -1;
     }
     client->nreleases = 0;
+    fab__client_released_fds_close(client); /* while the daemon answers */
     return 0;
 }
 
@@ -608,7 +617,8 @@ fab_status_t fab_client_close(fab_client_t *client)
     }
     fab__client_drain(client); /* for the warnings they may carry */
     if (client->sock >= 0)
-        close(client->sock);
+        close(client->sock); /* the daemon drops the references still queued */
+    fab__client_released_fds_close(client);
     client->sock = -1;
     pthread_mutex_unlock(&client->lock);
     pthread_mutex_destroy(&client->lock);

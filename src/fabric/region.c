@@ -426,13 +426,20 @@ static void fab__region_free(fab_region_t *region)
     /* A broken connection is not mended here: the daemon that broke it
      * holds nothing of ours, and a new one learns of live regions only (so
      * no stale id is ever sent to it). */
+    bool queued = false;
     if (client->sock >= 0 && region->id != 0) {
-        if (region->creator || client->nreleases == FAB__PROTO_RELEASES_MAX)
+        if (region->creator || client->nreleases == FAB__PROTO_RELEASES_MAX) {
             fab__client_release_send(client, region->id);
-        else
+        } else {
             client->releases[client->nreleases++] = region->id;
+            queued = true;
+        }
     }
-    close(region->fd);
+    /* A queued id's fd is closed when the id goes out (client_impl.h). */
+    if (queued)
+        client->closing[client->nclosing++] = region->fd;
+    else
+        close(region->fd);
     client->live_regions--;
     if (region->maps != region->map_inline)
         free(region->maps);

@@ -5,6 +5,7 @@
  * connections speak the wire protocol directly (proto.h). */
 #include "daemon_harness.h"
 
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,6 +141,81 @@ static void imported_regions_released_are_dropped_by_the_next_call(void **state)
     assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
 }
 
+static int open_fds(void)
+{
+    DIR *dir = opendir("/proc/self/fd");
+    assert_non_null(dir);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n - 1; /* the directory's own */
+}
+
+/* A released import's fd goes with its id: closed by the next request that
+ * carries the id (right after it is sent), and by a full queue's RELEASE;
+ * never more fds wait than ids do. */
+static void a_released_imports_fd_is_closed_when_its_id_goes_out(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *creator, *importer;
+    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
+    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_region_t *region;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(creator, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_daemon_stats_t stats;
+    int before = open_fds();
+    enum { N = FAB__PROTO_RELEASES_MAX + 2 };
+    fab_region_t *imported[N];
+    for (int i = 0; i < N; i++)
+        assert_int_equal(fab_client_import(importer, &handle, 0, &imported[i]), FAB_SUCCESS);
+    assert_int_equal(open_fds(), before + N);
+    assert_int_equal(fab_region_release(imported[0]), FAB_SUCCESS);
+    assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS); /* carries it */
+    assert_int_equal(open_fds(), before + N - 1);
+    /* A queue's worth waits, fds and all; one more finds the queue full:
+     * it goes out in a RELEASE of its own with every id, and every fd with
+     * them. */
+    for (int i = 1; i < N - 1; i++)
+        assert_int_equal(fab_region_release(imported[i]), FAB_SUCCESS);
+    assert_int_equal(open_fds(), before + FAB__PROTO_RELEASES_MAX + 1); /* and the last import's */
+    assert_int_equal(fab_region_release(imported[N - 1]), FAB_SUCCESS);
+    assert_int_equal(open_fds(), before);
+    assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.references, 1);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
+}
+
+/* Closing the client closes the fds of releases still queued (the daemon
+ * drops their references with the connection). */
+static void closing_a_client_closes_the_fds_its_queued_releases_held(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *creator, *importer;
+    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_region_t *region, *imported;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(creator, &props, &region), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    int before = open_fds();
+    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
+    assert_int_equal(fab_client_import(importer, &handle, 0, &imported), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(imported), FAB_SUCCESS); /* its id waits */
+    assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
+    assert_int_equal(open_fds(), before);
+    assert_int_equal(fab_region_release(region), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
+}
+
 /* A version-4 client (no carried ids, a reply to every RELEASE) is served
  * as before; version 3 is not. */
 static void a_version_4_client_is_still_served(void **state)
@@ -223,6 +299,10 @@ static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(a_request_claiming_too_many_releases_or_unknown_flags_is_malformed,
                               fab_test_teardown),
     cmocka_unit_test_teardown(imported_regions_released_are_dropped_by_the_next_call,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_released_imports_fd_is_closed_when_its_id_goes_out,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(closing_a_client_closes_the_fds_its_queued_releases_held,
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_version_4_client_is_still_served, fab_test_teardown),
     cmocka_unit_test_teardown(import_many_imports_each_handle_and_refuses_each_bad_one,
