@@ -221,10 +221,12 @@ fab_client_t *fab_test_connect_node(const char *node)
     return client;
 }
 
-int fab_test_daemon_fd_count(const fab_test_daemon_t *d)
+/* The fds of process pid, from /proc/pid/fd; -1 if it cannot be read. The
+ * directory's own fd, while it is read, is not counted for this process. */
+static int fab_test__fd_count(pid_t pid)
 {
     char path[64];
-    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)d->pid);
+    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
     DIR *dir = opendir(path);
     if (dir == NULL)
         return -1;
@@ -233,7 +235,17 @@ int fab_test_daemon_fd_count(const fab_test_daemon_t *d)
     while ((e = readdir(dir)) != NULL)
         n += e->d_name[0] != '.';
     closedir(dir);
-    return n;
+    return pid == getpid() ? n - 1 : n;
+}
+
+int fab_test_daemon_fd_count(const fab_test_daemon_t *d)
+{
+    return fab_test__fd_count(d->pid);
+}
+
+int fab_test_open_fds(void)
+{
+    return fab_test__fd_count(getpid());
 }
 
 int fab_test_teardown(void **state)

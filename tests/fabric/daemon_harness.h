@@ -57,6 +57,9 @@ int fab_test_daemon_log_count(const fab_test_daemon_t *daemon, const char *text)
 /* How many fds the daemon holds open (from /proc). */
 int fab_test_daemon_fd_count(const fab_test_daemon_t *daemon);
 
+/* How many fds this process holds open (from /proc). */
+int fab_test_open_fds(void);
+
 /* The daemon's fd count, read again until it is want or FAB_TEST_TIMEOUT_MS
  * has passed (its closes may lag a client's calls): the last count read. */
 int fab_test_daemon_fd_count_settled(const fab_test_daemon_t *daemon, int want);

@@ -9,7 +9,6 @@
  * Raw connections speak the wire protocol directly (proto.h). */
 #include "daemon_harness.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -37,18 +36,6 @@ static int under_valgrind(void)
 {
     const char *launcher = getenv("FABTEST_DAEMON_LAUNCHER");
     return launcher != NULL && *launcher != '\0';
-}
-
-static int open_fds(void)
-{
-    DIR *dir = opendir("/proc/self/fd");
-    assert_non_null(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(dir);
-    return n - 1; /* the directory's own */
 }
 
 static fab_region_t *allocate(fab_client_t *client, fab_access_t access, fab_handle_t *handle_out)
@@ -444,12 +431,12 @@ static void import_many_maps_the_memory_another_process_exported(void **state)
     fab_handle_t handles[N];
     assert_int_equal(fab_test_recv(child.sock, handles, sizeof(handles)), 0);
     fab_client_t *importer = fab_test_connect_node(NULL);
-    int fds_before = open_fds();
+    int fds_before = fab_test_open_fds();
     fab_region_t *regions[N];
     fab_status_t statuses[N];
     assert_int_equal(fab_client_import_many(importer, handles, N, 0, regions, statuses),
                      FAB_SUCCESS);
-    assert_int_equal(open_fds(), fds_before + N); /* one per region, no more */
+    assert_int_equal(fab_test_open_fds(), fds_before + N); /* one per region, no more */
     for (int i = 0; i < N; i++) {
         assert_int_equal(statuses[i], FAB_SUCCESS);
         fab_uuid_t want = fab_handle_uuid(&handles[i]), have = fab_region_uuid(regions[i]);
@@ -463,7 +450,7 @@ static void import_many_maps_the_memory_another_process_exported(void **state)
     for (int i = 0; i < N; i++)
         assert_int_equal(fab_region_release(regions[i]), FAB_SUCCESS);
     assert_int_equal(references(importer), N);
-    assert_int_equal(open_fds(), fds_before);
+    assert_int_equal(fab_test_open_fds(), fds_before);
     assert_int_equal(fab_test_send_word(child.sock, "done"), 0);
     assert_int_equal(fab_test_reap(&child), 0);
     assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
@@ -776,7 +763,7 @@ static void a_batch_reply_after_the_deadline_is_undone_and_leaks_nothing(void **
     setenv("FABMEM_TIMEOUT_MS", "100", 1);
     fab_client_t *b = fab_test_connect_node("b");
     unsetenv("FABMEM_TIMEOUT_MS");
-    int fds_before = open_fds();
+    int fds_before = fab_test_open_fds();
     fab_region_t *regions[2];
     fab_status_t statuses[2];
     assert_int_equal(fab_client_import_many(b, handles, 2, 0, regions, statuses),
@@ -790,7 +777,7 @@ static void a_batch_reply_after_the_deadline_is_undone_and_leaks_nothing(void **
      * ride on the call after it. */
     (void)references(b);
     assert_int_equal(references(b), 2);
-    assert_int_equal(open_fds(), fds_before);
+    assert_int_equal(fab_test_open_fds(), fds_before);
     fab_region_release(remote);
     fab_region_release(other);
     assert_int_equal(fab_client_close(b), FAB_SUCCESS);
@@ -808,7 +795,7 @@ static void a_batch_with_the_daemon_gone_leaves_nothing_behind(void **state)
     fab_handle_t handles[3];
     memset(handles, 0, sizeof(handles));
     assert_int_equal(fab_test_daemon_stop(daemon), 0);
-    int fds_before = open_fds();
+    int fds_before = fab_test_open_fds();
     fab_region_t *regions[3] = {(fab_region_t *)1, (fab_region_t *)1, (fab_region_t *)1};
     fab_status_t statuses[3];
     assert_int_equal(fab_client_import_many(importer, handles, 3, 0, regions, statuses),
@@ -817,7 +804,7 @@ static void a_batch_with_the_daemon_gone_leaves_nothing_behind(void **state)
         assert_null(regions[i]);
         assert_int_equal(statuses[i], FAB_ERROR_SYSTEM_NOT_READY);
     }
-    assert_int_equal(open_fds(), fds_before - 1); /* the broken connection's socket */
+    assert_int_equal(fab_test_open_fds(), fds_before - 1); /* the broken connection's socket */
     assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
 }
 

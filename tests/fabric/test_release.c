@@ -5,7 +5,6 @@
  * connections speak the wire protocol directly (proto.h). */
 #include "daemon_harness.h"
 
-#include <dirent.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -107,21 +106,29 @@ static void a_request_claiming_too_many_releases_or_unknown_flags_is_malformed(v
     }
 }
 
+/* A daemon of the test's own, and a client that allocates 2 MiB on it and
+ * exports it. */
+static fab_client_t *allocate_exported(fab_region_t **region_out, fab_handle_t *handle_out)
+{
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *creator;
+    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    assert_int_equal(fab_client_allocate(creator, &props, region_out), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(*region_out, handle_out), FAB_SUCCESS);
+    return creator;
+}
+
 /* Through the library: imported regions released in a row (more than one
  * request carries) are all dropped by the next call, and the creator's
  * release then frees the allocation. */
 static void imported_regions_released_are_dropped_by_the_next_call(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(NULL, NULL));
-    fab_client_t *creator, *importer;
-    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
-    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
-    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
     fab_region_t *region;
     fab_handle_t handle;
-    assert_int_equal(fab_client_allocate(creator, &props, &region), FAB_SUCCESS);
-    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_client_t *creator = allocate_exported(&region, &handle), *importer;
+    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
     enum { N = 3 * FAB__PROTO_RELEASES_MAX + 1 };
     fab_region_t *imported[N];
     for (int i = 0; i < N; i++)
@@ -141,51 +148,34 @@ static void imported_regions_released_are_dropped_by_the_next_call(void **state)
     assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
 }
 
-static int open_fds(void)
-{
-    DIR *dir = opendir("/proc/self/fd");
-    assert_non_null(dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(dir);
-    return n - 1; /* the directory's own */
-}
-
 /* A released import's fd goes with its id: closed by the next request that
  * carries the id (right after it is sent), and by a full queue's RELEASE;
  * never more fds wait than ids do. */
 static void a_released_imports_fd_is_closed_when_its_id_goes_out(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(NULL, NULL));
-    fab_client_t *creator, *importer;
-    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
-    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
-    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
     fab_region_t *region;
     fab_handle_t handle;
-    assert_int_equal(fab_client_allocate(creator, &props, &region), FAB_SUCCESS);
-    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
+    fab_client_t *creator = allocate_exported(&region, &handle), *importer;
+    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
     fab_daemon_stats_t stats;
-    int before = open_fds();
+    int before = fab_test_open_fds();
     enum { N = FAB__PROTO_RELEASES_MAX + 2 };
     fab_region_t *imported[N];
     for (int i = 0; i < N; i++)
         assert_int_equal(fab_client_import(importer, &handle, 0, &imported[i]), FAB_SUCCESS);
-    assert_int_equal(open_fds(), before + N);
+    assert_int_equal(fab_test_open_fds(), before + N);
     assert_int_equal(fab_region_release(imported[0]), FAB_SUCCESS);
     assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS); /* carries it */
-    assert_int_equal(open_fds(), before + N - 1);
+    assert_int_equal(fab_test_open_fds(), before + N - 1);
     /* A queue's worth waits, fds and all; one more finds the queue full:
      * it goes out in a RELEASE of its own with every id, and every fd with
      * them. */
     for (int i = 1; i < N - 1; i++)
         assert_int_equal(fab_region_release(imported[i]), FAB_SUCCESS);
-    assert_int_equal(open_fds(), before + FAB__PROTO_RELEASES_MAX + 1); /* and the last import's */
+    assert_int_equal(fab_test_open_fds(), before + FAB__PROTO_RELEASES_MAX + 1); /* and the last import's */
     assert_int_equal(fab_region_release(imported[N - 1]), FAB_SUCCESS);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(fab_test_open_fds(), before);
     assert_int_equal(fab_client_stats(importer, &stats), FAB_SUCCESS);
     assert_int_equal(stats.references, 1);
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
@@ -198,20 +188,15 @@ static void a_released_imports_fd_is_closed_when_its_id_goes_out(void **state)
 static void closing_a_client_closes_the_fds_its_queued_releases_held(void **state)
 {
     (void)state;
-    assert_non_null(fab_test_daemon_start(NULL, NULL));
-    fab_client_t *creator, *importer;
-    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
-    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
     fab_region_t *region, *imported;
     fab_handle_t handle;
-    assert_int_equal(fab_client_allocate(creator, &props, &region), FAB_SUCCESS);
-    assert_int_equal(fab_region_export(region, &handle), FAB_SUCCESS);
-    int before = open_fds();
+    fab_client_t *creator = allocate_exported(&region, &handle), *importer;
+    int before = fab_test_open_fds();
     assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
     assert_int_equal(fab_client_import(importer, &handle, 0, &imported), FAB_SUCCESS);
     assert_int_equal(fab_region_release(imported), FAB_SUCCESS); /* its id waits */
     assert_int_equal(fab_client_close(importer), FAB_SUCCESS);
-    assert_int_equal(open_fds(), before);
+    assert_int_equal(fab_test_open_fds(), before);
     assert_int_equal(fab_region_release(region), FAB_SUCCESS);
     assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
 }

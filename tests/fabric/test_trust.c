@@ -9,7 +9,6 @@
  * and drop a helper to uid 65534. */
 #include "daemon_harness.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -773,16 +772,6 @@ static void forked_child_cannot_use_its_parents_client(void **state)
     assert_int_equal(fab_client_close(client), FAB_SUCCESS);
 }
 
-static int count_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 /* helper "fake_daemon" PATH [other-version]: answer HELLO, then every
  * request with INVALID_HANDLE and an fd attached; with other-version, answer
  * HELLO as a daemon of another protocol version does (NOT_SUPPORTED). */
@@ -833,10 +822,10 @@ static void error_reply_with_an_fd_leaks_nothing(void **state)
     assert_int_equal(fab_client_connect(&options, &client), FAB_SUCCESS);
     fab_handle_t handle = {{0}};
     fab_region_t *region;
-    int before = count_fds();
+    int before = fab_test_open_fds();
     for (int i = 0; i < 8; i++)
         assert_int_equal(fab_client_import(client, &handle, 0, &region), FAB_ERROR_INVALID_HANDLE);
-    assert_int_equal(count_fds(), before);
+    assert_int_equal(fab_test_open_fds(), before);
     fab_client_close(client);
     assert_int_equal(fab_test_reap(&child), 0);
     fab_test_rmtree(dir);
