@@ -1,7 +1,7 @@
 /* A reader-writer lock in one word: the driver's process lock (state.h).
  *
  * Why not pthread_rwlock_t: every driver call takes this lock, most of the
- * VMM calls for writing, and glibc's lock costs about 75 instructions for an
+ * VMM calls for writing, and glibc's lock costs about 77 instructions for an
  * uncontended write lock and unlock (callgrind, docs/cuda.md "Where the import
  * stands"); this one costs one compare-and-swap each way. What it keeps of
  * glibc's default kind: readers never wait for a waiting writer (a thread
@@ -11,7 +11,7 @@
  * The word: 0 free, 1 to FAB__RW_WRITER - 1 the number of readers,
  * FAB__RW_WRITER held for writing, and FAB__RW_WAITING, set by a thread that
  * is going to sleep on the word (a futex wait on exactly that value, so a
- * change in between wakes it at once). A sleeper sets the bit with a
+ * change in between returns it at once). A sleeper sets the bit with a
  * compare-and-swap and sleeps only if that succeeded; the unlock that takes
  * the word back to 0 swaps it out with the bit and so sees it, and wakes
  * every sleeper: they race for the word again, and those that lose set the
@@ -20,7 +20,6 @@
 #define FAB_CUDA_RWLOCK_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 
 #define FAB__RW_WRITER 0x7fffffffu
 #define FAB__RW_WAITING 0x80000000u
