@@ -78,8 +78,11 @@ _Static_assert((int)FAB__CLIENT_IPC_KIND_EVENT == (int)FAB__IPC_KIND_EVENT, "IPC
 
 /* ---- the connection ---- */
 
-void fab__client_released_fds_close(fab_client_t *client)
+/* The queued released ids left the queue (sent, or dropped with the
+ * connection): forget them, and close the fds that waited with them. */
+static void fab__client_releases_gone(fab_client_t *client)
 {
+    client->nreleases = 0;
     while (client->nclosing > 0)
         close(client->closing[--client->nclosing]);
 }
@@ -90,8 +93,7 @@ void fab__client_connection_lost(fab_client_t *client)
     close(client->sock);
     client->sock = -1;
     client->deferred = 0;
-    client->nreleases = 0; /* the daemon that held them dropped them */
-    fab__client_released_fds_close(client);
+    fab__client_releases_gone(client); /* the daemon that held them dropped them */
     client->rcvtimeo_ms = 0;
     client->topology_stale = true; /* the next daemon may be another */
 }
@@ -148,8 +150,7 @@ void fab__client_release_send(fab_client_t *client, uint64_t id)
     uint8_t buf[FAB__PROTO_MAX];
     size_t len = fab__request_encode_releasing(client, &request, buf);
     if (fab__proto_send(client->sock, buf, len, -1) == 0) {
-        client->nreleases = 0;
-        fab__client_released_fds_close(client);
+        fab__client_releases_gone(client);
         client->deferred++;
     } else {
         fab__client_connection_lost(client);
@@ -294,8 +295,7 @@ int fab__client_request_send(fab_client_t *client, fab__request_t *request, int 
         fab__client_connection_lost(client);
         return -1;
     }
-    client->nreleases = 0;
-    fab__client_released_fds_close(client); /* while the daemon answers */
+    fab__client_releases_gone(client); /* the fds closed while the daemon answers */
     return 0;
 }
 
@@ -618,7 +618,7 @@ fab_status_t fab_client_close(fab_client_t *client)
     fab__client_drain(client); /* for the warnings they may carry */
     if (client->sock >= 0)
         close(client->sock); /* the daemon drops the references still queued */
-    fab__client_released_fds_close(client);
+    fab__client_releases_gone(client);
     client->sock = -1;
     pthread_mutex_unlock(&client->lock);
     pthread_mutex_destroy(&client->lock);

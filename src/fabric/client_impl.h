@@ -32,7 +32,7 @@ struct fab_client {
      * them than ids): closed once the ids leave the queue, right after the
      * request that carries them is sent, while the daemon works on it, so
      * that the close costs the importer's wait nothing on two cores
-     * (fab__client_released_fds_close). */
+     * (fab__client_releases_gone, client.c). */
     uint8_t nclosing;
     int closing[FAB__PROTO_RELEASES_MAX];
     int rcvtimeo_ms; /* SO_RCVTIMEO on sock now; 0: none */
@@ -95,7 +95,6 @@ typedef struct fab__fds {
 int64_t fab__client_deadline(const fab_client_t *client);
 int fab__client_connect(const fab_client_t *client, fab_status_t *status_out);
 void fab__client_connection_lost(fab_client_t *client);
-void fab__client_released_fds_close(fab_client_t *client);
 void fab__client_release_send(fab_client_t *client, uint64_t id);
 void fab__client_fds_close(fab__fds_t *fds);
 void fab__client_release_later(fab_client_t *client, uint64_t id);
