@@ -12,9 +12,12 @@
  *
  * Each importer is a long-lived process (pinned, connected and warmed before
  * any clock runs) told over a pipe how many imports to do; it times them
- * itself. The three take turns, round by round (the order rotating, so that
- * none always runs right after the same one), with each importer and its
- * server on one core and then on two; each setting prints min / median / max
+ * itself. The three take turns of a few hundred imports, twenty to a round
+ * (the order rotating, so that none always runs right after the same one):
+ * the host's own noise, which lasts longer than a turn, then falls on all
+ * three alike, and a round's ratios are those of neighbours. Each importer
+ * and its server run on one core and then on two; each setting prints min /
+ * median / max
  * of the per-round times and of the per-round ratios. Then, apart from the
  * timed rounds, one round of each under counters: system calls (perf's
  * raw_syscalls:sys_enter, syscall_counter.h: root or perf_event_paranoid -1)
@@ -25,7 +28,8 @@
  * grant), and the memfd it hands out is sealed.
  *
  * Usage: cuda_fabric_import [--smoke] [imports per round, default 5000]
- * [rounds, default 9]. --smoke: a few imports a round, for the test that
+ * [rounds, default 9] [imports per turn, default 250; the round's count is
+ * cut to whole turns]. --smoke: a few imports a round, for the test that
  * keeps this program working (it exits non-zero when a round fails). The
  * daemon is $FABMEM_DAEMON, else the one built next to this program. */
 #include <cuda.h>
@@ -277,21 +281,27 @@ static void print_counts(const char *setting, struct worker *w, const pid_t *ser
 
 int main(int argc, char **argv)
 {
-    int smoke = 0, per = 5000, rounds = 9, positional = 0;
+    int smoke = 0, per = 5000, rounds = 9, turn = 250, positional = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0) {
             smoke = 1;
-        } else if (positional < 2 && atoi(argv[i]) > 0) {
-            *(positional++ == 0 ? &per : &rounds) = atoi(argv[i]);
+        } else if (positional < 3 && atoi(argv[i]) > 0) {
+            int *v[] = {&per, &rounds, &turn};
+            *v[positional++] = atoi(argv[i]);
         } else {
-            fprintf(stderr, "usage: %s [--smoke] [imports per round] [rounds]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--smoke] [imports per round] [rounds] [imports per turn]\n",
+                    argv[0]);
             return 2;
         }
     }
     if (smoke)
-        per = 50, rounds = 3;
+        per = 50, rounds = 3, turn = 25;
     if (rounds > ROUNDS_MAX)
         rounds = ROUNDS_MAX;
+    if (turn > per)
+        turn = per;
+    int turns = per / turn;
+    per = turns * turn; /* whole turns */
     const char *exe = getenv("FABMEM_DAEMON");
     if (exe == NULL)
         exe = FABMEM_DAEMON_PATH;
@@ -342,8 +352,8 @@ int main(int argc, char **argv)
     }
     pid_t servers[KINDS] = {daemon, w[BARE].server, w[EPOLL].server};
 
-    printf("cuda_fabric_import: %d rounds of %d imports, driver, bare and epoll in turn, "
-           "%u KiB (one granule)\n", rounds, per, SIZE / 1024);
+    printf("cuda_fabric_import: %d rounds of %d imports, driver, bare and epoll taking turns of "
+           "%d, %u KiB (one granule)\n", rounds, per, turn, SIZE / 1024);
     printf("  driver: cuMemImportFromShareableHandle (FABRIC) + AddressReserve + Map + SetAccess "
            "+ touch + Unmap + Release + AddressFree\n");
     printf("  bare:   1-byte request, memfd over SCM_RIGHTS (blocking one-thread server) + "
@@ -365,11 +375,17 @@ int main(int argc, char **argv)
         }
         double t[KINDS][ROUNDS_MAX], ratio[3][ROUNDS_MAX];
         for (int r = 0; r < rounds; r++) {
-            /* Each kind goes first, second and third in turn: none always
-             * follows the same one. */
-            for (int i = 0; i < KINDS; i++) {
-                int k = (r + i) % KINDS;
-                t[k][r] = worker_round(&w[k], per);
+            /* A round is `turns` turns of each kind, the three taking turns
+             * (each going first, second and third in turn, so that none
+             * always follows the same one): what disturbs the machine for
+             * longer than a turn falls on all three alike. */
+            for (int k = 0; k < KINDS; k++)
+                t[k][r] = 0;
+            for (int s = 0; s < turns; s++) {
+                for (int i = 0; i < KINDS; i++) {
+                    int k = (r + s + i) % KINDS;
+                    t[k][r] += worker_round(&w[k], turn) / turns;
+                }
             }
             ratio[0][r] = t[DRIVER][r] / t[BARE][r];
             ratio[1][r] = t[DRIVER][r] / t[EPOLL][r];
