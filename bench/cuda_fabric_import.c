@@ -17,8 +17,7 @@
  * the host's own noise, which lasts longer than a turn, then falls on all
  * three alike, and a round's ratios are those of neighbours. Each importer
  * and its server run on one core and then on two; each setting prints min /
- * median / max
- * of the per-round times and of the per-round ratios. Then, apart from the
+ * median / max of the per-round times and of the per-round ratios. Then, apart from the
  * timed rounds, one round of each under counters: system calls (perf's
  * raw_syscalls:sys_enter, syscall_counter.h: root or perf_event_paranoid -1)
  * and context switches (/proc) per import, client and server apiece.
