@@ -472,7 +472,10 @@ int main(int argc, char **argv)
             failed = 1;
             break;
         }
-        double rate[3][2][ROUNDS], ratio[7][ROUNDS];
+        static const char *ratios[] = {"bare 64/1", "fabric 64/1", "minimal 64/1", "fabric/bare",
+                                       "minimal/bare", "cpu bare/fab", "cpu bare/min"};
+        enum { NRATIOS = sizeof(ratios) / sizeof(ratios[0]) };
+        double rate[3][2][ROUNDS], ratio[NRATIOS][ROUNDS];
         /* CPU time of the 64-worker rounds, server and workers apart, and the
          * server's system calls. */
         uint64_t cpu_ns[3][2] = {{0, 0}, {0, 0}, {0, 0}}; /* [kind][server, workers] */
@@ -515,9 +518,7 @@ int main(int argc, char **argv)
                        rate[c][i][0], rate[c][i][ROUNDS / 2], rate[c][i][ROUNDS - 1]);
             }
         }
-        static const char *ratios[] = {"bare 64/1", "fabric 64/1", "minimal 64/1", "fabric/bare",
-                                       "minimal/bare", "cpu bare/fab", "cpu bare/min"};
-        for (int i = 0; i < 7; i++) {
+        for (int i = 0; i < NRATIOS; i++) {
             qsort(ratio[i], ROUNDS, sizeof(double), cmp_double);
             printf("  %-16s %-12s %7.2fx %8.2fx %8.2fx\n", "", ratios[i], ratio[i][0],
                    ratio[i][ROUNDS / 2], ratio[i][ROUNDS - 1]);

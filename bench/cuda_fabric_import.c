@@ -12,15 +12,16 @@
  *
  * Each importer is a long-lived process (pinned, connected and warmed before
  * any clock runs) told over a pipe how many imports to do; it times them
- * itself. The three take turns of a few hundred imports, twenty to a round
- * (the order rotating, so that none always runs right after the same one):
- * the host's own noise, which lasts longer than a turn, then falls on all
- * three alike, and a round's ratios are those of neighbours. Each importer
- * and its server run on one core and then on two; each setting prints min /
- * median / max of the per-round times and of the per-round ratios. Then, apart from the
- * timed rounds, one round of each under counters: system calls (perf's
- * raw_syscalls:sys_enter, syscall_counter.h: root or perf_event_paranoid -1)
- * and context switches (/proc) per import, client and server apiece.
+ * itself. The three take turns of a few hundred imports (twenty turns to a
+ * round by default; the order rotating, so that none always runs right after
+ * the same one): the host's own noise, which lasts longer than a turn, then
+ * falls on all three alike, and a round's ratios are those of neighbours.
+ * Each importer and its server run on one core and then on two; each setting
+ * prints min / median / max of the per-round times and of the per-round
+ * ratios. Then, apart from the timed rounds, one round of each under
+ * counters: system calls (perf's raw_syscalls:sys_enter, syscall_counter.h:
+ * root or perf_event_paranoid -1) and context switches (/proc) per import,
+ * client and server apiece.
  *
  * The trust rules stay on: the daemon checks every import as it always does
  * (the importer's channel, the handle's uuid and secret, the exporter's
