@@ -5,6 +5,7 @@
  * transport.c's. */
 #include "src/common/proto.h"
 
+#include "src/base/hot.h"
 #include "src/base/le.h"
 
 #include <errno.h>
@@ -42,6 +43,7 @@ static size_t fab__request_body_len(uint16_t type)
     return fab__msg(type)->request_body;
 }
 
+FAB__HOT
 size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;
@@ -551,6 +553,7 @@ static const uint16_t fab__reply_bytes[] = {
 _Static_assert(sizeof(fab__reply_bytes) / sizeof(fab__reply_bytes[0]) == FAB__RP_MC + 1,
                "every reply layout has its size");
 
+FAB__HOT
 fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out)
 {
     if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)

@@ -5,6 +5,7 @@
 #include "src/common/proto.h"
 
 #include "src/base/env.h"
+#include "src/base/hot.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,11 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+FAB__HOT
 int fab__proto_send(int sock, const uint8_t *buf, size_t len, int fd)
 {
     return fab__proto_send_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
 }
 
+FAB__HOT
 int fab__proto_send_fds(int sock, const uint8_t *buf, size_t len, const int *fds, unsigned nfds)
 {
     struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
@@ -57,6 +60,7 @@ int fab__proto_send_fds(int sock, const uint8_t *buf, size_t len, const int *fds
     }
 }
 
+FAB__HOT
 ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out, int *lost_out,
                             int flags)
 {
@@ -134,6 +138,7 @@ ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
     return n;
 }
 
+FAB__HOT
 int64_t fab__now_ms(void)
 {
     struct timespec ts;

@@ -41,6 +41,7 @@
  * says it is listening over a pipe, or closes the pipe when another daemon
  * won the race, after which connecting again finds that one. */
 #include "fabmem/fabric.h"
+#include "src/base/hot.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/client_impl.h"
 #include "src/fabric/client_ipc.h"
@@ -204,6 +205,7 @@ static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply,
  * than one fd: of another, the first is kept and the rest closed, and one
  * cut short with an fd in hand breaks the connection (no daemon sends
  * that). */
+FAB__HOT
 static int fab__reply_read(fab_client_t *client, int64_t deadline, bool fresh,
                            fab__reply_t *reply_out, fab__fds_t *fds)
 {
@@ -284,6 +286,7 @@ fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__reques
 /* Send a request (with the released ids that wait); flags FAB__REQUEST_WAITS
  * when nothing more goes out before its reply. 0, or -1: the connection
  * broke (dropped). */
+FAB__HOT
 int fab__client_request_send(fab_client_t *client, fab__request_t *request, int fd_in,
                              uint8_t flags)
 {
@@ -309,6 +312,7 @@ fab_status_t fab__client_call_raw(fab_client_t *client, fab__request_t *request,
 
 /* Wait for the reply to request, sent last or among the last (replies come
  * in order; those read out of turn are handled on the way). */
+FAB__HOT
 fab_status_t fab__client_reply_await(fab_client_t *client, const fab__request_t *request,
                                      fab__reply_t *reply_out, int *fd_out)
 {
@@ -322,6 +326,7 @@ fab_status_t fab__client_reply_await(fab_client_t *client, const fab__request_t 
     return status;
 }
 
+FAB__HOT
 fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__request_t *request,
                                          fab__reply_t *reply_out, fab__fds_t *fds_out)
 {
@@ -475,6 +480,7 @@ fab_status_t fab__client_reconnect(fab_client_t *client)
  * the request sent again. A request about a region (EXPORT) is rebuilt from
  * the region, whose id the new daemon gave anew; one whose region the new
  * daemon did not take back answers INVALID_HANDLE. */
+FAB__HOT
 fab_status_t fab__client_call(fab_client_t *client, fab__request_t *request,
                               const fab_region_t *region, fab__reply_t *reply_out, int *fd_out)
 {
@@ -537,6 +543,7 @@ static pid_t fab__self(void)
 }
 
 /* Whether the calling process may use client: the one that connected it. */
+FAB__HOT
 bool fab__client_owned(const fab_client_t *client)
 {
     if (client->pid == fab__self())

@@ -2,6 +2,7 @@
  * IMPORT_MANY batches), their handles, maps, unmaps and releases, one count
  * (refs) with get/put as client.c's top comment says. */
 #include "fabmem/fabric.h"
+#include "src/base/hot.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/client_impl.h"
 #include "src/fabric/client_ipc.h"
@@ -34,6 +35,7 @@
 
 /* ---- regions --------------------------------------------------------------- */
 
+FAB__HOT
 static fab_region_t *fab__region_new(fab_client_t *client, const fab__reply_memory_t *reply, int fd,
                                      fab_access_t access)
 {
@@ -99,6 +101,7 @@ static fab_region_t *fab__region_for(fab_client_t *client, const fab__reply_memo
     return region;
 }
 
+FAB__HOT
 static fab_status_t fab__region_from_reply(fab_client_t *client, const fab__request_t *request,
                                            const fab__reply_t *reply, int fd, bool creator,
                                            fab_region_t **region_out)
@@ -145,6 +148,7 @@ fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *
     return status;
 }
 
+FAB__HOT
 fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
                                int device_ordinal, fab_region_t **region_out)
 {
@@ -370,6 +374,7 @@ bool fab__region_maybe_mc_token(const fab_region_t *region)
     return region != NULL && region->kind != FAB__MEMORY_PLAIN;
 }
 
+FAB__HOT
 fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **addr_out)
 {
     if (region == NULL || addr_out == NULL || !fab_access_is_mappable(access))
@@ -412,6 +417,7 @@ out:
 
 /* The last put: drop the daemon's reference and free the region; the caller
  * holds the lock. */
+FAB__HOT
 static void fab__region_free(fab_region_t *region)
 {
     fab_client_t *client = region->client;
@@ -452,6 +458,7 @@ static void fab__region_put(fab_region_t *region)
         fab__region_free(region);
 }
 
+FAB__HOT
 fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
 {
     if (region == NULL || addr == NULL)
@@ -474,6 +481,7 @@ fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
     return status;
 }
 
+FAB__HOT
 fab_status_t fab_region_release(fab_region_t *region)
 {
     if (region == NULL)
