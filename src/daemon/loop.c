@@ -67,8 +67,6 @@
 #include "src/common/proto.h"
 #include "src/common/topology_impl.h"
 
-/* Change what epoll waits for on a client. A failure here would leave a
- * client that is never served again; the only sane answer is to let it go. */
 /* The hot fields (loop.h) fill the record's first line. */
 _Static_assert(offsetof(fab__peer_t, sent) <= 64, "fab__peer_t's hot fields span two lines");
 
@@ -82,6 +80,8 @@ static fab__peer_t *fab__peer_alloc(void)
     return client;
 }
 
+/* Change what epoll waits for on a client. A failure here would leave a
+ * client that is never served again; the only sane answer is to let it go. */
 static int fab__peer_watch(fab__loop_t *loop, fab__peer_t *client, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = client};
