@@ -12,6 +12,7 @@
  * memory is a pure function of the bytes, so it changes no verdict. */
 #include "src/core/handle_format.h"
 
+#include "src/base/hot.h"
 #include "src/base/le.h"
 
 #include <string.h>
@@ -288,6 +289,7 @@ bool fab_handle_equal(const fab_handle_t *a, const fab_handle_t *b)
     return a != NULL && b != NULL && fab__same(a->bytes, b->bytes, FAB_HANDLE_BYTES);
 }
 
+FAB__HOT
 bool fab_access_is_mappable(fab_access_t access)
 {
     return access == FAB_ACCESS_READ_ONLY || access == FAB_ACCESS_READ_WRITE;
