@@ -562,62 +562,62 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     if (fab__le_get32(buf) != FAB__PROTO_MAGIC || (type & FAB__MSG_REPLY) == 0 ||
         fab__le_get16(buf + 6) != 0)
         return FAB_ERROR_INVALID_VALUE;
-    fab__reply_t r;
+    fab__reply_t *r = out; /* decoded in place: written on failure too */
     uint16_t rtype = (uint16_t)(type & ~FAB__MSG_REPLY);
     size_t filled = fab__reply_bytes[fab__msg(rtype)->reply_layout];
-    memset(&r, 0, filled);
-    r.type = rtype;
-    r.seq = fab__le_get32(buf + 8);
-    r.status = fab__le_get32(buf + 12);
+    memset(r, 0, filled);
+    r->type = rtype;
+    r->seq = fab__le_get32(buf + 8);
+    r->status = fab__le_get32(buf + 12);
     const uint8_t *b = buf + FAB__PROTO_HEADER;
     size_t body = len - FAB__PROTO_HEADER;
     size_t want = 0;
-    if (r.status != FAB_SUCCESS) {
+    if (r->status != FAB_SUCCESS) {
         want = 0;
     } else {
-        switch (fab__msg(r.type)->reply_layout) {
+        switch (fab__msg(r->type)->reply_layout) {
         case FAB__RP_HELLO:
             want = 8;
             if (body == want) {
-                r.u.hello.node = (int32_t)fab__le_get32(b);
-                r.u.hello.driver_version = fab__le_get32(b + 4);
+                r->u.hello.node = (int32_t)fab__le_get32(b);
+                r->u.hello.driver_version = fab__le_get32(b + 4);
             }
             break;
         case FAB__RP_ALLOC:
             want = 37 + FAB_HANDLE_BYTES + FAB__TOKEN_BYTES;
             if (body == want) {
-                fab__memory_decode(b, &r.u.alloc.memory);
-                memcpy(r.u.alloc.handle.bytes, b + 37, FAB_HANDLE_BYTES);
-                memcpy(r.u.alloc.token, b + 37 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
+                fab__memory_decode(b, &r->u.alloc.memory);
+                memcpy(r->u.alloc.handle.bytes, b + 37, FAB_HANDLE_BYTES);
+                memcpy(r->u.alloc.token, b + 37 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
             }
             break;
         case FAB__RP_HANDLE:
             want = FAB_HANDLE_BYTES;
             if (body == want)
-                memcpy(r.u.exported.handle.bytes, b, FAB_HANDLE_BYTES);
+                memcpy(r->u.exported.handle.bytes, b, FAB_HANDLE_BYTES);
             break;
         case FAB__RP_MEMORY:
             /* A version-7 IMPORT reply says the kind; 0 is never sent. */
-            want = r.type == FAB__MSG_IMPORT && body == 38 &&
+            want = r->type == FAB__MSG_IMPORT && body == 38 &&
                            (b[37] == FAB__MEMORY_PLAIN || b[37] == FAB__MEMORY_MC_TOKEN)
                        ? 38
                        : 37;
             if (body == want) {
-                fab__memory_decode(b, &r.u.import);
-                r.u.import.kind = want == 38 ? b[37] : FAB__MEMORY_UNSAID;
+                fab__memory_decode(b, &r->u.import);
+                r->u.import.kind = want == 38 ? b[37] : FAB__MEMORY_UNSAID;
             }
             break;
         case FAB__RP_RELEASE:
             want = 20;
             if (body == want) {
-                memcpy(r.u.release.uuid.bytes, b, 16);
-                r.u.release.unimported = fab__le_get32(b + 16);
+                memcpy(r->u.release.uuid.bytes, b, 16);
+                r->u.release.unimported = fab__le_get32(b + 16);
             }
             break;
         case FAB__RP_STATS:
             want = 48;
             if (body == want) {
-                fab__stats_t *st = &r.u.stats;
+                fab__stats_t *st = &r->u.stats;
                 st->pid = fab__le_get64(b);
                 st->clients = fab__le_get64(b + 8);
                 st->allocations = fab__le_get64(b + 16);
@@ -629,27 +629,27 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
         case FAB__RP_VERIFY:
             want = 1;
             if (body == want)
-                r.u.verify.live = b[0];
+                r->u.verify.live = b[0];
             break;
         case FAB__RP_TOPOLOGY:
             if (body < 8 ||
-                fab__node_decode(b + 8, body - 8, &r.u.topology.node) != FAB_SUCCESS)
+                fab__node_decode(b + 8, body - 8, &r->u.topology.node) != FAB_SUCCESS)
                 return FAB_ERROR_INVALID_VALUE;
-            r.u.topology.node_count = fab__le_get32(b);
-            r.u.topology.driver_version = fab__le_get32(b + 4);
+            r->u.topology.node_count = fab__le_get32(b);
+            r->u.topology.driver_version = fab__le_get32(b + 4);
             want = body;
             break;
         case FAB__RP_IPC_HANDLE:
             want = FAB__IPC_HANDLE_BYTES;
             if (body == want)
-                memcpy(r.u.ipc_publish.bytes, b, FAB__IPC_HANDLE_BYTES);
+                memcpy(r->u.ipc_publish.bytes, b, FAB__IPC_HANDLE_BYTES);
             break;
         case FAB__RP_IPC_OPEN:
             want = 13;
             if (body == want) {
-                r.u.ipc_open.kind = b[0];
-                r.u.ipc_open.device = (int32_t)fab__le_get32(b + 1);
-                r.u.ipc_open.size = fab__le_get64(b + 5);
+                r->u.ipc_open.kind = b[0];
+                r->u.ipc_open.device = (int32_t)fab__le_get32(b + 1);
+                r->u.ipc_open.size = fab__le_get64(b + 5);
             }
             break;
         case FAB__RP_EMPTY:
@@ -659,19 +659,19 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
             /* Entries of their own lengths: walk them, each within body. */
             if (body < 1 || b[0] == 0 || b[0] > FAB__IMPORT_MANY_MAX)
                 return FAB_ERROR_INVALID_VALUE;
-            r.u.import_many.count = b[0];
+            r->u.import_many.count = b[0];
             size_t at = 1;
             for (unsigned i = 0; i < b[0]; i++) {
                 if (body - at < 4)
                     return FAB_ERROR_INVALID_VALUE;
                 uint32_t status = fab__le_get32(b + at);
                 at += 4;
-                r.u.import_many.entries[i].status = status;
+                r->u.import_many.entries[i].status = status;
                 if (status != FAB_SUCCESS)
                     continue;
                 if (body - at < 37)
                     return FAB_ERROR_INVALID_VALUE;
-                fab__memory_decode(b + at, &r.u.import_many.entries[i].memory);
+                fab__memory_decode(b + at, &r->u.import_many.entries[i].memory);
                 at += 37;
             }
             want = at;
@@ -680,13 +680,13 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
         case FAB__RP_MC:
             want = FAB__MC_REPLY;
             if (body == want) {
-                r.u.mc.id = fab__le_get64(b);
-                r.u.mc.size = fab__le_get64(b + 8);
-                r.u.mc.granularity = fab__le_get64(b + 16);
-                r.u.mc.num_devices = fab__le_get32(b + 24);
-                r.u.mc.handle_types = fab__le_get32(b + 28);
-                r.u.mc.creator_node = (int32_t)fab__le_get32(b + 32);
-                r.u.mc.shadow_pages = fab__le_get32(b + 36);
+                r->u.mc.id = fab__le_get64(b);
+                r->u.mc.size = fab__le_get64(b + 8);
+                r->u.mc.granularity = fab__le_get64(b + 16);
+                r->u.mc.num_devices = fab__le_get32(b + 24);
+                r->u.mc.handle_types = fab__le_get32(b + 28);
+                r->u.mc.creator_node = (int32_t)fab__le_get32(b + 32);
+                r->u.mc.shadow_pages = fab__le_get32(b + 36);
             }
             break;
         default:
@@ -695,6 +695,5 @@ fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out
     }
     if (body != want)
         return FAB_ERROR_INVALID_VALUE;
-    memcpy(out, &r, filled);
     return FAB_SUCCESS;
 }

@@ -138,7 +138,6 @@ ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
     return n;
 }
 
-FAB__HOT
 int64_t fab__now_ms(void)
 {
     struct timespec ts;

@@ -201,38 +201,44 @@ static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply,
 }
 
 /* Read one reply before deadline, with its fds; 1 read, 0 timed out, -1 the
- * connection broke (already dropped). Only an IMPORT_MANY reply brings more
- * than one fd: of another, the first is kept and the rest closed, and one
- * cut short with an fd in hand breaks the connection (no daemon sends
- * that). */
+ * connection broke (already dropped). deadline: the clock's ms to give up
+ * at; -1: none (FABMEM_TIMEOUT_MS=0); FAB__ONE_RECEIVE: the wait is this one
+ * receive (no reply of an earlier request can come first), which
+ * SO_RCVTIMEO bounds to timeout_ms by itself, so the clock is not read.
+ * Only an IMPORT_MANY reply brings more than one fd: of another, the first
+ * is kept and the rest closed, and one cut short with an fd in hand breaks
+ * the connection (no daemon sends that). */
 FAB__HOT
 static int fab__reply_read(fab_client_t *client, int64_t deadline, bool fresh,
                            fab__reply_t *reply_out, fab__fds_t *fds)
 {
-    uint8_t buf[FAB__PROTO_MAX];
     /* A blocking receive bounded by SO_RCVTIMEO, set again only when what
      * is left of the deadline is well under it: a reply costs one system
      * call, not a poll and a receive. It may overshoot the deadline by
      * FAB__RCVTIMEO_SLACK_MS at most. fresh: the deadline was just set from
      * the clock (fab__client_deadline), so all of timeout_ms is left and
-     * the clock is not read again. */
-    if (deadline >= 0) {
-        int64_t left = fresh ? client->timeout_ms : deadline - fab__now_ms();
+     * the clock is not read again. One receive alone takes SO_RCVTIMEO at
+     * timeout_ms or over (by the slack at most), so that its timing out
+     * means all of timeout_ms went by. */
+    bool one = deadline == FAB__ONE_RECEIVE;
+    if (deadline != -1) {
+        int64_t left = fresh || one ? client->timeout_ms : deadline - fab__now_ms();
         if (left <= 0)
             return 0;
-        if (left < client->rcvtimeo_ms - FAB__RCVTIMEO_SLACK_MS || client->rcvtimeo_ms == 0 ||
-            left > client->rcvtimeo_ms + FAB__RCVTIMEO_SLACK_MS) {
+        int64_t least = one ? left : left - FAB__RCVTIMEO_SLACK_MS;
+        if (client->rcvtimeo_ms == 0 || client->rcvtimeo_ms < least ||
+            client->rcvtimeo_ms > left + FAB__RCVTIMEO_SLACK_MS) {
             struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
             if (setsockopt(client->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
                 client->rcvtimeo_ms = (int)left;
         }
     }
-    ssize_t n = fab__proto_recv_fds(client->sock, buf, fds->fd, &fds->count, &fds->lost, 0);
+    ssize_t n = fab__proto_recv_fds(client->sock, client->wire, fds->fd, &fds->count, &fds->lost, 0);
     if (n < 0 && errno == EINTR)
         return fab__reply_read(client, deadline, false, reply_out, fds);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return fab__reply_read(client, deadline, false, reply_out, fds); /* 0 once past it */
-    bool decoded = n > 0 && fab__reply_decode(buf, (size_t)n, reply_out) == FAB_SUCCESS;
+        return one ? 0 : fab__reply_read(client, deadline, false, reply_out, fds); /* 0 once past it */
+    bool decoded = n > 0 && fab__reply_decode(client->wire, (size_t)n, reply_out) == FAB_SUCCESS;
     /* Only IMPORT_MANY and MC_JOIN (the staging and shadow memfds) carry
      * more than one fd (the message list's reply fds). */
     bool several = decoded && fab__msg(reply_out->type)->reply_fds > 1;
@@ -290,11 +296,10 @@ FAB__HOT
 int fab__client_request_send(fab_client_t *client, fab__request_t *request, int fd_in,
                              uint8_t flags)
 {
-    uint8_t buf[FAB__PROTO_MAX];
     request->seq = ++client->seq;
     request->flags = flags;
-    size_t len = fab__request_encode_releasing(client, request, buf);
-    if (fab__proto_send(client->sock, buf, len, fd_in) != 0) {
+    size_t len = fab__request_encode_releasing(client, request, client->wire);
+    if (fab__proto_send(client->sock, client->wire, len, fd_in) != 0) {
         fab__client_connection_lost(client);
         return -1;
     }
@@ -330,7 +335,11 @@ FAB__HOT
 fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__request_t *request,
                                          fab__reply_t *reply_out, fab__fds_t *fds_out)
 {
-    int64_t deadline = fab__client_deadline(client);
+    /* With no reply of an earlier request to come first, one receive ends
+     * the wait (the loop below goes round only while deferred > 0), and its
+     * SO_RCVTIMEO is the deadline: the clock is read only for a longer wait. */
+    int64_t deadline = client->deferred > 0 || client->timeout_ms <= 0 ? fab__client_deadline(client)
+                                                                        : FAB__ONE_RECEIVE;
     fds_out->count = 0;
     fds_out->lost = 0;
     /* The daemon answers in order: replies read out of turn come first.

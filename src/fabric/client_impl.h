@@ -36,6 +36,10 @@ struct fab_client {
     uint8_t nclosing;
     int closing[FAB__PROTO_RELEASES_MAX];
     int rcvtimeo_ms; /* SO_RCVTIMEO on sock now; 0: none */
+    /* The message being sent or the reply being read, under the lock: one
+     * buffer here, next to what a call touches anyway, keeps 3 KB of
+     * buffers off the stack of every call, which then spans a page less. */
+    uint8_t wire[FAB__PROTO_MAX];
     fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
     fab_topology_t *topology;  /* the daemon's, as a connection learned it; NULL: not yet */
     bool topology_stale;       /* learned on an earlier connection: ask again */
@@ -61,6 +65,8 @@ struct fab_client {
 
 #define FAB__TIMEOUT_DEFAULT_MS 10000
 #define FAB__RCVTIMEO_SLACK_MS 50
+/* fab__reply_read's deadline for a wait that is one receive (client.c). */
+#define FAB__ONE_RECEIVE (-2)
 
 struct fab_region {
     fab_client_t *client;

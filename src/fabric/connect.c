@@ -2,7 +2,6 @@
  * (the socket's directory, the daemon's uid) and the autostart, as
  * client.c's top comment says. */
 #include "fabmem/fabric.h"
-#include "src/base/hot.h"
 #include "src/fabric/fabmemd.h"
 #include "src/fabric/client_impl.h"
 #include "src/fabric/client_ipc.h"
@@ -35,7 +34,6 @@
 
 /* ---- connecting ------------------------------------------------------------ */
 
-FAB__HOT
 int64_t fab__client_deadline(const fab_client_t *client)
 {
     return client->timeout_ms > 0 ? fab__now_ms() + client->timeout_ms : -1;
