@@ -594,6 +594,7 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
     client->pid = fab__self();
     client->timeout_ms = fab__timeout_from_env();
     client->autostart = autostart;
+    client->keeps_spare = fab__region_keeps_spare();
     snprintf(client->node_name, sizeof(client->node_name), "%s", node);
     snprintf(client->path, sizeof(client->path), "%s", path);
     status = fab__open(client);
@@ -642,6 +643,7 @@ fab_status_t fab_client_close(fab_client_t *client)
     for (size_t i = 0; i < client->noutdated; i++)
         fab_topology_destroy(client->outdated[i]);
     free(client->outdated);
+    free(client->spare);
     free(client);
     return FAB_SUCCESS;
 }

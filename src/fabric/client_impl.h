@@ -40,6 +40,10 @@ struct fab_client {
      * buffer here, next to what a call touches anyway, keeps 3 KB of
      * buffers off the stack of every call, which then spans a page less. */
     uint8_t wire[FAB__PROTO_MAX];
+    /* The last region record freed, kept for the next one made (region.c:
+     * an import then calls neither malloc nor free); NULL: none. */
+    fab_region_t *spare;
+    bool keeps_spare; /* not under a memory checker (fab__region_keeps_spare) */
     fab_region_t *regions; /* live regions, for adoption by a restarted daemon */
     fab_topology_t *topology;  /* the daemon's, as a connection learned it; NULL: not yet */
     bool topology_stale;       /* learned on an earlier connection: ask again */
@@ -117,6 +121,10 @@ fab_status_t fab__client_reconnect(fab_client_t *client);
 fab_status_t fab__client_call(fab_client_t *client, fab__request_t *request,
                               const fab_region_t *region, fab__reply_t *reply_out, int *fd_out);
 bool fab__client_owned(const fab_client_t *client);
+/* region.c: whether a client keeps a freed region record for the next one:
+ * not under AddressSanitizer or valgrind, whose own delayed reuse of freed
+ * blocks is what finds a region used after its release. */
+bool fab__region_keeps_spare(void);
 
 /* client_mc.c: one MC_* request as given (request->type and u.mc set by
  * the caller; u.mc.id is replaced by region's id when region is not NULL),

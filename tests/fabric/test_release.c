@@ -7,12 +7,14 @@
 
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "fabmem.h"
 #include "src/common/proto.h"
+#include "src/fabric/client_impl.h"
 
 /* HELLO, then ALLOC (region 1) and an IMPORT of its handle (region 2). */
 static int raw_alloc_and_import(const fab_test_daemon_t *daemon)
@@ -276,6 +278,66 @@ static void import_many_imports_each_handle_and_refuses_each_bad_one(void **stat
     assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
 }
 
+/* Whether this build or run is under a memory checker, as region.c asks. */
+static bool under_memory_checker(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#endif
+#endif
+    /* The valgrind run launches the tests and their daemons under memcheck
+     * (cmake/FabmemTesting.cmake, tests/fabric/CMakeLists.txt). */
+    const char *launcher = getenv("FABTEST_DAEMON_LAUNCHER");
+    return launcher != NULL && *launcher != '\0';
+}
+
+/* A released region's record is kept by its client and the next import is
+ * made from it, a fresh region in every field; under a memory checker it is
+ * freed at once, so that a region used after its release is still found. */
+static void a_released_regions_record_makes_the_next_import_only_without_a_checker(void **state)
+{
+    (void)state;
+    assert_non_null(fab_test_daemon_start(NULL, NULL));
+    fab_client_t *creator, *importer;
+    assert_int_equal(fab_client_connect(NULL, &creator), FAB_SUCCESS);
+    assert_int_equal(fab_client_connect(NULL, &importer), FAB_SUCCESS);
+    bool keeps = !under_memory_checker();
+    assert_int_equal(fab__region_keeps_spare(), keeps);
+    assert_int_equal(importer->keeps_spare, keeps);
+    fab_alloc_props_t props = fab_alloc_props_read_write(0, 2u << 20);
+    fab_region_t *made;
+    fab_handle_t handle;
+    assert_int_equal(fab_client_allocate(creator, &props, &made), FAB_SUCCESS);
+    assert_int_equal(fab_region_export(made, &handle), FAB_SUCCESS);
+
+    fab_region_t *first;
+    char *p;
+    assert_int_equal(fab_client_import(importer, &handle, 0, &first), FAB_SUCCESS);
+    assert_int_equal(fab_region_map(first, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
+    strcpy(p, "through the first import");
+    assert_int_equal(fab_region_unmap(first, p), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(first), FAB_SUCCESS);
+    assert_ptr_equal(importer->spare, keeps ? first : NULL);
+
+    fab_region_t *second;
+    assert_int_equal(fab_client_import(importer, &handle, 0, &second), FAB_SUCCESS);
+    assert_null(importer->spare);
+    if (keeps)
+        assert_ptr_equal(second, first);
+    /* A new region: one reference, no mapping, released once. */
+    assert_int_equal(fab_region_map(second, FAB_ACCESS_READ_WRITE, (void **)&p), FAB_SUCCESS);
+    assert_string_equal(p, "through the first import");
+    assert_int_equal(fab_region_unmap(second, p), FAB_SUCCESS);
+    assert_int_equal(fab_region_unmap(second, p), FAB_ERROR_INVALID_VALUE);
+    assert_int_equal(fab_region_release(second), FAB_SUCCESS);
+    assert_int_equal(fab_region_release(made), FAB_SUCCESS);
+    assert_int_equal(fab_client_close(importer), FAB_SUCCESS); /* frees the kept record */
+    assert_int_equal(fab_client_close(creator), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(carried_releases_are_dropped_before_the_answer_without_a_reply,
                               fab_test_teardown),
@@ -291,6 +353,8 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_version_4_client_is_still_served, fab_test_teardown),
     cmocka_unit_test_teardown(import_many_imports_each_handle_and_refuses_each_bad_one,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(a_released_regions_record_makes_the_next_import_only_without_a_checker,
                               fab_test_teardown),
 };
 
