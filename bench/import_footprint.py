@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""What one import of the fabric client touches: the 64-byte lines and 4 KB
+pages of code and of data that an import (fab_client_import, fab_region_map,
+the touch, fab_region_unmap, fab_region_release) reaches, counted from every
+load, store and instruction valgrind's lackey tool reports. With many
+importers taking turns on a core each import finds these cold, so each line
+and page is a miss (docs/cuda.md, "Where the import stands"). Counts, not
+times: the same for the same binary and environment, whatever else the
+machine does.
+
+Usage: bench/import_footprint.py [BUILD_DIR [IMPORTS]]   (build, 300)
+
+It runs BUILD_DIR/bench/bench_fabric --imports IMPORTS under
+valgrind --tool=lackey --trace-mem=yes --trace-children=yes, finds the
+importer's trace by the entry of fab_client_import, cuts it there into
+imports, and prints the median over the imports after the first third (the
+warm-up) of:
+  code   lines and pages of instructions (the program's own: bench_fabric with
+         the client library linked in; the rest: libc, the loader)
+  data   lines and pages loaded or stored (the stack's apart)
+Exit status 0; 1 with a message when a step fails; 77 (a skip, for ctest)
+when valgrind is not installed."""
+import collections
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# Where valgrind's amd64 loader puts a position-independent program.
+PIE_BASE = 0x108000
+
+
+def fail(msg):
+    print("import_footprint: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def symbol_offset(binary, name):
+    out = subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == name:
+            return int(parts[0], 16)
+    fail("%s has no symbol %s" % (binary, name))
+
+
+def image_end(binary):
+    """The end of the program's highest LOAD segment, from its start."""
+    out = subprocess.run(["readelf", "-lW", binary], capture_output=True, text=True,
+                         check=True).stdout
+    end = 0
+    for line in out.splitlines():
+        parts = line.split()
+        if parts and parts[0] == "LOAD":
+            end = max(end, int(parts[2], 16) + int(parts[5], 16))
+    return end
+
+
+def imports_of(log, entry):
+    """Each import's sets of code lines and data lines (64-byte units)."""
+    imports = []
+    cur = None
+    with open(log) as f:
+        for line in f:
+            kind = line[:2]
+            if kind == "I ":
+                addr = int(line[3:line.index(",")], 16)
+                if addr == entry:
+                    cur = (set(), set())
+                    imports.append(cur)
+                if cur is not None:
+                    cur[0].add(addr >> 6)
+            elif cur is not None and kind in (" L", " S", " M"):
+                cur[1].add(int(line[3:line.index(",")], 16) >> 6)
+    return imports
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    if count < 30:
+        fail("at least 30 imports, so that the warm-up can be left out")
+    if shutil.which("valgrind") is None:
+        print("import_footprint: skipped: valgrind is not installed")
+        return 77
+    binary = os.path.join(build, "bench", "bench_fabric")
+    if not os.access(binary, os.X_OK):
+        fail("no %s: build first" % binary)
+    entry = PIE_BASE + symbol_offset(binary, "fab_client_import")
+    own = (PIE_BASE, PIE_BASE + image_end(binary))
+    with tempfile.TemporaryDirectory(prefix="import_footprint.") as tmp:
+        cmd = ["valgrind", "--tool=lackey", "--trace-mem=yes", "--trace-children=yes",
+               "--log-file=" + os.path.join(tmp, "%p.log"), binary, "--imports", str(count)]
+        run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            fail("%s failed (%d): %s" % (" ".join(cmd), run.returncode, run.stderr.strip()))
+        pattern = re.compile(r"^I  0*%x," % entry, re.M)
+        importer = None
+        for name in os.listdir(tmp):
+            path = os.path.join(tmp, name)
+            with open(path) as f:
+                if pattern.search(f.read()):
+                    importer = path
+                    break
+        if importer is None:
+            fail("no trace runs fab_client_import at %#x (valgrind put the program elsewhere?)"
+                 % entry)
+        imports = imports_of(importer, entry)
+    if len(imports) != count:
+        fail("the importer's trace holds %d imports, not %d" % (len(imports), count))
+    kept = imports[count // 3:-1]  # the last one runs into the exit
+    stack_floor = None
+    for _, data in kept:
+        top = max(data) << 6
+        stack_floor = top - (8 << 20) if stack_floor is None else max(stack_floor, top - (8 << 20))
+
+    def median(values):
+        return int(statistics.median(values))
+
+    def pages(lines):
+        return {line >> 6 for line in lines}
+
+    rows = collections.OrderedDict()
+    rows["code"] = [code for code, _ in kept]
+    rows["  the program's own"] = [{l for l in code if own[0] <= l << 6 < own[1]}
+                                   for code, _ in kept]
+    rows["data"] = [data for _, data in kept]
+    rows["  the stack"] = [{l for l in data if l << 6 >= stack_floor} for _, data in kept]
+    print("import footprint: bench_fabric --imports %d under lackey, median of imports %d-%d"
+          % (count, count // 3 + 1, count - 1))
+    for name, sets in rows.items():
+        print("  %-20s %4d lines on %3d pages" % (name, median([len(s) for s in sets]),
+                                                 median([len(pages(s)) for s in sets])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
