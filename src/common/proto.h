@@ -425,7 +425,9 @@ int fab__proto_send_fds(int sock, const uint8_t *buf, size_t len, const int *fds
  * FAB__PROTO_FDS_MAX, is EMSGSIZE. *lost_out says the kernel could not give
  * us every fd that was sent (MSG_CTRUNC: this process is out of
  * descriptors): those after the *nfds_out received are gone, the message is
- * whole. */
+ * whole. A receive a signal cuts short is -1 with EINTR, for the caller's
+ * deadline to see (a socket with SO_RCVTIMEO is not restarted by SA_RESTART,
+ * and a receive begun again would begin its timeout again too). */
 ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out, int *lost_out,
                             int flags);
 
@@ -435,7 +437,8 @@ ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out
  * which is stored in *fd_out (-1 if none); fd_out NULL closes them all. When
  * the kernel could not give us the fd (MSG_CTRUNC: this process is out of
  * descriptors) the message is still returned, whole, with *fd_out set to
- * FAB__FD_LOST: the stream is intact, only that one fd is gone. */
+ * FAB__FD_LOST: the stream is intact, only that one fd is gone. A receive a
+ * signal cuts short is begun again. */
 #define FAB__FD_LOST (-2)
 ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags);
 

@@ -77,11 +77,9 @@ ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out
     ssize_t n;
     *nfds_out = 0;
     *lost_out = 0;
-    do {
-        n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
-    } while (n < 0 && errno == EINTR);
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | flags);
     if (n < 0)
-        return -1;
+        return -1; /* EINTR too: a wait with a deadline must see it */
     unsigned got = 0;
     int too_many = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
@@ -121,7 +119,10 @@ ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
     int fds[FAB__PROTO_FDS_MAX];
     unsigned nfds;
     int lost;
-    ssize_t n = fab__proto_recv_fds(sock, buf, fds, &nfds, &lost, flags);
+    ssize_t n;
+    do {
+        n = fab__proto_recv_fds(sock, buf, fds, &nfds, &lost, flags);
+    } while (n < 0 && errno == EINTR);
     if (n < 0)
         return -1;
     for (unsigned i = fd_out != NULL ? 1 : 0; i < nfds; i++)

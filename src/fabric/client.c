@@ -202,12 +202,12 @@ static void fab__deferred_reply(fab_client_t *client, const fab__reply_t *reply,
 
 /* Read one reply before deadline, with its fds; 1 read, 0 timed out, -1 the
  * connection broke (already dropped). deadline: the clock's ms to give up
- * at; -1: none (FABMEM_TIMEOUT_MS=0); FAB__ONE_RECEIVE: the wait is this one
- * receive (no reply of an earlier request can come first), which
- * SO_RCVTIMEO bounds to timeout_ms by itself, so the clock is not read.
- * Only an IMPORT_MANY reply brings more than one fd: of another, the first
- * is kept and the rest closed, and one cut short with an fd in hand breaks
- * the connection (no daemon sends that). */
+ * at; -1: none (FABMEM_TIMEOUT_MS=0); FAB__ONE_RECEIVE: the clock is not read
+ * unless the wait outlasts FAB__RCVTIMEO_SLACK_MS or a signal cuts it short
+ * (the caller's wait is this one receive: no reply of an earlier request can
+ * come first). Only an IMPORT_MANY reply brings more than one fd: of another,
+ * the first is kept and the rest closed, and one cut short with an fd in hand
+ * breaks the connection (no daemon sends that). */
 FAB__HOT
 static int fab__reply_read(fab_client_t *client, int64_t deadline, bool fresh,
                            fab__reply_t *reply_out, fab__fds_t *fds)
@@ -217,27 +217,47 @@ static int fab__reply_read(fab_client_t *client, int64_t deadline, bool fresh,
      * call, not a poll and a receive. It may overshoot the deadline by
      * FAB__RCVTIMEO_SLACK_MS at most. fresh: the deadline was just set from
      * the clock (fab__client_deadline), so all of timeout_ms is left and
-     * the clock is not read again. One receive alone takes SO_RCVTIMEO at
-     * timeout_ms or over (by the slack at most), so that its timing out
-     * means all of timeout_ms went by. */
-    bool one = deadline == FAB__ONE_RECEIVE;
-    if (deadline != -1) {
-        int64_t left = fresh || one ? client->timeout_ms : deadline - fab__now_ms();
-        if (left <= 0)
-            return 0;
-        int64_t least = one ? left : left - FAB__RCVTIMEO_SLACK_MS;
-        if (client->rcvtimeo_ms == 0 || client->rcvtimeo_ms < least ||
-            client->rcvtimeo_ms > left + FAB__RCVTIMEO_SLACK_MS) {
-            struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
-            if (setsockopt(client->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
-                client->rcvtimeo_ms = (int)left;
+     * the clock is not read again. Without a deadline yet (FAB__ONE_RECEIVE)
+     * the first receive is bounded by the slack: a reply within it costs no
+     * clock read; past it, or cut short by a signal, the deadline is set
+     * from the clock then, so that the wait ends no sooner than timeout_ms
+     * and no more than the slack later, however many signals come. */
+    bool lazy = deadline == FAB__ONE_RECEIVE;
+    ssize_t n;
+    for (;;) {
+        if (deadline != -1) {
+            int64_t left, least;
+            if (lazy) {
+                left = client->timeout_ms < FAB__RCVTIMEO_SLACK_MS ? client->timeout_ms
+                                                                   : FAB__RCVTIMEO_SLACK_MS;
+                least = left;
+            } else {
+                left = fresh ? client->timeout_ms : deadline - fab__now_ms();
+                least = left - FAB__RCVTIMEO_SLACK_MS;
+            }
+            if (left <= 0)
+                return 0;
+            if (client->rcvtimeo_ms == 0 || client->rcvtimeo_ms < least ||
+                client->rcvtimeo_ms > left + (lazy ? 0 : FAB__RCVTIMEO_SLACK_MS)) {
+                struct timeval tv = {(time_t)(left / 1000), (suseconds_t)(left % 1000) * 1000};
+                if (setsockopt(client->sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+                    client->rcvtimeo_ms = (int)left;
+            }
         }
+        n = fab__proto_recv_fds(client->sock, client->wire, fds->fd, &fds->count, &fds->lost, 0);
+        if (n >= 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK))
+            break;
+        if (lazy) {
+            /* Timed out: at least the slack went by (all of timeout_ms, if
+             * that is less). A signal: at most the slack did. */
+            bool timed_out = errno != EINTR;
+            if (timed_out && client->timeout_ms <= FAB__RCVTIMEO_SLACK_MS)
+                return 0;
+            deadline = fab__now_ms() + client->timeout_ms - (timed_out ? FAB__RCVTIMEO_SLACK_MS : 0);
+            lazy = false;
+        }
+        fresh = false; /* 0 once past the deadline */
     }
-    ssize_t n = fab__proto_recv_fds(client->sock, client->wire, fds->fd, &fds->count, &fds->lost, 0);
-    if (n < 0 && errno == EINTR)
-        return fab__reply_read(client, deadline, false, reply_out, fds);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-        return one ? 0 : fab__reply_read(client, deadline, false, reply_out, fds); /* 0 once past it */
     bool decoded = n > 0 && fab__reply_decode(client->wire, (size_t)n, reply_out) == FAB_SUCCESS;
     /* Only IMPORT_MANY and MC_JOIN (the staging and shadow memfds) carry
      * more than one fd (the message list's reply fds). */
@@ -335,9 +355,10 @@ FAB__HOT
 fab_status_t fab__client_reply_await_fds(fab_client_t *client, const fab__request_t *request,
                                          fab__reply_t *reply_out, fab__fds_t *fds_out)
 {
-    /* With no reply of an earlier request to come first, one receive ends
-     * the wait (the loop below goes round only while deferred > 0), and its
-     * SO_RCVTIMEO is the deadline: the clock is read only for a longer wait. */
+    /* With no reply of an earlier request to come first, one reply ends
+     * the wait (the loop below goes round only while deferred > 0), and the
+     * clock is read only for a wait that outlasts FAB__RCVTIMEO_SLACK_MS
+     * (fab__reply_read). */
     int64_t deadline = client->deferred > 0 || client->timeout_ms <= 0 ? fab__client_deadline(client)
                                                                         : FAB__ONE_RECEIVE;
     fds_out->count = 0;

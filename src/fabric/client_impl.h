@@ -69,7 +69,8 @@ struct fab_client {
 
 #define FAB__TIMEOUT_DEFAULT_MS 10000
 #define FAB__RCVTIMEO_SLACK_MS 50
-/* fab__reply_read's deadline for a wait that is one receive (client.c). */
+/* fab__reply_read's deadline for a wait whose clock is read only if it
+ * outlasts FAB__RCVTIMEO_SLACK_MS (client.c). */
 #define FAB__ONE_RECEIVE (-2)
 
 struct fab_region {

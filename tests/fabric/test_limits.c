@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -690,9 +691,8 @@ static void client_waits_for_a_stopped_daemon_no_longer_than_its_deadline(void *
      * then, and the deadline is for a stopped daemon, not a slow one. */
     const char *timeout = under_valgrind() ? "3000" : "300";
     setenv("FABMEM_TIMEOUT_MS", timeout, 1);
-    /* A wait gives up no sooner than its timeout (SO_RCVTIMEO alone bounds
-     * a wait of one receive; the kernel's timer may end it up to a tick
-     * early, 10 ms at HZ=100) and not much later. */
+    /* A wait gives up no sooner than its timeout (the kernel's timer may end
+     * a receive up to a tick early, 10 ms at HZ=100) and not much later. */
     double least = atoi(timeout) / 1000.0 - 0.011;
     fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
     assert_non_null(daemon);
@@ -880,6 +880,59 @@ static void daemon_options_must_be_numbers(void **state)
     free(dir);
 }
 
+static volatile sig_atomic_t ticks;
+
+static void on_tick(int sig)
+{
+    (void)sig;
+    ticks++;
+}
+
+/* A signal every 20 ms (an interval timer, as a profiler sets one; with
+ * SA_RESTART, which a receive with a timeout ignores) cuts each receive
+ * short. A wait for a stopped daemon still ends at its deadline, no sooner
+ * than the timeout and at most the 50 ms slack later (with room here for a
+ * loaded machine), instead of beginning its timeout again at every signal:
+ * the first wait of a call, which reads the clock only once the wait is
+ * long or cut short, and a wait that reads a late reply first (a deadline
+ * from the start) alike. */
+static void signals_do_not_stretch_a_wait_for_a_stopped_daemon(void **state)
+{
+    (void)state;
+    const char *timeout = under_valgrind() ? "3000" : "300";
+    setenv("FABMEM_TIMEOUT_MS", timeout, 1);
+    double t = atoi(timeout) / 1000.0;
+    fab_test_daemon_t *daemon = fab_test_daemon_start(NULL, NULL);
+    assert_non_null(daemon);
+    fab_client_t *client;
+    assert_int_equal(fab_client_connect(NULL, &client), FAB_SUCCESS);
+    struct sigaction tick = {.sa_handler = on_tick, .sa_flags = SA_RESTART}, old;
+    sigemptyset(&tick.sa_mask);
+    assert_int_equal(sigaction(SIGALRM, &tick, &old), 0);
+    const struct itimerval every = {{0, 20000}, {0, 20000}}, off = {{0, 0}, {0, 0}};
+
+    stop_daemon(daemon);
+    fab_daemon_stats_t stats;
+    for (int call = 0; call < 2; call++) { /* the second has the first's reply to read */
+        ticks = 0;
+        double start = now_s();
+        assert_int_equal(setitimer(ITIMER_REAL, &every, NULL), 0);
+        fab_status_t status = fab_client_stats(client, &stats);
+        double took = now_s() - start;
+        assert_int_equal(setitimer(ITIMER_REAL, &off, NULL), 0);
+        assert_int_equal(status, FAB_ERROR_SYSTEM_NOT_READY);
+        assert_true(ticks >= 5);
+        assert_true(took >= t - 0.011);
+        assert_true(took < t + 1.0);
+    }
+    assert_int_equal(sigaction(SIGALRM, &old, NULL), 0);
+    assert_int_equal(kill(daemon->pid, SIGCONT), 0);
+    /* The connection survived: the late replies are read with this call's. */
+    assert_int_equal(fab_client_stats(client, &stats), FAB_SUCCESS);
+    assert_int_equal(stats.clients, 1);
+    assert_int_equal(fab_client_close(client), FAB_SUCCESS);
+}
+
 static const struct CMUnitTest tests[] = {
     cmocka_unit_test_teardown(connections_over_the_uid_limit_are_closed_at_once, fab_test_teardown),
     cmocka_unit_test_teardown(another_uid_is_served_while_one_uid_is_at_its_connection_limit,
@@ -892,6 +945,8 @@ static const struct CMUnitTest tests[] = {
                               fab_test_teardown),
     cmocka_unit_test_teardown(a_reply_whose_fd_cannot_travel_fails_alone, fab_test_teardown),
     cmocka_unit_test_teardown(a_batch_reply_whose_fds_cannot_travel_fails_alone,
+                              fab_test_teardown),
+    cmocka_unit_test_teardown(signals_do_not_stretch_a_wait_for_a_stopped_daemon,
                               fab_test_teardown),
     cmocka_unit_test_teardown(client_waits_for_a_stopped_daemon_no_longer_than_its_deadline,
                               fab_test_teardown),
