@@ -131,6 +131,7 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf)
     return FAB__PROTO_HEADER + len + 8 * n;
 }
 
+FAB__HOT
 fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t *out)
 {
     if (buf == NULL || out == NULL || len < FAB__PROTO_HEADER || len > FAB__PROTO_MAX)
@@ -146,49 +147,57 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     const uint8_t *b = buf + FAB__PROTO_HEADER;
     size_t body = len - FAB__PROTO_HEADER - (size_t)nreleases * 8;
     size_t want = fab__request_body_len(type);
-    fab__request_t r;
-    /* All but the released ids, which only nreleases of are read. */
-    memset(&r, 0, offsetof(fab__request_t, releases));
-    r.type = type;
-    r.seq = fab__le_get32(buf + 8);
-    r.flags = flags;
-    r.nreleases = nreleases;
+    /* In place: the header, the released ids (only nreleases of them are
+     * read) and the type's member of the union, zeroed first so that what
+     * the body does not say is 0. No copy through the stack: the daemon
+     * decodes every request. */
+    fab__request_t *r = out;
+    r->type = type;
+    r->seq = fab__le_get32(buf + 8);
+    r->flags = flags;
+    r->nreleases = nreleases;
     for (size_t i = 0; i < nreleases; i++) {
-        r.releases[i] = fab__le_get64(b + body + 8 * i);
-        if (r.releases[i] == 0)
+        r->releases[i] = fab__le_get64(b + body + 8 * i);
+        if (r->releases[i] == 0)
             return FAB_ERROR_INVALID_VALUE; /* no reference has id 0 */
     }
-    switch (fab__msg(type)->request_layout) {
+    /* IMPORT's member alone: the whole union is HELLO's 264-byte name. */
+    uint8_t layout = fab__msg(type)->request_layout;
+    if (layout == FAB__RQ_IMPORT)
+        memset(&r->u.import, 0, sizeof(r->u.import));
+    else
+        memset(&r->u, 0, sizeof(r->u));
+    switch (layout) {
     case FAB__RQ_HELLO:
         if (body < want || body != want + b[4])
             return FAB_ERROR_INVALID_VALUE;
-        r.u.hello.version = fab__le_get32(b);
-        r.u.hello.name_len = b[4];
-        memcpy(r.u.hello.name, b + 5, b[4]);
+        r->u.hello.version = fab__le_get32(b);
+        r->u.hello.name_len = b[4];
+        memcpy(r->u.hello.name, b + 5, b[4]);
         /* A name is text: no NUL inside, which would make two names equal. */
-        if (memchr(r.u.hello.name, '\0', r.u.hello.name_len) != NULL)
+        if (memchr(r->u.hello.name, '\0', r->u.hello.name_len) != NULL)
             return FAB_ERROR_INVALID_VALUE;
         break;
     case FAB__RQ_ALLOC:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.alloc.device = (int32_t)fab__le_get32(b);
-        r.u.alloc.size = fab__le_get64(b + 4);
-        r.u.alloc.peer_access = b[12];
-        r.u.alloc.handle_type = fab__le_get32(b + 13);
-        if (r.u.alloc.peer_access > FAB_ACCESS_READ_WRITE)
+        r->u.alloc.device = (int32_t)fab__le_get32(b);
+        r->u.alloc.size = fab__le_get64(b + 4);
+        r->u.alloc.peer_access = b[12];
+        r->u.alloc.handle_type = fab__le_get32(b + 13);
+        if (r->u.alloc.peer_access > FAB_ACCESS_READ_WRITE)
             return FAB_ERROR_INVALID_VALUE;
         break;
     case FAB__RQ_REGION:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.region.region = fab__le_get64(b);
+        r->u.region.region = fab__le_get64(b);
         break;
     case FAB__RQ_IMPORT:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.import.device = (int32_t)fab__le_get32(b);
-        memcpy(r.u.import.handle.bytes, b + 4, FAB_HANDLE_BYTES);
+        r->u.import.device = (int32_t)fab__le_get32(b);
+        memcpy(r->u.import.handle.bytes, b + 4, FAB_HANDLE_BYTES);
         break;
     case FAB__RQ_EMPTY:
         if (body != want)
@@ -197,33 +206,33 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
     case FAB__RQ_VERIFY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        memcpy(r.u.import.handle.bytes, b, FAB_HANDLE_BYTES);
+        memcpy(r->u.import.handle.bytes, b, FAB_HANDLE_BYTES);
         break;
     case FAB__RQ_ADOPT:
         if (body != want || b[8] > 1)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.import.device = (int32_t)fab__le_get32(b);
-        r.u.import.handle_type = fab__le_get32(b + 4);
-        r.u.import.creator = b[8];
-        memcpy(r.u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
-        memcpy(r.u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
+        r->u.import.device = (int32_t)fab__le_get32(b);
+        r->u.import.handle_type = fab__le_get32(b + 4);
+        r->u.import.creator = b[8];
+        memcpy(r->u.import.handle.bytes, b + 9, FAB_HANDLE_BYTES);
+        memcpy(r->u.import.token, b + 9 + FAB_HANDLE_BYTES, FAB__TOKEN_BYTES);
         break;
     case FAB__RQ_TOPOLOGY:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.topology.node = fab__le_get32(b);
+        r->u.topology.node = fab__le_get32(b);
         break;
     case FAB__RQ_IPC_PUBLISH:
         if (body != want || (b[0] != FAB__IPC_KIND_MEM && b[0] != FAB__IPC_KIND_EVENT))
             return FAB_ERROR_INVALID_VALUE;
-        r.u.ipc_publish.kind = b[0];
-        r.u.ipc_publish.device = (int32_t)fab__le_get32(b + 1);
-        r.u.ipc_publish.size = fab__le_get64(b + 5);
+        r->u.ipc_publish.kind = b[0];
+        r->u.ipc_publish.device = (int32_t)fab__le_get32(b + 1);
+        r->u.ipc_publish.size = fab__le_get64(b + 5);
         break;
     case FAB__RQ_IPC_HANDLE:
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        memcpy(r.u.ipc.bytes, b, FAB__IPC_HANDLE_BYTES);
+        memcpy(r->u.ipc.bytes, b, FAB__IPC_HANDLE_BYTES);
         break;
     case FAB__RQ_FAULT:
         /* The shape only; which node, channel and value make sense is the
@@ -231,10 +240,10 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (body != want || b[0] < FAB__FAULT_OP_SET || b[0] > FAB__FAULT_OP_RESET ||
             b[1] > FAB__FAULT_KEY_MAX)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.fault.op = b[0];
-        r.u.fault.key = b[1];
-        r.u.fault.target = fab__le_get32(b + 2);
-        r.u.fault.value = (int32_t)fab__le_get32(b + 6);
+        r->u.fault.op = b[0];
+        r->u.fault.key = b[1];
+        r->u.fault.target = fab__le_get32(b + 2);
+        r->u.fault.value = (int32_t)fab__le_get32(b + 6);
         break;
     case FAB__RQ_IMPORT_MANY:
         /* A count of 0 or past the most, or handle bytes that are not
@@ -242,29 +251,27 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (body < want || b[4] == 0 || b[4] > FAB__IMPORT_MANY_MAX ||
             body != want + (size_t)FAB_HANDLE_BYTES * b[4])
             return FAB_ERROR_INVALID_VALUE;
-        r.u.import_many.device = (int32_t)fab__le_get32(b);
-        r.u.import_many.count = b[4];
+        r->u.import_many.device = (int32_t)fab__le_get32(b);
+        r->u.import_many.count = b[4];
         break;
     case FAB__RQ_MC:
         /* The shape only: which team, device and ranges make sense is the
          * daemon's question (an error reply). */
         if (body != want)
             return FAB_ERROR_INVALID_VALUE;
-        r.u.mc.id = fab__le_get64(b);
-        r.u.mc.device = (int32_t)fab__le_get32(b + 8);
-        r.u.mc.count = fab__le_get32(b + 12);
-        r.u.mc.types = fab__le_get32(b + 16);
-        r.u.mc.size = fab__le_get64(b + 20);
-        r.u.mc.mc_offset = fab__le_get64(b + 28);
-        r.u.mc.mem_offset = fab__le_get64(b + 36);
+        r->u.mc.id = fab__le_get64(b);
+        r->u.mc.device = (int32_t)fab__le_get32(b + 8);
+        r->u.mc.count = fab__le_get32(b + 12);
+        r->u.mc.types = fab__le_get32(b + 16);
+        r->u.mc.size = fab__le_get64(b + 20);
+        r->u.mc.mc_offset = fab__le_get64(b + 28);
+        r->u.mc.mem_offset = fab__le_get64(b + 36);
         break;
     default:
         return FAB_ERROR_INVALID_VALUE;
     }
-    /* The released ids past nreleases were never written: not copied. */
-    memcpy(out, &r, offsetof(fab__request_t, releases) + r.nreleases * sizeof(r.releases[0]));
     if (type == FAB__MSG_IMPORT_MANY)
-        memcpy(out->handles, b + 5, (size_t)FAB_HANDLE_BYTES * r.u.import_many.count);
+        memcpy(out->handles, b + 5, (size_t)FAB_HANDLE_BYTES * r->u.import_many.count);
     return FAB_SUCCESS;
 }
 
@@ -434,6 +441,7 @@ static void fab__memory_decode(const uint8_t *b, fab__reply_memory_t *m)
  *             types, i32 creator node, u32 shadow pages (MC_JOIN fills them,
  *             + the staging and shadow memfds; MC_BIND the id; the rest
  *             zeros) */
+FAB__HOT
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf)
 {
     uint8_t *b = buf + FAB__PROTO_HEADER;

@@ -400,14 +400,17 @@ size_t fab__request_encode(const fab__request_t *request, uint8_t *buf);
 size_t fab__reply_encode(const fab__reply_t *reply, uint8_t *buf);
 
 /* Decode len bytes. FAB_SUCCESS, or FAB_ERROR_INVALID_VALUE for a message that
- * is malformed (bad magic, unknown type, wrong length, bad field). The
- * request decoder writes *out only on success; the reply decoder decodes in
- * place (no copy of a 1,200-byte reply on the client's stack), so on failure
- * its *out holds parts of the bad message and is not to be read. The request decoder is the daemon's first line of
- * defence and is fuzzed (fuzz/fuzz_request.c). A decoded reply is its header
- * and its type's member of the union (zeros where the body says nothing,
- * and all of it for an error reply); the union's other bytes are left as
- * they were, since no reader looks at another type's member. */
+ * is malformed (bad magic, unknown type, wrong length, bad field). Both
+ * decode in place (no copy of the message through the stack: the daemon
+ * decodes every request, the client every reply), so on failure *out holds
+ * parts of the bad message and is not to be read. The request decoder is
+ * the daemon's first line of defence and is fuzzed (fuzz/fuzz_request.c). A
+ * decoded request is its header, its released ids (the first nreleases) and
+ * its union zeroed but for what the body says (an IMPORT's member alone: no
+ * reader of an IMPORT looks past it). A decoded reply is its header and its
+ * type's member of the union (zeros where the body says nothing, and all of
+ * it for an error reply); the union's other bytes are left as they were,
+ * since no reader looks at another type's member. */
 fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t *out);
 fab_status_t fab__reply_decode(const uint8_t *buf, size_t len, fab__reply_t *out);
 

@@ -3,11 +3,11 @@
  * (refs) with get/put as client.c's top comment says. */
 #include "fabmem/fabric.h"
 #include "src/base/hot.h"
-#include "src/fabric/fabmemd.h"
+#include "src/fabric/client_fault.h"
 #include "src/fabric/client_impl.h"
 #include "src/fabric/client_ipc.h"
 #include "src/fabric/client_mc.h"
-#include "src/fabric/client_fault.h"
+#include "src/fabric/fabmemd.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -196,11 +196,15 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
         return FAB_ERROR_INVALID_VALUE;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    /* Zeroed but for the released ids and IMPORT_MANY's handles (1,152 of
-     * its 1,432 bytes), which only nreleases and count of are read. */
+    /* The header and IMPORT's member of the union, all the encoder reads of
+     * an IMPORT (seq, flags and the released ids are the call's to set):
+     * not the 1,432 bytes of the whole request, nor HELLO's 264-byte name. */
     fab__request_t request;
-    memset(&request, 0, offsetof(fab__request_t, releases));
     request.type = FAB__MSG_IMPORT;
+    request.seq = 0;
+    request.flags = 0;
+    request.nreleases = 0;
+    memset(&request.u.import, 0, sizeof(request.u.import));
     request.u.import.device = device_ordinal;
     request.u.import.handle = *handle;
     pthread_mutex_lock(&client->lock);
