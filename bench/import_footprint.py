@@ -8,7 +8,7 @@ and page is a miss (docs/cuda.md, "Where the import stands"). Counts, not
 times: the same for the same binary and environment, whatever else the
 machine does.
 
-Usage: bench/import_footprint.py [BUILD_DIR [IMPORTS]]   (build, 300)
+Usage: bench/import_footprint.py [--daemon] [BUILD_DIR [IMPORTS]]   (build, 300)
 
 It runs BUILD_DIR/bench/bench_fabric --imports IMPORTS under
 valgrind --tool=lackey --trace-mem=yes --trace-children=yes, finds the
@@ -18,6 +18,11 @@ warm-up) of:
   code   lines and pages of instructions (the program's own: bench_fabric with
          the client library linked in; the rest: libc, the loader)
   data   lines and pages loaded or stored (the stack's apart)
+With --daemon the same for fabmemd's side of each import: bench_fabric runs
+natively and its daemon (FABMEM_DAEMON) under lackey, whose trace is cut at
+each entry of fab__request_decode (one request an import: the previous
+import's release rides on the next IMPORT); "the program's own" is then
+fabmemd's.
 Exit status 0; 1 with a message when a step fails; 77 (a skip, for ctest)
 when valgrind is not installed."""
 import collections
@@ -79,22 +84,41 @@ def imports_of(log, entry):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    args = sys.argv[1:]
+    daemon = bool(args) and args[0] == "--daemon"
+    if daemon:
+        args = args[1:]
+    build = args[0] if len(args) > 0 else "build"
+    count = int(args[1]) if len(args) > 1 else 300
     if count < 30:
         fail("at least 30 imports, so that the warm-up can be left out")
     if shutil.which("valgrind") is None:
         print("import_footprint: skipped: valgrind is not installed")
         return 77
-    binary = os.path.join(build, "bench", "bench_fabric")
-    if not os.access(binary, os.X_OK):
-        fail("no %s: build first" % binary)
-    entry = PIE_BASE + symbol_offset(binary, "fab_client_import")
+    bench = os.path.join(build, "bench", "bench_fabric")
+    binary = os.path.join(build, "src", "daemon", "fabmemd") if daemon else bench
+    for path in (bench, binary):
+        if not os.access(path, os.X_OK):
+            fail("no %s: build first" % path)
+    symbol = "fab__request_decode" if daemon else "fab_client_import"
+    entry = PIE_BASE + symbol_offset(binary, symbol)
     own = (PIE_BASE, PIE_BASE + image_end(binary))
     with tempfile.TemporaryDirectory(prefix="import_footprint.") as tmp:
-        cmd = ["valgrind", "--tool=lackey", "--trace-mem=yes", "--trace-children=yes",
-               "--log-file=" + os.path.join(tmp, "%p.log"), binary, "--imports", str(count)]
-        run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        lackey = ["valgrind", "--tool=lackey", "--trace-mem=yes", "--trace-children=yes",
+                  "--log-file=" + os.path.join(tmp, "%p.log")]
+        env = dict(os.environ)
+        if daemon:
+            wrapper = os.path.join(tmp, "fabmemd")
+            with open(wrapper, "w") as f:
+                f.write("#!/bin/sh\nexec %s %s \"$@\"\n"
+                        % (" ".join(lackey), os.path.abspath(binary)))
+            os.chmod(wrapper, 0o755)
+            env["FABMEM_DAEMON"] = wrapper
+            cmd = [bench, "--imports", str(count)]
+        else:
+            cmd = lackey + [bench, "--imports", str(count)]
+        run = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             env=env)
         if run.returncode != 0:
             fail("%s failed (%d): %s" % (" ".join(cmd), run.returncode, run.stderr.strip()))
         # The importer: the process that enters fab_client_import most
@@ -108,10 +132,17 @@ def main():
             if hits > most:
                 importer, most = path, hits
         if importer is None:
-            fail("no trace runs fab_client_import at %#x (valgrind put the program elsewhere?)"
-                 % entry)
+            fail("no trace runs %s at %#x (valgrind put the program elsewhere?)"
+                 % (symbol, entry))
         imports = imports_of(importer, entry)
-    if len(imports) != count:
+    if daemon:
+        # The HELLO, and the requests of the benchmark's other processes,
+        # come before the importer's: the last count are its imports.
+        if len(imports) < count:
+            fail("the daemon's trace holds %d requests, not the %d imports at least"
+                 % (len(imports), count))
+        imports = imports[-count:]
+    elif len(imports) != count:
         fail("the importer's trace holds %d imports, not %d" % (len(imports), count))
     kept = imports[count // 3:-1]  # the last one runs into the exit
     stack_floor = None
@@ -131,8 +162,9 @@ def main():
                                    for code, _ in kept]
     rows["data"] = [data for _, data in kept]
     rows["  the stack"] = [{l for l in data if l << 6 >= stack_floor} for _, data in kept]
-    print("import footprint: bench_fabric --imports %d under lackey, median of imports %d-%d"
-          % (count, count // 3 + 1, count - 1))
+    print("import footprint%s: bench_fabric --imports %d%s under lackey, median of imports %d-%d"
+          % (" in fabmemd" if daemon else "", count, ", its fabmemd" if daemon else "",
+             count // 3 + 1, count - 1))
     for name, sets in rows.items():
         print("  %-20s %4d lines on %3d pages" % (name, median([len(s) for s in sets]),
                                                  median([len(pages(s)) for s in sets])))

@@ -10,6 +10,7 @@
 
 #include "src/base/env.h"
 #include "src/base/hex.h"
+#include "src/base/hot.h"
 
 int fab_topology_node_count(const fab_topology_t *topology)
 {
@@ -49,6 +50,7 @@ fab_status_t fab_topology_node(const fab_topology_t *topology, int node_index,
     return FAB_SUCCESS;
 }
 
+FAB__HOT
 fab_status_t fab_topology_path(const fab_topology_t *topology, int from, int to)
 {
     if (topology == NULL || from < 0 || from >= topology->nnodes || to < 0 ||

@@ -114,6 +114,7 @@ ssize_t fab__proto_recv_fds(int sock, uint8_t *buf, int *fds, unsigned *nfds_out
     return n;
 }
 
+FAB__HOT
 ssize_t fab__proto_recv(int sock, uint8_t *buf, int *fd_out, int flags)
 {
     int fds[FAB__PROTO_FDS_MAX];

@@ -204,6 +204,7 @@ static bool fab__all_zero(const uint8_t *p, size_t n)
     return acc == 0;
 }
 
+FAB__HOT
 fab_status_t fab__handle_check(const uint8_t bytes[FAB_HANDLE_BYTES])
 {
     if (fab__intact_is(bytes))
@@ -244,6 +245,7 @@ fab_status_t fab_handle_from_bytes(const void *raw, size_t len, fab_handle_t *ha
     return FAB_SUCCESS;
 }
 
+FAB__HOT
 fab_uuid_t fab_handle_uuid(const fab_handle_t *handle)
 {
     fab_uuid_t uuid = {{0}};
@@ -252,11 +254,13 @@ fab_uuid_t fab_handle_uuid(const fab_handle_t *handle)
     return uuid;
 }
 
+FAB__HOT
 size_t fab_handle_size(const fab_handle_t *handle)
 {
     return handle ? (size_t)fab__le_get64(handle->bytes + FAB__HANDLE_OFF_SIZE) : 0;
 }
 
+FAB__HOT
 fab_access_t fab_handle_access(const fab_handle_t *handle)
 {
     return handle ? fab__handle_access(handle->bytes) : FAB_ACCESS_NONE;
@@ -267,6 +271,7 @@ unsigned fab_handle_version(const fab_handle_t *handle)
     return handle ? handle->bytes[FAB__HANDLE_OFF_VERSION] : 0;
 }
 
+FAB__HOT
 fab_handle_origin_t fab_handle_origin(const fab_handle_t *handle)
 {
     if (handle && handle->bytes[FAB__HANDLE_OFF_ORIGIN] == FAB_HANDLE_ORIGIN_FABRIC)
@@ -274,6 +279,7 @@ fab_handle_origin_t fab_handle_origin(const fab_handle_t *handle)
     return FAB_HANDLE_ORIGIN_MODEL;
 }
 
+FAB__HOT
 uint64_t fab_handle_domain(const fab_handle_t *handle)
 {
     return handle ? fab__le_get64(handle->bytes + FAB__HANDLE_OFF_DOMAIN) : 0;
@@ -284,6 +290,7 @@ bool fab_uuid_equal(const fab_uuid_t *a, const fab_uuid_t *b)
     return a && b && memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
 }
 
+FAB__HOT
 bool fab_handle_equal(const fab_handle_t *a, const fab_handle_t *b)
 {
     return a != NULL && b != NULL && fab__same(a->bytes, b->bytes, FAB_HANDLE_BYTES);

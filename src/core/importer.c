@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fabmem/model.h"
+#include "src/base/hot.h"
 #include "src/base/le.h"
 #include "src/core/handle_format.h"
 
@@ -37,17 +38,20 @@ void fab_importer_destroy(fab_importer_t *importer)
     free(importer);
 }
 
+FAB__HOT
 int fab_importer_device_ordinal(const fab_importer_t *importer)
 {
     return importer ? importer->device_ordinal : -1;
 }
 
+FAB__HOT
 void fab_importer_set_reachable(fab_importer_t *importer, bool reachable)
 {
     if (importer)
         importer->reachable = reachable;
 }
 
+FAB__HOT
 fab_status_t fab_importer_import(fab_importer_t *importer, const fab_handle_t *handle,
                                  fab_import_t *import_out)
 {
@@ -78,17 +82,20 @@ uint64_t fab_import_handle(const fab_import_t *import)
     return import ? import->priv_handle : 0;
 }
 
+FAB__HOT
 fab_uuid_t fab_import_uuid(const fab_import_t *import)
 {
     fab_uuid_t none = {{0}};
     return import ? import->priv_uuid : none;
 }
 
+FAB__HOT
 size_t fab_import_size(const fab_import_t *import)
 {
     return import ? (size_t)import->priv_size : 0;
 }
 
+FAB__HOT
 fab_access_t fab_import_access(const fab_import_t *import)
 {
     return import ? import->priv_access : FAB_ACCESS_NONE;

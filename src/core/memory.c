@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "fabmem/model.h"
+#include "src/base/hot.h"
 #include "src/core/handle_format.h"
 
 struct fab_memory {
@@ -85,11 +86,13 @@ uint64_t fab_memory_allocation_handle(const fab_memory_t *memory)
     return memory ? memory->allocation_handle : 0;
 }
 
+FAB__HOT
 fab_uuid_t fab_memory_uuid(const fab_memory_t *memory)
 {
     return fab_handle_uuid(memory ? &memory->handle : NULL);
 }
 
+FAB__HOT
 fab_alloc_props_t fab_memory_props(const fab_memory_t *memory)
 {
     fab_alloc_props_t props = {0, 0, FAB_ACCESS_NONE, FAB_HANDLE_TYPE_NONE};
@@ -102,6 +105,7 @@ fab_alloc_props_t fab_memory_props(const fab_memory_t *memory)
     return props;
 }
 
+FAB__HOT
 uint32_t fab_memory_export_count(const fab_memory_t *memory)
 {
     return memory ? memory->export_count : 0;

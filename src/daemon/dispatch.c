@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/base/hot.h"
 #include "src/common/log.h"
 #include "src/daemon/fieldfaults.h"
 #include "src/daemon/teams.h"
@@ -43,6 +44,7 @@ void fab__registry_undo(fab__registry_t *daemon, fab__conn_t *conn, const fab__r
     }
 }
 
+FAB__HOT
 void fab__reply_fds_release(fab__reply_fds_t *fds)
 {
     for (unsigned i = 0; i < fds->count; i++) {
@@ -56,6 +58,7 @@ void fab__reply_fds_release(fab__reply_fds_t *fds)
 /* The released ids a request carries: each dropped as a RELEASE would
  * drop it, before the request itself is answered, with no reply. One the
  * connection does not hold is logged and changes nothing. */
+FAB__HOT
 static void fab__releases_apply(fab__registry_t *daemon, fab__conn_t *conn,
                                 const fab__request_t *request)
 {
@@ -90,6 +93,7 @@ static size_t fab__reply_small_size(void)
 }
 
 /* Clear what the reply to request uses, and fill its header. */
+FAB__HOT
 static void fab__reply_start(const fab__request_t *request, fab__reply_t *reply,
                              fab__reply_fds_t *fds)
 {
@@ -151,6 +155,7 @@ static fab_status_t fab__answer_EXPORT(fab__call_t *c)
     return fab__reg_export(c->daemon, c->conn, c->request, c->reply);
 }
 
+FAB__HOT
 static fab_status_t fab__answer_IMPORT(fab__call_t *c)
 {
     return fab__reg_import(c->daemon, c->conn, c->request, c->reply, c->fds_out);
@@ -251,6 +256,7 @@ static fab_status_t (*const fab__answers[FAB__MSG_TYPE_MAX + 1])(fab__call_t *) 
     FAB__MSG_LIST(FAB__ANSWER_ROW_)};
 #undef FAB__ANSWER_ROW_
 
+FAB__HOT
 void fab__registry_answer(fab__registry_t *daemon, fab__conn_t *conn, const fab__request_t *request,
                         int fd_in, fab__reply_t *reply, fab__reply_fds_t *fds_out)
 {

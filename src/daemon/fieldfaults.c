@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/hot.h"
 #include "src/common/faultwords.h"
 #include "src/common/log.h"
 
@@ -40,6 +41,7 @@ void fab__faults_destroy(fab__faults_t *faults)
     free(faults);
 }
 
+FAB__HOT
 uint64_t fab__faults_withdrawn(const fab__faults_t *faults)
 {
     return faults->withdrawn;
@@ -116,6 +118,7 @@ fab_status_t fab__faults_apply(fab__faults_t *faults, const fab__request_t *requ
     return FAB_SUCCESS;
 }
 
+FAB__HOT
 uint32_t fab__faults_import(const fab__faults_t *faults, int from_node, int from_device,
                             int to_node, int to_device)
 {

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "src/base/hot.h"
 #include "src/base/le.h"
 #include "src/common/log.h"
 #include "src/common/memfd.h"
@@ -154,6 +155,7 @@ fab_status_t fab__reg_export(fab__registry_t *daemon, fab__conn_t *conn,
 /* The allocation a handle names if the handle is authentic (bytes, origin,
  * tag); NULL with FAB_SUCCESS when it names none (freed, or not adopted
  * yet). *status_out says why a handle is not authentic. */
+FAB__HOT
 static fab__alloc_t *fab__handle_lookup(fab__registry_t *daemon, const fab_handle_t *handle,
                                         fab_status_t *status_out)
 {
@@ -214,6 +216,7 @@ static fab__alloc_t *fab__handle_live(fab__registry_t *daemon, const fab__conn_t
 /* One import of handle onto device: IMPORT's, and each of IMPORT_MANY's.
  * On success *out says what was handed out and *fd_out / *fd_owned the fd to
  * send (owned: a read-only reopening, the caller's to close once sent). */
+FAB__HOT
 static fab_status_t fab__import(fab__registry_t *daemon, fab__conn_t *conn, int device,
                                 const fab_handle_t *handle, fab__reply_memory_t *out,
                                 int *fd_out, int *fd_owned)
@@ -289,6 +292,7 @@ static fab_status_t fab__import(fab__registry_t *daemon, fab__conn_t *conn, int 
     return FAB_SUCCESS;
 }
 
+FAB__HOT
 fab_status_t fab__reg_import(fab__registry_t *daemon, fab__conn_t *conn,
                              const fab__request_t *request, fab__reply_t *reply,
                              fab__reply_fds_t *fds)
@@ -350,6 +354,7 @@ fab_status_t fab__reg_import_many(fab__registry_t *daemon, fab__conn_t *conn,
 }
 
 /* Drop reference id of conn, as RELEASE does. */
+FAB__HOT
 fab_status_t fab__release_id(fab__registry_t *daemon, fab__conn_t *conn, uint64_t id,
                              fab__reply_t *reply)
 {

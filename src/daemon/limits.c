@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/base/hot.h"
 #include "src/common/log.h"
 #include "src/common/topology_impl.h"
 
@@ -99,11 +100,13 @@ void fab__user_put(fab__registry_t *daemon, fab__user_t *user)
     fab__user_free(user);
 }
 
+FAB__HOT
 uint64_t *fab__registry_conn_fds_in_flight(fab__conn_t *conn)
 {
     return &conn->user->fds_in_flight;
 }
 
+FAB__HOT
 uint64_t fab__registry_fds_in_flight_limit(const fab__registry_t *daemon)
 {
     return daemon->topology->limits.fds_in_flight;

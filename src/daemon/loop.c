@@ -62,10 +62,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/daemon/fieldfaults.h"
+#include "src/base/hot.h"
 #include "src/common/log.h"
 #include "src/common/proto.h"
 #include "src/common/topology_impl.h"
+#include "src/daemon/fieldfaults.h"
 
 /* The hot fields (loop.h) fill the record's first line. */
 _Static_assert(offsetof(fab__peer_t, sent) <= 64, "fab__peer_t's hot fields span two lines");
@@ -96,6 +97,7 @@ static int fab__peer_watch(fab__loop_t *loop, fab__peer_t *client, uint32_t even
  * (the kernel's own size of it, which SIOCOUTQ sums: fds add nothing):
  * learned once per length by sending one through the probe pair. 0 when
  * unknown. */
+FAB__HOT
 static uint32_t fab__queue_bytes(fab__loop_t *loop, size_t len)
 {
     if (len > FAB__PROTO_MAX || loop->queue_bytes == NULL)
@@ -127,6 +129,7 @@ static void fab__sent_pop(fab__peer_t *client)
 
 /* Forget the replies client has read: all but the newest whose bytes are
  * still in its socket's send queue (SIOCOUTQ). */
+FAB__HOT
 static void fab__sent_prune(fab__peer_t *client)
 {
     if (client->sent_count == 0)
@@ -139,6 +142,7 @@ static void fab__sent_prune(fab__peer_t *client)
 }
 
 /* A reply of len bytes with nfds fds went out to client: keep its record. */
+FAB__HOT
 static void fab__sent_push(fab__loop_t *loop, fab__peer_t *client, size_t len, unsigned nfds)
 {
     if (client->sent_count == FAB__SENT_MAX)
@@ -308,6 +312,7 @@ static int fab__peer_unread(int sock)
  * unread: a client that sent batches and never read could otherwise keep
  * sixteen times as many in flight per connection as one that sends single
  * IMPORTs. The library reads each reply before it sends the next batch. */
+FAB__HOT
 static int fab__peer_flush(fab__loop_t *loop, fab__peer_t *client)
 {
     fab__reply_fds_t *fds = &client->pending_fds;
@@ -432,6 +437,7 @@ static int fab__held_timeout_ms(fab__loop_t *loop, int timeout)
     return timeout;
 }
 
+FAB__HOT
 static void fab__peer_readable(fab__loop_t *loop, fab__peer_t *client)
 {
     /* Every queued message per wakeup (up to FAB__READS_PER_WAKEUP; epoll is
@@ -515,6 +521,7 @@ static int fab__idle_timeout_ms(fab__loop_t *loop)
     return left > 0 ? (int)left : 0;
 }
 
+FAB__HOT
 int fab__loop_run(fab__loop_t *loop)
 {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &fab__listener_tag};

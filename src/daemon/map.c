@@ -2,6 +2,8 @@
  * sequential ids; a 64-bit mix spreads the latter. */
 #include "src/daemon/map.h"
 
+#include "src/base/hot.h"
+
 #include <stdlib.h>
 
 static size_t fab__mix(uint64_t key, size_t cap)
@@ -17,6 +19,7 @@ static size_t fab__map_slot(const fab__map_t *map, uint64_t key)
     return fab__mix(key, map->cap);
 }
 
+FAB__HOT
 void *fab__map_get(const fab__map_t *map, uint64_t key)
 {
     if (map->cap == 0 || key == 0)
@@ -29,6 +32,7 @@ void *fab__map_get(const fab__map_t *map, uint64_t key)
     }
 }
 
+FAB__HOT
 static void fab__map_insert(fab__map_t *map, uint64_t key, void *value)
 {
     size_t i = fab__map_slot(map, key);
@@ -57,6 +61,7 @@ static int fab__map_resize(fab__map_t *map, size_t cap)
     return 0;
 }
 
+FAB__HOT
 int fab__map_put(fab__map_t *map, uint64_t key, void *value)
 {
     if ((map->count + 1) * 2 > map->cap && fab__map_resize(map, map->cap ? map->cap * 2 : 16) != 0)
@@ -65,6 +70,7 @@ int fab__map_put(fab__map_t *map, uint64_t key, void *value)
     return 0;
 }
 
+FAB__HOT
 void *fab__map_remove(fab__map_t *map, uint64_t key)
 {
     if (map->cap == 0 || key == 0)

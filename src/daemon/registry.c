@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/base/hot.h"
 #include "src/base/le.h"
 #include "src/common/log.h"
 #include "src/common/topology_impl.h"
@@ -120,6 +121,7 @@ static void fab__alloc_unref(fab__registry_t *daemon, fab__alloc_t *alloc)
  * holds max_references_per_uid already: each costs the daemon memory (a
  * record and a map slot), so the count bounds what one uid's references
  * can take, whatever it imports (IMPORT_MANY of its own handle, say). */
+FAB__HOT
 fab_status_t fab__ref_add(fab__registry_t *daemon, fab__conn_t *conn, fab__alloc_t *alloc,
                           bool creator, fab__ref_t **ref_out)
 {
@@ -166,6 +168,7 @@ static void fab__parked_unlink(fab__ref_t *ref)
 }
 
 /* Drop one reference: out of its connection's map, off its allocation. */
+FAB__HOT
 void fab__ref_drop(fab__registry_t *daemon, fab__ref_t *ref)
 {
     fab__conn_t *conn = ref->conn;
@@ -313,6 +316,7 @@ size_t fab__registry_ipc_count(const fab__registry_t *daemon)
     return daemon->ipcs.count;
 }
 
+FAB__HOT
 fab__ref_t *fab__ref_get(fab__conn_t *conn, uint64_t id)
 {
     return fab__map_get(&conn->refs, id);

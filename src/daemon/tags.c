@@ -6,8 +6,10 @@
 #include <sodium.h>
 #include <string.h>
 
+#include "src/base/hot.h"
 #include "src/base/le.h"
 
+FAB__HOT
 uint64_t fab__uuid_key(const fab_uuid_t *uuid)
 {
     return fab__le_get64(uuid->bytes);
