@@ -161,11 +161,14 @@ fab_status_t fab__request_decode(const uint8_t *buf, size_t len, fab__request_t 
         if (r->releases[i] == 0)
             return FAB_ERROR_INVALID_VALUE; /* no reference has id 0 */
     }
-    /* IMPORT's member alone: the whole union is HELLO's 264-byte name. */
+    /* IMPORT's member alone (the whole union is HELLO's 264-byte name), and
+     * of it what the body does not fill: ADOPT's fields. */
     uint8_t layout = fab__msg(type)->request_layout;
-    if (layout == FAB__RQ_IMPORT)
-        memset(&r->u.import, 0, sizeof(r->u.import));
-    else
+    if (layout == FAB__RQ_IMPORT) {
+        r->u.import.handle_type = 0;
+        r->u.import.creator = 0;
+        memset(r->u.import.token, 0, FAB__TOKEN_BYTES);
+    } else
         memset(&r->u, 0, sizeof(r->u));
     switch (layout) {
     case FAB__RQ_HELLO:

@@ -19,6 +19,7 @@
 
 #include "fabmem/model.h"
 #include "src/base/hot.h"
+#include "src/base/le.h"
 #include "src/core/handle_format.h"
 
 struct fab_memory {
@@ -98,8 +99,10 @@ fab_alloc_props_t fab_memory_props(const fab_memory_t *memory)
     fab_alloc_props_t props = {0, 0, FAB_ACCESS_NONE, FAB_HANDLE_TYPE_NONE};
     if (memory != NULL) {
         props.device_ordinal = memory->device_ordinal;
-        props.size = fab_handle_size(&memory->handle);
-        props.peer_access = fab_handle_access(&memory->handle);
+        /* The handle's bytes read here, not through two calls: the daemon
+         * asks on every import. */
+        props.size = (size_t)fab__le_get64(memory->handle.bytes + FAB__HANDLE_OFF_SIZE);
+        props.peer_access = fab__handle_access(memory->handle.bytes);
         props.handle_type = memory->handle_type;
     }
     return props;
