@@ -121,14 +121,22 @@ def main():
                              env=env)
         if run.returncode != 0:
             fail("%s failed (%d): %s" % (" ".join(cmd), run.returncode, run.stderr.strip()))
-        # The importer: the process that enters fab_client_import most
-        # (another of the benchmark's processes enters it a few times too).
+        # The importer: of the traces of this binary (every program is put
+        # at the same base, so fabmemd's trace may run an instruction at
+        # the same address), the one that enters the symbol most (another
+        # of the benchmark's processes enters it a few times too).
         pattern = re.compile(r"^I  0*%x," % entry, re.M)
+        command = re.compile(r"^==\d+== Command: (\S+)", re.M)
+        real = os.path.realpath(binary)
         importer, most = None, 0
         for name in sorted(os.listdir(tmp)):
             path = os.path.join(tmp, name)
             with open(path) as f:
-                hits = len(pattern.findall(f.read()))
+                text = f.read()
+            ran = command.search(text)
+            if ran is None or os.path.realpath(ran.group(1)) != real:
+                continue
+            hits = len(pattern.findall(text))
             if hits > most:
                 importer, most = path, hits
         if importer is None:
