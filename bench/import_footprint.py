@@ -43,13 +43,26 @@ def fail(msg):
     sys.exit(1)
 
 
-def symbol_offset(binary, name):
+def symbol_offset(binary, names):
+    """The first of names that the binary has, as (name, offset). A name
+    may carry a suffix of GCC's (fab__import.constprop.0: a clone), but
+    not .part (a split's tail, not the function's entry); a name that
+    link-time optimisation inlined everywhere has no symbol, and the next
+    one is tried. Any function entered once a request cuts the
+    same cycle, so which one is taken moves the cut, not the counts."""
     out = subprocess.run(["nm", binary], capture_output=True, text=True, check=True).stdout
+    symbols = {}
     for line in out.splitlines():
         parts = line.split()
-        if len(parts) == 3 and parts[2] == name:
-            return int(parts[0], 16)
-    fail("%s has no symbol %s" % (binary, name))
+        if len(parts) == 3 and parts[1] in "tT":
+            symbols.setdefault(parts[2], int(parts[0], 16))
+    for name in names:
+        if name in symbols:
+            return name, symbols[name]
+        clones = sorted(s for s in symbols if s.startswith(name + ".") and ".part" not in s)
+        if clones:
+            return clones[0], symbols[clones[0]]
+    fail("%s has none of the symbols %s" % (binary, ", ".join(names)))
 
 
 def image_end(binary):
@@ -100,8 +113,13 @@ def main():
     for path in (bench, binary):
         if not os.access(path, os.X_OK):
             fail("no %s: build first" % path)
-    symbol = "fab__request_decode" if daemon else "fab_client_import"
-    entry = PIE_BASE + symbol_offset(binary, symbol)
+    # Where each import's trace is cut: the first of these the binary has.
+    if daemon:
+        cuts = ("fab__request_decode", "fab__registry_answer")
+    else:
+        cuts = ("fab_client_import", "fab__region_from_reply")
+    symbol, offset = symbol_offset(binary, cuts)
+    entry = PIE_BASE + offset
     own = (PIE_BASE, PIE_BASE + image_end(binary))
     with tempfile.TemporaryDirectory(prefix="import_footprint.") as tmp:
         lackey = ["valgrind", "--tool=lackey", "--trace-mem=yes", "--trace-children=yes",
