@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build into a scratch prefix, checks that every file docs/design.md ("Names")
 # places is there, then builds and runs a consumer program with nothing but
-# pkg-config, against the shared and against the static library (with clang
-# too, where it is installed), and a consumer
+# pkg-config, against the shared and against the static library, and a consumer
 # project with CMake's find_package (tests/install/cmake_consumer), whose tests
 # run against the installed emulation.
 # Usage: check_install.sh BUILD_DIR SOURCE_DIR
@@ -45,18 +44,6 @@ LD_LIBRARY_PATH="$prefix/$libdir" "$prefix/consumer"
 $cc -std=c11 -o "$prefix/consumer-static" "$src/tests/install/consumer.c" \
     $(pkg-config --cflags fabmem) "$prefix/$libdir/libfabmem.a" $(pkg-config --static --libs-only-l fabmem | sed 's/-lfabmem//')
 "$prefix/consumer-static"
-# The archive's objects hold machine code, not only GCC's link-time bytecode
-# (FABMEM_LTO builds them fat), so another compiler links it too.
-static_with="$cc"
-if command -v clang >/dev/null 2>&1 && [ "$(basename "$cc")" != clang ]; then
-  # shellcheck disable=SC2046
-  clang -std=c11 -fno-lto -o "$prefix/consumer-static-clang" "$src/tests/install/consumer.c" \
-      $(pkg-config --cflags fabmem) "$prefix/$libdir/libfabmem.a" $(pkg-config --static --libs-only-l fabmem | sed 's/-lfabmem//')
-  "$prefix/consumer-static-clang"
-  static_with="$cc and clang"
-else
-  echo "check_install: no clang: the static library was linked with $cc alone"
-fi
 cmake -S "$src/tests/install/cmake_consumer" -B "$prefix/cmake-consumer" \
       -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix/cmake-consumer" >/dev/null
@@ -66,4 +53,4 @@ if [ -e "$prefix/$libdir/fabmem/libcuda.so.1" ] && ! grep -q "from $prefix/$libd
   echo "$out" >&2
   exit 1
 fi
-echo "check_install: ${#want[@]} files in place; shared, static ($static_with) and CMake consumers run"
+echo "check_install: ${#want[@]} files in place; shared, static and CMake consumers run"
