@@ -10,8 +10,8 @@
  *   tree.h, idtable.h  an address-ordered AVL tree and an id hash table:
  *                      containers that know nothing of CUDA (tree.c,
  *                      idtable.c)
- *   rwlock.h           the one-word reader-writer lock fab__cu.lock is
- *                      (rwlock.c: its futex waits)
+ *   src/base/rwlock.h  the one-word reader-writer lock fab__cu.lock is
+ *                      (the fabric client's lock too)
  *   fault.h            FABMEM_FAULTS: the spec parser and the check every
  *                      prologue makes (fault.c; procaddress.c hands it the
  *                      entry points' names at load, fault.c's top comment)
@@ -103,7 +103,7 @@
 #include "fabmem/fabric.h"
 #include "src/cuda/cuda_abi.h"
 #include "src/cuda/fault.h"
-#include "src/cuda/rwlock.h"
+#include "src/base/rwlock.h"
 
 #define FAB__CU_MAX_DEVICES 64
 

@@ -609,9 +609,7 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
     fab_client_t *client = calloc(1, sizeof(*client));
     if (client == NULL)
         return FAB_ERROR_OUT_OF_MEMORY;
-    fab_status_t status = FAB_ERROR_OUT_OF_MEMORY;
-    if (pthread_mutex_init(&client->lock, NULL) != 0)
-        goto fail_client;
+    fab_status_t status;
     client->pid = fab__self();
     client->timeout_ms = fab__timeout_from_env();
     client->autostart = autostart;
@@ -621,25 +619,20 @@ fab_status_t fab_client_connect(const fab_client_options_t *options, fab_client_
     status = fab__open(client);
     if (status != FAB_SUCCESS) {
         fab__log(FAB__LOG_INFO, "no fabmemd answers at %s: %s", path, fab_status_name(status));
-        goto fail_lock;
+        free(client);
+        return status;
     }
     *client_out = client;
     return FAB_SUCCESS;
-
-fail_lock:
-    pthread_mutex_destroy(&client->lock);
-fail_client:
-    free(client);
-    return status;
 }
 
 void fab__client_flush(fab_client_t *client)
 {
     if (client == NULL || !fab__client_owned(client))
         return;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab__client_drain(client);
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
 }
 
 fab_status_t fab_client_close(fab_client_t *client)
@@ -648,9 +641,9 @@ fab_status_t fab_client_close(fab_client_t *client)
         return FAB_SUCCESS;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     if (client->live_regions != 0) {
-        pthread_mutex_unlock(&client->lock);
+        fab__rw_unlock(&client->lock);
         return FAB_ERROR_ILLEGAL_STATE;
     }
     fab__client_drain(client); /* for the warnings they may carry */
@@ -658,8 +651,7 @@ fab_status_t fab_client_close(fab_client_t *client)
         close(client->sock); /* the daemon drops the references still queued */
     fab__client_releases_gone(client);
     client->sock = -1;
-    pthread_mutex_unlock(&client->lock);
-    pthread_mutex_destroy(&client->lock);
+    fab__rw_unlock(&client->lock);
     fab_topology_destroy(client->topology);
     for (size_t i = 0; i < client->noutdated; i++)
         fab_topology_destroy(client->outdated[i]);
@@ -684,9 +676,9 @@ fab_status_t fab_client_stats(fab_client_t *client, fab_daemon_stats_t *stats_ou
         return FAB_ERROR_ILLEGAL_STATE;
     fab__request_t request = {.type = FAB__MSG_STATS};
     fab__reply_t reply;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = fab__client_call(client, &request, NULL, &reply, NULL);
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
     const fab__stats_t *st = &reply.u.stats;
@@ -708,9 +700,9 @@ fab_status_t fab_client_verify(fab_client_t *client, const fab_handle_t *handle,
     fab__request_t request = {.type = FAB__MSG_VERIFY};
     request.u.import.handle = *handle;
     fab__reply_t reply;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = fab__client_call(client, &request, NULL, &reply, NULL);
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
     *live_out = reply.u.verify.live != 0;
@@ -760,7 +752,7 @@ fab_status_t fab_client_topology(fab_client_t *client, const fab_topology_t **to
         return FAB_ERROR_INVALID_VALUE;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_SUCCESS;
     if (client->topology == NULL || client->topology_stale || client->sock < 0) {
         /* Callers may still read the one they had: it lives until close. */
@@ -784,7 +776,7 @@ fab_status_t fab_client_topology(fab_client_t *client, const fab_topology_t **to
     }
     if (status == FAB_SUCCESS)
         *topology_out = client->topology;
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 

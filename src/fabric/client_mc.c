@@ -6,7 +6,6 @@
 #include "src/fabric/client_impl.h"
 #include "src/fabric/client_mc.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -35,7 +34,7 @@ fab_status_t fab__client_mc_request(fab_client_t *client, fab__request_t *reques
     *nfds_out = 0;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_SUCCESS;
     /* A team is the connection's: reconnecting would not bring it back,
      * and resending could join or bind twice. */
@@ -54,7 +53,7 @@ fab_status_t fab__client_mc_request(fab_client_t *client, fab__request_t *reques
         else
             status = fab__client_reply_await_fds(client, request, reply_out, &fds);
     }
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     if (status == FAB_SUCCESS && fds.lost)
         status = FAB_ERROR_OUT_OF_MEMORY; /* the member's memfds did not all come */
     if (status != FAB_SUCCESS || fds.count > 2) {

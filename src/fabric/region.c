@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,9 +181,9 @@ fab_status_t fab_client_allocate(fab_client_t *client, const fab_alloc_props_t *
     if ((unsigned)props->peer_access > FAB_ACCESS_READ_WRITE)
         return FAB_ERROR_INVALID_VALUE;
     request.u.alloc.peer_access = (uint8_t)props->peer_access;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = fab__call_for_region(client, &request, true, region_out);
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -207,9 +206,9 @@ fab_status_t fab_client_import(fab_client_t *client, const fab_handle_t *handle,
     memset(&request.u.import, 0, sizeof(request.u.import));
     request.u.import.device = device_ordinal;
     request.u.import.handle = *handle;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = fab__call_for_region(client, &request, false, region_out);
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -338,7 +337,7 @@ fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *ha
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
     fab_status_t first = FAB_SUCCESS;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     for (size_t done = 0; done < count;) {
         fab_status_t statuses[FAB__IMPORT_MANY_MAX];
         bool up = client->sock >= 0 || fab__client_reconnect(client) == FAB_SUCCESS;
@@ -363,7 +362,7 @@ fab_status_t fab_client_import_many(fab_client_t *client, const fab_handle_t *ha
         }
         done += k;
     }
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return first;
 }
 
@@ -374,7 +373,7 @@ fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out)
     fab_client_t *client = region->client;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_ERROR_INVALID_HANDLE;
     if (!region->released) {
         fab__request_t request = {.type = FAB__MSG_EXPORT};
@@ -383,7 +382,7 @@ fab_status_t fab_region_export(fab_region_t *region, fab_handle_t *handle_out)
         if (status == FAB_SUCCESS)
             *handle_out = reply.u.exported.handle;
     }
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -428,7 +427,7 @@ fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **ad
     fab_client_t *client = region->client;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_ERROR_INVALID_VALUE;
     if (region->released)
         goto out;
@@ -455,7 +454,7 @@ fab_status_t fab_region_map(fab_region_t *region, fab_access_t access, void **ad
     *addr_out = addr;
     status = FAB_SUCCESS;
 out:
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -513,7 +512,7 @@ fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
     fab_client_t *client = region->client;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < region->nmaps; i++) {
         if (region->maps[i] != addr)
@@ -524,7 +523,7 @@ fab_status_t fab_region_unmap(fab_region_t *region, void *addr)
         fab__region_put(region);
         break;
     }
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -536,7 +535,7 @@ fab_status_t fab_region_release(fab_region_t *region)
     fab_client_t *client = region->client;
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_SUCCESS;
     if (region->released) {
         status = FAB_ERROR_INVALID_VALUE;
@@ -544,7 +543,7 @@ fab_status_t fab_region_release(fab_region_t *region)
         region->released = true;
         fab__region_put(region);
     }
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 

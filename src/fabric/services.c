@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +40,7 @@ static fab_status_t fab__ipc_call(fab_client_t *client, fab__request_t *request,
 {
     if (!fab__client_owned(client))
         return FAB_ERROR_ILLEGAL_STATE;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = FAB_SUCCESS;
     if (client->sock < 0)
         status = fab__client_reconnect(client);
@@ -49,7 +48,7 @@ static fab_status_t fab__ipc_call(fab_client_t *client, fab__request_t *request,
         fab__client_drain(client);
         status = fab__client_call_raw(client, request, fd_in, reply, fd_out);
     }
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -123,9 +122,9 @@ fab_status_t fab__client_fault(fab_client_t *client, uint8_t op, uint8_t key, ui
     request.u.fault.target = target;
     request.u.fault.value = value;
     fab__reply_t reply;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     fab_status_t status = fab__client_call(client, &request, NULL, &reply, NULL);
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     return status;
 }
 
@@ -159,13 +158,13 @@ fab_status_t fab__client_topology_refresh(fab_client_t *client, const fab_topolo
     fab__request_t request = {.type = FAB__MSG_TOPOLOGY};
     request.u.topology.node = (uint32_t)client->node;
     fab__reply_t reply;
-    pthread_mutex_lock(&client->lock);
+    fab__rw_wrlock(&client->lock);
     status = fab__client_call(client, &request, NULL, &reply, NULL);
     if (status == FAB_SUCCESS && client->topology == topology &&
         (client->node < 0 || client->node >= topology->nnodes ||
          fab__node_faults_differ(&topology->nodes[client->node], &reply.u.topology.node)))
         client->topology_stale = true; /* fab_client_topology fetches it anew */
-    pthread_mutex_unlock(&client->lock);
+    fab__rw_unlock(&client->lock);
     if (status != FAB_SUCCESS)
         return status;
     const fab_topology_t *now;

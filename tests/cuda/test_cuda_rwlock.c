@@ -1,5 +1,6 @@
-/* The one-word reader-writer lock that guards libcuda's state
- * (src/cuda/rwlock.c), tested directly from its source: writers exclude
+/* The one-word reader-writer lock that guards libcuda's state and, taken
+ * for writing only, each fabric client's (src/base/rwlock.h), tested
+ * directly from its header: writers exclude
  * readers and each other under contention, readers share it, and a writer
  * that finds readers sleeps until the last one leaves. Built twice: as is
  * (cuda.rwlock_*), and with ThreadSanitizer where the compiler has it
@@ -10,7 +11,7 @@
 #include <sched.h>
 #include <stdint.h>
 
-#include "src/cuda/rwlock.h"
+#include "src/base/rwlock.h"
 
 #include "fabtest.h"
 
