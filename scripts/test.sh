@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Builds fabmem and runs every test: one CTest case per test.
-# Usage: scripts/test.sh [plain|asan|valgrind|check|libraries]   (default plain)
+# Usage: scripts/test.sh [plain|asan|valgrind|tsan|check|libraries]   (default plain)
 #   plain     warnings are errors; every test, examples and install checks
 #   asan      the same tests built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   valgrind  the same tests, each run under valgrind memcheck
+#   tsan      the fabric tests (fabric.*: the client library, its lock and
+#             fabmemd, threads sharing one client among them) built with
+#             ThreadSanitizer; any report fails the test. Only these: libcuda
+#             uses atomic_thread_fence, which ThreadSanitizer does not model
 #   check     the plain build's cuda and cudart tests with the lifetime
 #             checker on (FABMEM_CHECK=1), then a count of its findings per
 #             program and kind; fails when a test fails or when a finding is
@@ -23,12 +27,20 @@ case $mode in
   plain)    dir=build;          flags=() ;;
   asan)     dir=build-asan;     flags=(-DFABMEM_SANITIZE=address,undefined) ;;
   valgrind) dir=build-valgrind; flags=(-DFABMEM_VALGRIND=ON) ;;
+  tsan)     dir=build-tsan;     flags=(-DFABMEM_SANITIZE=thread) ;;
   check)    dir=build;          flags=() ;;
   libraries) dir=build;         flags=() ;;
-  *) echo "usage: scripts/test.sh [plain|asan|valgrind|check|libraries]" >&2; exit 2 ;;
+  *) echo "usage: scripts/test.sh [plain|asan|valgrind|tsan|check|libraries]" >&2; exit 2 ;;
 esac
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B "$dir" -DFABMEM_WERROR=ON "${flags[@]}" >/dev/null
+if [ "$mode" = tsan ]; then
+  cmake --build "$dir" -j"$jobs" --target fabric_tests
+  cd "$dir"
+  TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:exitcode=66} \
+    ctest --output-on-failure -j"$jobs" -L '^fabric$'
+  exit
+fi
 cmake --build "$dir" -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
